@@ -1,0 +1,135 @@
+"""Numba kernels of the enumerator: run decoding and exact-key scoring.
+
+All kernels take judged runs as a ``uint8`` array of shape (n_runs, N), column 0 being
+rank 1, and write one key per run. Integer arithmetic only; no ``fastmath``.
+Python orchestration lives in :mod:`irscale.enumerate.engine`; the plain-Python reference
+of every key is :meth:`irscale.scales.keys.KeySpec.key_python`.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(cache=True)
+def decode_runs(start, count, levels, n, out):
+    """Write the runs with ids start .. start+count-1 into ``out[:count]``.
+
+    The run id is the base-``levels`` number whose most significant digit is rank 1
+    (SPEC section 2), so consecutive ids are consecutive in lexicographic order.
+    """
+    for i in range(count):
+        rid = start + i
+        for k in range(n - 1, -1, -1):
+            out[i, k] = rid % levels
+            rid //= levels
+
+
+@nb.njit(cache=True)
+def encode_runs(runs, levels):
+    """Run ids of the given runs (inverse of :func:`decode_runs`)."""
+    m, n = runs.shape
+    out = np.empty(m, dtype=np.uint64)
+    for i in range(m):
+        rid = np.uint64(0)
+        for k in range(n):
+            rid = rid * np.uint64(levels) + np.uint64(runs[i, k])
+        out[i] = rid
+    return out
+
+
+@nb.njit(cache=True)
+def relevant_counts(runs):
+    """Number of documents with relevance degree > 0 in each run (the stratum of binary
+    RB-dependent measures)."""
+    m, n = runs.shape
+    out = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        c = 0
+        for k in range(n):
+            if runs[i, k] > 0:
+                c += 1
+        out[i] = c
+    return out
+
+
+@nb.njit(cache=True)
+def additive_keys(runs, weights, out):
+    """key = sum_k weights[k, r_k], single 64-bit word (caller guarantees no overflow)."""
+    m, n = runs.shape
+    for i in range(m):
+        acc = np.uint64(0)
+        for k in range(n):
+            acc += weights[k, runs[i, k]]
+        out[i, 0] = acc
+
+
+@nb.njit(cache=True)
+def additive_keys_mw(runs, limbs, out):
+    """key = sum_k weights[k, r_k] on several 64-bit words.
+
+    ``limbs[k, g, j]`` is the j-th little-endian 32-bit limb of the weight; sums of up
+    to 2**31 limbs cannot overflow the uint64 accumulators, carries are propagated at
+    the end and pairs of limbs are packed into words, most significant word first.
+    """
+    m, n = runs.shape
+    nl = limbs.shape[2]
+    words = nl // 2
+    acc = np.zeros(nl, dtype=np.uint64)
+    mask = np.uint64(0xFFFFFFFF)
+    for i in range(m):
+        acc[:] = 0
+        for k in range(n):
+            g = runs[i, k]
+            for j in range(nl):
+                acc[j] += limbs[k, g, j]
+        carry = np.uint64(0)
+        for j in range(nl):
+            v = acc[j] + carry
+            acc[j] = v & mask
+            carry = v >> np.uint64(32)
+        for w in range(words):
+            out[i, words - 1 - w] = acc[2 * w] | (acc[2 * w + 1] << np.uint64(32))
+
+
+@nb.njit(cache=True)
+def ap_keys(runs, weights, out):
+    """AP numerator: key = sum_k [r_k > 0] * (relevant in top k) * weights[k, 1]
+    with weights[k, 1] = lcm(1..N) / k."""
+    m, n = runs.shape
+    for i in range(m):
+        acc = np.uint64(0)
+        seen = np.uint64(0)
+        for k in range(n):
+            if runs[i, k] > 0:
+                seen += np.uint64(1)
+                acc += seen * weights[k, 1]
+        out[i, 0] = acc
+
+
+@nb.njit(cache=True)
+def rr_keys(runs, weights, out):
+    """RR key: N + 1 - (rank of the first relevant document), 0 if none."""
+    m, n = runs.shape
+    for i in range(m):
+        key = 0
+        for k in range(n):
+            if runs[i, k] > 0:
+                key = n - k
+                break
+        out[i, 0] = key
+
+
+KERNELS = {
+    "additive": additive_keys,
+    "additive_mw": additive_keys_mw,
+    "ap": ap_keys,
+    "rr": rr_keys,
+}
+
+
+def score(kernel: str, words: int, weights: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """Keys of ``runs`` (uint8, shape (m, N)) as a (m, words) uint64 array."""
+    out = np.empty((runs.shape[0], words), dtype=np.uint64)
+    KERNELS[kernel](runs, weights, out)
+    return out

@@ -1,0 +1,80 @@
+"""The run space REL^N: sizes, run ids and chunking.
+
+A judged run is a vector of N relevance degrees in {0, ..., levels-1}; rank 1 first.
+Its id is the base-``levels`` number with rank 1 as the most significant digit, so for
+binary runs the id is the N-bit integer whose highest bit is r_1, and id order is the
+lexicographic order of runs (SPEC section 2).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from irscale.enumerate.kernels import decode_runs, encode_runs
+from irscale.errors import RunError
+
+
+def space_size(levels: int, n: int) -> int:
+    """Number of judged runs of length n over ``levels`` relevance degrees."""
+    return levels ** n
+
+
+def chunks(levels: int, n: int, chunk_size: int) -> Iterator[tuple[int, int]]:
+    """(first run id, number of runs) for consecutive chunks covering the space."""
+    total = space_size(levels, n)
+    for start in range(0, total, chunk_size):
+        yield start, min(chunk_size, total - start)
+
+
+def runs_of_ids(ids, levels: int, n: int) -> np.ndarray:
+    """Runs (uint8 array, shape (len(ids), n)) with the given ids."""
+    ids = np.asarray(ids, dtype=np.uint64).reshape(-1)
+    out = np.empty((ids.shape[0], n), dtype=np.uint8)
+    for i, rid in enumerate(ids):  # small inputs only
+        decode_runs(int(rid), 1, levels, n, out[i:i + 1])
+    return out
+
+
+def all_runs(levels: int, n: int) -> np.ndarray:
+    """Every run of the space, in id order (for small n)."""
+    total = space_size(levels, n)
+    out = np.empty((total, n), dtype=np.uint8)
+    decode_runs(0, total, levels, n, out)
+    return out
+
+
+def ids_of_runs(runs: np.ndarray, levels: int) -> np.ndarray:
+    """Run ids (uint64) of validated runs."""
+    return encode_runs(np.ascontiguousarray(runs, dtype=np.uint8), levels)
+
+
+def validate_runs(runs, levels: int, n: int) -> np.ndarray:
+    """Check judged runs given by a user and return them as a uint8 (m, n) array.
+
+    Accepts one run (a sequence of n degrees) or an (m, n) array-like. Raises
+    :class:`~irscale.errors.RunError` for wrong lengths, non-integers or degrees
+    outside {0, ..., levels-1}.
+    """
+    try:
+        arr = np.asarray(runs)
+    except ValueError:
+        raise RunError("runs must be a rectangular array of relevance degrees") from None
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise RunError(f"runs must be an (n_runs, {n}) array of relevance degrees, got shape {arr.shape}")
+    if arr.shape[1] != n:
+        raise RunError(f"runs must have length N = {n}, got length {arr.shape[1]}")
+    if arr.size and arr.dtype.kind not in "iub":
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+            arr = arr.astype(np.int64)
+        else:
+            raise RunError("relevance degrees must be integers")
+    arr = arr.astype(np.int64)
+    bad = (arr < 0) | (arr >= levels)
+    if bad.any():
+        i, k = np.argwhere(bad)[0]
+        raise RunError(f"relevance degree {arr[i, k]} at rank {k + 1} of run {i} is outside REL = "
+                       f"{{0..{levels - 1}}}")
+    return np.ascontiguousarray(arr, dtype=np.uint8)

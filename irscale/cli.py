@@ -1,0 +1,151 @@
+"""The ``irscale`` command line.
+
+``main(argv) -> int`` runs one command and returns its exit status: 0 on success, 2 on a
+user error (printed as one line, ``irscale: error: ...``, never a traceback).
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from irscale.errors import IrscaleError
+
+
+def _parse_rbs(text: str):
+    if text.strip().lower() == "all":
+        return "all"
+    try:
+        rbs = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected 'all' or a comma-separated list of integers, got {text!r}") from None
+    if not rbs or any(r < 1 for r in rbs):
+        raise click.BadParameter(f"recall bases must be integers >= 1, got {text!r}")
+    return rbs
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="irscale", prog_name="irscale")
+def cli():
+    """Interval scales for IR evaluation measures: build exact unq rank tables,
+    inspect them and look values up."""
+
+
+@cli.command()
+@click.option("--measures", "-m", help='Comma-separated measure names, e.g. "AP@10,DCG(b=2)@10".')
+@click.option("--preset", help="A named measure set instead of (or besides) --measures: 'paper' "
+              "(P, R, AP, RR, RBP p=0.3/0.5/0.8, DCG and nDCG b=2/10).")
+@click.option("--depth", type=int, help="Cutoff N for --preset.")
+@click.option("--rb", "rb_text", default="all", show_default=True,
+              help="Recall bases to build for RB-dependent measures: 'all' (1..N) or a list like 1,5,10.")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="Table file (HDF5) to create or extend.")
+@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Parallel workers (joblib; -1: all cores).")
+@click.option("--rebuild", is_flag=True, help="Rebuild tables already in the file.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def build(measures, preset, depth, rb_text, out, jobs, rebuild, quiet):
+    """Enumerate every run of length N and write the measures' tables to OUT."""
+    from irscale.presets import preset_measures
+    from irscale.scales import parse_measures
+    from irscale.store import build_store
+
+    names = []
+    if preset:
+        if depth is None:
+            raise click.UsageError("--preset needs --depth N")
+        names += preset_measures(preset, depth)
+    elif depth is not None:
+        raise click.UsageError("--depth goes with --preset")
+    if measures:
+        from irscale.scales.parse import split_measures
+        names += split_measures(measures)
+    if not names:
+        raise click.UsageError("give --measures or --preset")
+    if jobs == 0 or jobs < -1:
+        raise click.BadParameter("--jobs must be a positive number or -1", param_hint="--jobs")
+    ms = parse_measures(names)
+    rbs = _parse_rbs(rb_text)
+    store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild)
+    done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
+    click.echo(f"{out}: {len(done)} tables for {len(ms)} measure(s) ({len(store.tables())} tables in the file)")
+
+
+@cli.command()
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print metadata as JSON.")
+def info(path, as_json):
+    """List the tables in PATH with their metadata and tie certificates."""
+    from irscale.store import open_store
+    store = open_store(path)
+    tables = store.tables()
+    if as_json:
+        click.echo(json.dumps({"file": store.attrs, "tables": tables}, indent=2, default=str))
+        return
+    a = store.attrs
+    click.echo(f"{path}: {a.get('format')} v{a.get('format_version')}, written by irscale "
+               f"{a.get('generator_version')} on {a.get('created')}; {len(tables)} tables")
+    header = ["measure", "rb", "runs", "distinct", "ties", "error_bound", "min_gap"]
+    rows = [[t["measure"], str(t["rb"]) if t["rb"] else "-", str(t["n_runs"]), str(t["n_distinct"]),
+             t["tie_method"], f"{t['error_bound']:.2g}", t["min_gap_exact"]] for t in tables]
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    for r in [header] + rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("measure")
+@click.argument("values", nargs=-1, required=True)
+@click.option("--rb", type=int, help="Recall base of the topic (RB-dependent measures).")
+def lookup(path, measure, values, rb):
+    """Print the unq rank of each raw VALUE of MEASURE, from the tables in PATH."""
+    from irscale.store import open_store
+    from irscale.errors import ValueNotInScaleError
+    nums = []
+    for v in values:
+        try:
+            nums.append(float(v))
+        except ValueError:
+            raise ValueNotInScaleError(f"{v!r} is not a number") from None
+    store = open_store(path)
+    scale = store.scale(measure, rb)
+    ranks = scale.rank(nums)
+    scaled = scale.scaled(ranks)
+    click.echo("value\trank\tk\tscaled")
+    for v, r, s in zip(values, ranks, scaled):
+        click.echo(f"{v}\t{r}\t{scale.k}\t{s:.10g}")
+
+
+@cli.command("measures")
+def list_measures():
+    """List the known measure families."""
+    from irscale.scales import families
+    for name, cls in families().items():
+        rb = "needs --rb" if cls.rb_dependent else ""
+        click.echo(f"{cls.example():22s} {cls.summary}  {rb}".rstrip())
+
+
+def main(argv=None) -> int:
+    """Run the CLI; returns the exit status (0 ok, 1 bug, 2 user error)."""
+    try:
+        cli.main(args=argv, prog_name="irscale", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.ClickException as e:
+        msg = e.format_message().replace("\n", " ")
+        click.echo(f"irscale: error: {msg}", err=True)
+        return 2
+    except click.exceptions.Abort:
+        click.echo("irscale: aborted", err=True)
+        return 130
+    except IrscaleError as e:
+        click.echo(f"irscale: error: {e}", err=True)
+        return 2
+    except KeyboardInterrupt:
+        click.echo("irscale: interrupted", err=True)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

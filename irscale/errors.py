@@ -1,0 +1,46 @@
+"""Exception types of irscale.
+
+Every error a user can cause (a bad measure name, a missing table, an unreadable
+file, a value that is not a value of the measure) is an :class:`IrscaleError`.
+The command line prints such errors as one line and exits with status 2; any other
+exception is a bug in irscale.
+"""
+
+
+class IrscaleError(Exception):
+    """Base class of all errors caused by user input."""
+
+
+class MeasureError(IrscaleError, ValueError):
+    """A measure name or parameter is invalid (unknown name, parameter out of range)."""
+
+
+class RecallBaseError(IrscaleError, ValueError):
+    """The recall base is missing, superfluous or out of range for a measure."""
+
+
+class ValueNotInScaleError(IrscaleError, ValueError):
+    """A raw value is not (within tolerance) one of the measure's distinct values."""
+
+
+class RunError(IrscaleError, ValueError):
+    """A judged run has the wrong length, relevance degrees outside REL, or is infeasible."""
+
+
+class StoreError(IrscaleError):
+    """A table file is missing, unreadable, foreign, incomplete or corrupt."""
+
+
+class TableNotFoundError(StoreError, KeyError):
+    """The store does not hold the requested table."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class CertificationError(RuntimeError):
+    """Floating point and high-precision arithmetic could not decide a tie.
+
+    This is not a user error: it means the exactness guarantee of a table cannot be
+    given, and the table is refused rather than written with possibly wrong ties.
+    """

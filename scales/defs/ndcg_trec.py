@@ -1,0 +1,21 @@
+"""nDCG_trec@N: trec_eval's ``ndcg_cut``: discount 1/log2(k + 1), gain = relevance
+level, ideal run from the qrels (min(RB, N) relevant documents first for binary runs)."""
+from dataclasses import dataclass
+
+from irscale.scales.defs.ndcg import ideal_normaliser
+from irscale.scales.keys import FormalLogKey, log_discount
+from irscale.scales.measure import Measure
+from irscale.scales.registry import register
+
+
+@register
+@dataclass(frozen=True, repr=False)
+class nDCG_trec(Measure):  # noqa: N801
+    name = "nDCG_trec"
+    rb_dependent = True
+    summary = "trec_eval ndcg_cut: discount 1/log2(k+1), ideal from the qrels"
+
+    def key_spec(self):
+        spec = FormalLogKey.build([log_discount(2, k + 1) for k in range(1, self.n + 1)], gains=[0, 1], base=2)
+        spec.normaliser = ideal_normaliser(spec, self.n)
+        return spec

@@ -1,0 +1,186 @@
+"""The measure abstraction shared by enumeration, tables, lookups and the CLI.
+
+A :class:`Measure` is a small frozen value: a family name (``AP``), its parameter
+values (``p=0.8``) and the cutoff ``n`` (the run length N). Its canonical string,
+``str(measure)``, follows the ir_measures convention (``AP@10``, ``RBP(p=0.8)@30``,
+``nDCG(b=2)@10``): parameters sorted by name, defaults dropped. The canonical string is
+the one key used by the store, the CLI and output files, and parsing it gives the same
+measure back (see :func:`irscale.scales.parse_measure`).
+
+How a measure scores runs is told to the enumerator through an *exact key*
+(:mod:`irscale.scales.keys`): an integer computed from a judged run such that two runs
+have the same key exactly when they have the same (real-number) value. The enumerator
+never needs to know which measure it runs; adding a measure is adding one module in
+``scales/defs`` that subclasses :class:`Measure` and registers itself.
+
+Conventions: ranks k are 1-based, ``k = 1`` is the top document; a binary judged run is
+a vector of relevance degrees in {0, 1}; the recall base RB is the number of relevant
+documents of the topic.
+"""
+from __future__ import annotations
+
+import dataclasses
+from fractions import Fraction
+from typing import Any, ClassVar
+
+import numpy as np
+
+from irscale.errors import MeasureError, RecallBaseError
+
+#: Largest cutoff N the enumerator accepts (run ids of binary runs fit 64 bits and every
+#: exact key is checked not to overflow up to here).
+MAX_N = 32
+
+REQUIRED = object()
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """Declaration of one measure parameter.
+
+    ``kind`` selects parsing and validation: ``"prob"`` is a rational number strictly
+    between 0 and 1 (kept exact as a :class:`fractions.Fraction` parsed from its decimal
+    text), ``"log_base"`` an integer >= 2.
+    """
+
+    name: str
+    kind: str
+    description: str
+    default: Any = REQUIRED
+
+    def convert(self, family: str, value: Any) -> Any:
+        if self.kind == "prob":
+            if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, str)):
+                raise MeasureError(f"{family}: parameter {self.name} must be a number in (0, 1), got {value!r}")
+            try:
+                # Decimal text is exact: 0.8 means 4/5, not the nearest double.
+                frac = Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+            except (ValueError, ZeroDivisionError):
+                raise MeasureError(f"{family}: parameter {self.name} must be a number in (0, 1), got {value!r}") from None
+            if not 0 < frac < 1:
+                raise MeasureError(f"{family}: parameter {self.name} must be in (0, 1), got {_fmt(frac)}")
+            return frac
+        if self.kind == "log_base":
+            if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or value != int(value):
+                raise MeasureError(f"{family}: parameter {self.name} must be an integer >= 2, got {value!r}")
+            value = int(value)
+            if value < 2:
+                raise MeasureError(f"{family}: parameter {self.name} must be an integer >= 2, got {value}")
+            return value
+        raise AssertionError(f"unknown parameter kind {self.kind}")
+
+
+def _fmt(value: Any) -> str:
+    """Canonical text of a parameter value (``4/5`` prints as ``0.8``)."""
+    if isinstance(value, Fraction):
+        if value.denominator == 1:
+            return str(value.numerator)
+        # Fractions parsed from decimals have terminating decimal expansions.
+        text = f"{float(value)!r}"
+        if Fraction(text) == value:
+            return text
+        return f"{value.numerator}/{value.denominator}"
+    return str(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Measure:
+    """Base class of all measures. Subclasses are frozen dataclasses with the field ``n``
+    (the cutoff, a positive int) plus one field per declared parameter.
+
+    Class attributes a subclass sets:
+
+    ``name``
+        Family name as written by users (``"AP"``).
+    ``params``
+        Tuple of :class:`Param` declarations.
+    ``rb_dependent``
+        Whether the value depends on the recall base RB (then tables are keyed by
+        ``min(RB, n)`` and scaled over the feasible runs, SPEC section 2).
+    ``levels``
+        Size of REL (2 for binary relevance).
+    ``summary``
+        One line for ``irscale --help`` and docs.
+    """
+
+    n: int
+
+    name: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+    rb_dependent: ClassVar[bool] = False
+    levels: ClassVar[int] = 2
+    summary: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        n = self.n
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise MeasureError(f"{self.name}: cutoff must be an integer, got {n!r}")
+        if not 1 <= n <= MAX_N:
+            raise MeasureError(f"{self.name}: cutoff N must be between 1 and {MAX_N}, got {n}")
+        object.__setattr__(self, "n", int(n))
+        for param in self.params:
+            value = getattr(self, param.name)
+            if value is REQUIRED:
+                raise MeasureError(f"{self.name} needs parameter {param.name} ({param.description}), "
+                                   f"e.g. {self.example()}")
+            object.__setattr__(self, param.name, param.convert(self.name, value))
+
+    # -- naming -----------------------------------------------------------------
+    @classmethod
+    def example(cls) -> str:
+        """An example name of this family, used in help and error messages."""
+        examples = {"prob": "0.8", "log_base": "2"}
+        inner = ",".join(f"{p.name}={examples[p.kind]}" for p in sorted(cls.params, key=lambda p: p.name))
+        return f"{cls.name}({inner})@10" if inner else f"{cls.name}@10"
+
+    def param_values(self) -> dict[str, Any]:
+        """Parameter values by name (exact types: Fraction for probabilities)."""
+        return {p.name: getattr(self, p.name) for p in self.params}
+
+    def __str__(self) -> str:
+        shown = [(p.name, getattr(self, p.name)) for p in sorted(self.params, key=lambda p: p.name)
+                 if p.default is REQUIRED or getattr(self, p.name) != p.default]
+        inner = "(" + ",".join(f"{k}={_fmt(v)}" for k, v in shown) + ")" if shown else ""
+        return f"{self.name}{inner}@{self.n}"
+
+    def __repr__(self) -> str:
+        return f"Measure({str(self)!r})"
+
+    # -- recall base -------------------------------------------------------------
+    def check_rb(self, rb: int | None) -> int | None:
+        """Validate the recall base for this measure and return it as an int (or None).
+
+        RB-dependent measures need ``rb >= 1``; the others reject any ``rb``.
+        """
+        if not self.rb_dependent:
+            if rb is not None:
+                raise RecallBaseError(f"{self} does not depend on the recall base; do not give rb (got rb={rb})")
+            return None
+        if rb is None:
+            raise RecallBaseError(f"{self} depends on the recall base: give rb (the topic's number of "
+                                  f"relevant documents, >= 1)")
+        if isinstance(rb, bool) or not isinstance(rb, (int, np.integer)) or rb < 1:
+            raise RecallBaseError(f"{self}: rb must be an integer >= 1, got {rb!r}")
+        return int(rb)
+
+    def table_rb(self, rb: int | None) -> int | None:
+        """The recall base that keys this measure's table: ``min(rb, n)`` (SPEC section 2)."""
+        rb = self.check_rb(rb)
+        return None if rb is None else min(rb, self.n)
+
+    # -- scoring interface (implemented by subclasses) ------------------------------
+    def key_spec(self):
+        """The exact key of this measure (:mod:`irscale.scales.keys`)."""
+        raise NotImplementedError
+
+    def value_scale(self, rb: int | None) -> Fraction:
+        """Positive factor turning a rational key into the measure value for ``rb``
+        (rational measures only)."""
+        raise NotImplementedError
+
+    def exact_value(self, run, rb: int | None = None):
+        """Exact value of one judged run (Fraction for rational measures, an mpmath
+        number for measures with logarithms). Used for certification and reporting; the
+        independent reference implementations live in the tests."""
+        from irscale.scales.keys import key_of_run
+        return self.key_spec().exact_value(key_of_run(self, run), self, rb)

@@ -1,0 +1,130 @@
+"""Slow, obviously correct reference implementations (the test oracles).
+
+Rational measures are computed in exact rational arithmetic (fractions.Fraction) straight
+from their definitions (SPEC section 3); measures with logarithms in 50-digit mpmath,
+with values closer than 1e-40 counted as equal. Nothing here uses irscale's own code.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+from fractions import Fraction
+
+import mpmath
+
+DIGITS = 50
+EQ_EPS = mpmath.mpf(10) ** -40
+
+
+def all_runs(n):
+    return [tuple(r) for r in itertools.product((0, 1), repeat=n)]
+
+
+def P(run, rb=None):
+    return Fraction(sum(run), len(run))
+
+
+def R(run, rb):
+    return Fraction(sum(run), rb)
+
+
+def F1(run, rb):
+    p, r = P(run), R(run, rb)
+    return Fraction(0) if p + r == 0 else 2 * p * r / (p + r)
+
+
+def AP(run, rb):
+    total, seen = Fraction(0), 0
+    for k, rel in enumerate(run, start=1):
+        if rel:
+            seen += 1
+            total += Fraction(seen, k)
+    return total / rb
+
+
+def RR(run, rb=None):
+    for k, rel in enumerate(run, start=1):
+        if rel:
+            return Fraction(1, k)
+    return Fraction(0)
+
+
+def RBP(p):
+    p = Fraction(p)
+
+    def f(run, rb=None):
+        return (1 - p) * sum(p ** (k - 1) * rel for k, rel in enumerate(run, start=1))
+    return f
+
+
+def _jk(b, k):
+    return mpmath.mpf(1) if k < b else 1 / mpmath.log(k, b)
+
+
+@functools.lru_cache(maxsize=None)
+def DCG(b):
+    @functools.lru_cache(maxsize=None)
+    def f(run, rb=None):
+        with mpmath.workdps(DIGITS):
+            return mpmath.fsum(rel * _jk(b, k) for k, rel in enumerate(run, start=1))
+    return f
+
+
+def nDCG(b):
+    def f(run, rb):
+        n = len(run)
+        ideal = [1] * min(rb, n) + [0] * (n - min(rb, n))
+        with mpmath.workdps(DIGITS):
+            return DCG(b)(tuple(run)) / DCG(b)(tuple(ideal))
+    return f
+
+
+@functools.lru_cache(maxsize=None)
+def _dcg_trec(run):
+    with mpmath.workdps(DIGITS):
+        return mpmath.fsum(rel / mpmath.log(k + 1, 2) for k, rel in enumerate(run, start=1))
+
+
+def nDCG_trec(run, rb):
+    n = len(run)
+    dcg = _dcg_trec
+    with mpmath.workdps(DIGITS):
+        ideal = [1] * min(rb, n) + [0] * (n - min(rb, n))
+        return dcg(tuple(run)) / dcg(tuple(ideal))
+
+
+def unq_ranks(values):
+    """Distinct values (sorted) and the 1-based unq rank of every input value."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    distinct, ranks = [], [0] * len(values)
+    for i in order:
+        v = values[i]
+        if not distinct or not _equal(distinct[-1], v):
+            distinct.append(v)
+        ranks[i] = len(distinct)
+    return distinct, ranks
+
+
+def _equal(a, b):
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        return a == b
+    with mpmath.workdps(DIGITS):
+        return abs(mpmath.mpf(a) - mpmath.mpf(b)) <= EQ_EPS * max(1, abs(mpmath.mpf(a)))
+
+
+def oracle(fn, n, rb=None):
+    """(feasible runs, their exact values, distinct values, unq ranks) for rb (None: all)."""
+    runs = [r for r in all_runs(n) if rb is None or sum(r) <= rb]
+    vals = [fn(r, rb) for r in runs]
+    distinct, ranks = unq_ranks(vals)
+    return runs, vals, distinct, ranks
+
+
+#: measure name -> reference function(run, rb)
+REFERENCES = {
+    "P": P, "R": R, "F1": F1, "AP": AP, "RR": RR,
+    "RBP(p=0.3)": RBP("0.3"), "RBP(p=0.5)": RBP("0.5"), "RBP(p=0.8)": RBP("0.8"),
+    "DCG(b=2)": DCG(2), "DCG(b=10)": DCG(10), "DCG(b=3)": DCG(3),
+    "nDCG(b=2)": nDCG(2), "nDCG(b=10)": nDCG(10), "nDCG_trec": nDCG_trec,
+}
+RB_DEPENDENT = {"R", "F1", "AP", "nDCG(b=2)", "nDCG(b=10)", "nDCG_trec"}
