@@ -120,7 +120,7 @@ class Scale:
         v = self.values
         if not np.all(np.isfinite(x)):
             bad = x[~np.isfinite(x)][0]
-            raise ValueNotInScaleError(f"{bad} is not a value of {self._label()}")
+            raise ValueNotInScaleError(f"{float(bad)!r} is not a value of {self._label()}")
         idx = np.searchsorted(v, x)
         lo = np.clip(idx - 1, 0, len(v) - 1)
         hi = np.clip(idx, 0, len(v) - 1)
@@ -133,14 +133,14 @@ class Scale:
             bad = x[~ok][0]
             j = int(np.searchsorted(v, bad))
             near = ", ".join(f"{v[i]:.12g}" for i in (j - 1, j) if 0 <= i < len(v))
-            raise ValueNotInScaleError(f"{bad!r} is not a value of {self._label()} (nearest values: {near})")
+            raise ValueNotInScaleError(f"{float(bad)!r} is not a value of {self._label()} (nearest values: {near})")
         # ambiguity: a second distinct value within tolerance (or with the same float)
         other = np.where(best == hi, lo, hi)
         amb = (other != best) & ((v[other] == v[best]) | (~exact & (np.abs(v[other] - x) <= tol)))
         if amb.any():
             bad = x[amb][0]
             raise ValueNotInScaleError(
-                f"{bad!r} is ambiguous for {self._label()}: two distinct values lie within tolerance; "
+                f"{float(bad)!r} is ambiguous for {self._label()}: two distinct values lie within tolerance; "
                 f"rank the judged runs instead (rank_runs), which is exact")
         return (best + 1).astype(np.int64).reshape(shape)
 

@@ -123,7 +123,7 @@ def oracle(fn, n, rb=None):
 #: measure name -> reference function(run, rb)
 REFERENCES = {
     "P": P, "R": R, "F1": F1, "AP": AP, "RR": RR,
-    "RBP(p=0.3)": RBP("0.3"), "RBP(p=0.5)": RBP("0.5"), "RBP(p=0.8)": RBP("0.8"),
+    "RBP(p=0.3)": RBP("0.3"), "RBP(p=0.5)": RBP("0.5"), "RBP(p=0.8)": RBP("0.8"), "RBP(p=0.7)": RBP("0.7"),
     "DCG(b=2)": DCG(2), "DCG(b=10)": DCG(10), "DCG(b=3)": DCG(3),
     "nDCG(b=2)": nDCG(2), "nDCG(b=10)": nDCG(10), "nDCG_trec": nDCG_trec,
 }
