@@ -82,6 +82,7 @@ def commit(path: str | os.PathLike, tables: list) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise StoreError(f"cannot write {path}: folder {folder} does not exist")
+    _remove_stale_temporaries(path)
     tmp = folder / f".{path.name}.tmp-{os.getpid()}"
     try:
         if path.exists():
@@ -119,3 +120,22 @@ def _remove(p: Path) -> None:
         p.unlink()
     except OSError:
         pass
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Delete temporary files left next to ``path`` by writers that died (their pid is
+    gone); a live writer's temporary file is left alone."""
+    for p in path.parent.glob(f".{path.name}.tmp-*"):
+        try:
+            pid = int(p.name.rsplit("-", 1)[1])
+        except ValueError:
+            continue
+        if pid == os.getpid():
+            _remove(p)
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            _remove(p)
+        except OSError:
+            pass

@@ -1,0 +1,91 @@
+"""The irscale command line: success paths and every user-error path (exit 2, one line)."""
+import subprocess
+import sys
+
+import h5py
+import pytest
+
+from irscale.cli import main
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "t.h5"
+    assert main(["build", "--measures", "AP@6,DCG(b=2)@6", "--out", str(path), "-q"]) == 0
+    return path
+
+
+def _error(capsys, argv, needle):
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("irscale: error: ")
+    assert needle in lines[0], lines[0]
+    assert "Traceback" not in err
+
+
+def test_build_info_lookup(store, capsys):
+    capsys.readouterr()
+    assert main(["info", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "AP@6" in out and "DCG(b=2)@6" in out and "formal-log+mpmath60" in out and "exact-integer" in out
+    assert main(["lookup", str(store), "DCG(b=2)@6", "0", "1", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "value\trank\tk\tscaled"
+    import naive
+    distinct, _ = naive.unq_ranks([naive.DCG(2)(r) for r in naive.all_runs(6)])
+    expected = [str(1 + sum(1 for d in distinct if d < v)) for v in (0, 1, 2)]
+    assert [line.split("\t")[1] for line in out[1:]] == expected
+    assert main(["lookup", str(store), "AP@6", "--rb", "2", "1"]) == 0
+    k = len(naive.oracle(naive.AP, 6, 2)[2])
+    assert capsys.readouterr().out.splitlines()[1].split("\t")[1:3] == [str(k), str(k)]
+    assert main(["info", str(store), "--json"]) == 0
+    import json
+    assert len(json.loads(capsys.readouterr().out)["tables"]) == 7
+
+
+def test_preset_paper(tmp_path, capsys):
+    path = tmp_path / "p.h5"
+    assert main(["build", "--preset", "paper", "--depth", "5", "--out", str(path), "-q"]) == 0
+    from irscale import open_store
+    measures = {t["measure"] for t in open_store(path).tables()}
+    assert measures == {"P@5", "R@5", "AP@5", "RR@5", "RBP(p=0.3)@5", "RBP(p=0.5)@5", "RBP(p=0.8)@5",
+                        "DCG(b=2)@5", "DCG(b=10)@5", "nDCG(b=2)@5", "nDCG(b=10)@5"}
+
+
+def test_user_errors(store, tmp_path, capsys):
+    out = str(tmp_path / "x.h5")
+    _error(capsys, ["build", "--measures", "Foo@10", "--out", out], "unknown measure 'Foo'")
+    _error(capsys, ["build", "--measures", "RBP(p=1.5)@10", "--out", out], "p must be in (0, 1)")
+    _error(capsys, ["build", "--measures", "AP@0", "--out", out], "between 1 and")
+    _error(capsys, ["build", "--measures", "AP@99", "--out", out], "between 1 and")
+    _error(capsys, ["build", "--measures", "AP@5", "--rb", "x", "--out", out], "comma-separated list")
+    _error(capsys, ["build", "--preset", "nope", "--depth", "5", "--out", out], "unknown preset")
+    _error(capsys, ["build", "--out", out], "give --measures or --preset")
+    _error(capsys, ["lookup", str(store), "AP@6", "0.5"], "depends on the recall base")
+    _error(capsys, ["lookup", str(store), "DCG(b=2)@6", "--rb", "3", "1"], "does not depend")
+    _error(capsys, ["lookup", str(store), "AP@6", "--rb", "2", "0.123"], "is not a value of AP@6")
+    _error(capsys, ["lookup", str(store), "AP@6", "--rb", "2", "abc"], "'abc' is not a number")
+    _error(capsys, ["lookup", str(store), "AP@6", "--rb", "2", "nan"], "nan is not a value")
+    _error(capsys, ["lookup", str(store), "RR@6", "1"],
+           f'create it with: irscale build --measures "RR@6" --out {store}')
+    _error(capsys, ["lookup", str(store), "AP@7", "--rb", "3", "1"], '--rb 3')
+    _error(capsys, ["info", str(tmp_path / "missing.h5")], "no such file")
+    (tmp_path / "junk.h5").write_bytes(b"\x00\x01 not hdf5")
+    _error(capsys, ["info", str(tmp_path / "junk.h5")], "not an HDF5 file")
+    with h5py.File(tmp_path / "foreign.h5", "w") as f:
+        f["a"] = 1
+    _error(capsys, ["lookup", str(tmp_path / "foreign.h5"), "P@5", "0.2"], "not an irscale table file")
+    _error(capsys, ["nosuchcommand"], "No such command")
+    _error(capsys, ["build", "--measures", "P@5"], "--out")
+
+
+def test_console_script_exit_codes(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "irscale", "lookup", str(tmp_path / "none.h5"), "P@5", "1"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr
+    r = subprocess.run([sys.executable, "-m", "irscale", "--help"], capture_output=True, text=True)
+    assert r.returncode == 0 and "build" in r.stdout and "lookup" in r.stdout

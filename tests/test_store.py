@@ -1,0 +1,195 @@
+"""The HDF5 store: round trip, metadata, atomicity under crashes, file checks."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import h5py
+import numpy as np
+import pytest
+
+import irscale
+from irscale import StoreError, TableNotFoundError
+from irscale.store.format import FORMAT_VERSION, table_path
+
+MEASURES = "AP@8,DCG(b=2)@8,RBP(p=0.8)@8,RR@8,nDCG_trec@8"
+META = {"measure", "family", "params", "rel", "n", "rb", "n_runs", "n_distinct", "tie_method", "error_bound",
+        "min_gap", "min_gap_exact", "redecided", "generator_version", "created", "checksum", "complete"}
+
+
+def _snapshot(path):
+    store = irscale.open_store(path)
+    out = {}
+    for meta in store.tables():
+        rb = meta["rb"] or None
+        t = store.table(meta["measure"], rb)
+        out[(meta["measure"], rb)] = (t.keys.copy(), t.counts.copy(), meta["checksum"])
+    return out
+
+
+def test_round_trip(tmp_path):
+    path = tmp_path / "t.h5"
+    store = irscale.build_store(path, MEASURES)
+    tables = store.tables()
+    assert len(tables) == 8 + 1 + 1 + 1 + 8
+    with h5py.File(path) as f:
+        assert f.attrs["format"] == "irscale-tables"
+        assert f.attrs["format_version"] == FORMAT_VERSION
+        assert "generator_version" in f.attrs and "created" in f.attrs
+    reopened = irscale.open_store(path)
+    for meta in tables:
+        assert META <= set(meta)
+        rb = meta["rb"] or None
+        mem = irscale.scale(meta["measure"], rb=rb)
+        disk = reopened.scale(meta["measure"], rb=rb)
+        assert np.array_equal(mem.values, disk.values)
+        assert np.array_equal(mem.counts, disk.counts)
+        assert np.array_equal(mem.table.keys, disk.table.keys)
+        assert meta["n_distinct"] == len(mem) and meta["n_runs"] == mem.n_runs
+        assert meta["tie_method"] == mem.certificate.method
+        assert meta["min_gap_exact"] == mem.certificate.min_gap_exact
+        assert meta["n"] == 8 and meta["rel"] == "[0, 1]"
+    # rb > N served by the rb = N table with values for the actual rb
+    s = reopened.scale("AP@8", rb=11)
+    assert s.values[-1] == pytest.approx(8 / 11)
+
+
+def test_rebuild_keeps_existing_tables(tmp_path):
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@6")
+    before = _snapshot(path)
+    stamp = os.stat(path).st_mtime_ns
+    irscale.build_store(path, "P@6")  # nothing to do
+    assert os.stat(path).st_mtime_ns == stamp
+    irscale.build_store(path, "RR@6")
+    after = _snapshot(path)
+    assert set(after) == set(before) | {("RR@6", None)}
+    for k in before:
+        assert np.array_equal(before[k][0], after[k][0]) and before[k][2] == after[k][2]
+
+
+def test_missing_table_names_the_build_command(tmp_path):
+    path = tmp_path / "t.h5"
+    store = irscale.build_store(path, "P@6")
+    with pytest.raises(TableNotFoundError) as e:
+        store.scale("AP@6", rb=3)
+    assert f'irscale build --measures "AP@6" --rb 3 --out {path}' in str(e.value)
+
+
+def test_incomplete_table_is_invisible(tmp_path):
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@6,RR@6")
+    with h5py.File(path, "a") as f:
+        f[table_path("RR@6", None)].attrs["complete"] = False
+    store = irscale.open_store(path)
+    assert [t["measure"] for t in store.tables()] == ["P@6"]
+    with pytest.raises(TableNotFoundError):
+        store.scale("RR@6")
+
+
+def test_corrupt_table_detected(tmp_path):
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@6")
+    with h5py.File(path, "a") as f:
+        f[table_path("P@6", None) + "/counts"][0] = 99
+    with pytest.raises(StoreError, match="checksum"):
+        irscale.open_store(path).scale("P@6")
+
+
+def test_foreign_and_unreadable_files(tmp_path):
+    with pytest.raises(StoreError, match="no such file"):
+        irscale.open_store(tmp_path / "missing.h5")
+    (tmp_path / "text.h5").write_text("hello")
+    with pytest.raises(StoreError, match="not an HDF5 file"):
+        irscale.open_store(tmp_path / "text.h5")
+    with h5py.File(tmp_path / "foreign.h5", "w") as f:
+        f["x"] = [1, 2]
+    with pytest.raises(StoreError, match="not an irscale table file"):
+        irscale.open_store(tmp_path / "foreign.h5")
+    with h5py.File(tmp_path / "future.h5", "w") as f:
+        f.attrs["format"] = "irscale-tables"
+        f.attrs["format_version"] = FORMAT_VERSION + 1
+    with pytest.raises(StoreError, match="upgrade irscale"):
+        irscale.open_store(tmp_path / "future.h5")
+    with pytest.raises(StoreError, match="does not exist"):
+        irscale.build_store(tmp_path / "nodir" / "t.h5", "P@4")
+
+
+def test_write_failure_keeps_old_store(tmp_path, monkeypatch):
+    """Disk full (or any I/O error) while writing: clear error, earlier tables intact."""
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@6")
+    before = _snapshot(path)
+    from irscale.store import writer
+    real = writer.write_table
+
+    def failing(f, table):
+        real(f, table)
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(writer, "write_table", failing)
+    with pytest.raises(StoreError, match="No space left on device.*unchanged"):
+        irscale.build_store(path, "RR@6")
+    assert _snapshot(path).keys() == before.keys()
+    assert not list(tmp_path.glob(".t.h5.tmp-*"))
+
+
+def test_sigkill_in_the_middle_of_writing_a_table(tmp_path):
+    """A writer killed (SIGKILL) halfway through a table's datasets leaves the store as it
+    was; the next build completes it and removes the dead writer's temporary file."""
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@6")
+    before = _snapshot(path)
+    script = textwrap.dedent(f"""
+        import os, signal
+        import irscale
+        from irscale.store import writer
+        real = writer.write_table
+        calls = []
+        def dying(f, table):
+            calls.append(1)
+            if len(calls) == 3:          # third table of AP@6: die after its first dataset
+                g = f.create_group("/tables/AP@6/rb=3")
+                g.create_dataset("keys", data=table.keys)
+                f.flush()
+                os.kill(os.getpid(), signal.SIGKILL)
+            real(f, table)
+        writer.write_table = dying
+        irscale.build_store({str(path)!r}, "AP@6")
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert list(tmp_path.glob(".t.h5.tmp-*")), "the killed writer should have left its temporary file"
+    after = _snapshot(path)
+    assert after.keys() == before.keys()
+    for k in before:
+        assert before[k][2] == after[k][2]
+    store = irscale.build_store(path, "AP@6")
+    assert len(store.tables()) == 1 + 6
+    assert not list(tmp_path.glob(".t.h5.tmp-*"))
+    assert len(store.scale("AP@6", rb=3)) == len(irscale.scale("AP@6", rb=3))
+
+
+def test_cli_build_killed_at_random_time_leaves_only_complete_tables(tmp_path):
+    path = tmp_path / "t.h5"
+    proc = subprocess.Popen([sys.executable, "-m", "irscale", "build", "--preset", "paper", "--depth", "16",
+                             "--out", str(path), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while not path.exists() and time.time() < deadline:  # first measure committed
+        time.sleep(0.01)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    if path.exists():
+        snap = _snapshot(path)  # every listed table loads and verifies its checksum
+        for (measure, rb), (keys, counts, _) in snap.items():
+            assert counts.sum() == irscale.open_store(path).table(measure, rb).n_runs
+    # the same command again finishes the job
+    r = subprocess.run([sys.executable, "-m", "irscale", "build", "--preset", "paper", "--depth", "16",
+                        "--out", str(path), "-q"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    # R, AP, nDCG(b=2), nDCG(b=10): 16 recall bases each; 7 measures without RB
+    assert len(irscale.open_store(path).tables()) == 4 * 16 + 7
+    measures = {t["measure"] for t in irscale.open_store(path).tables()}
+    assert len(measures) == 11
