@@ -1,4 +1,6 @@
 """The irscale command line: success paths and every user-error path (exit 2, one line)."""
+# Subprocesses run with cwd=tmp_path: from the repository root, "python -m irscale" would
+# import the source folder irscale/ instead of the installed package.
 import subprocess
 import sys
 
@@ -84,8 +86,8 @@ def test_user_errors(store, tmp_path, capsys):
 
 def test_console_script_exit_codes(tmp_path):
     r = subprocess.run([sys.executable, "-m", "irscale", "lookup", str(tmp_path / "none.h5"), "P@5", "1"],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr
-    r = subprocess.run([sys.executable, "-m", "irscale", "--help"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "irscale", "--help"], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0 and "build" in r.stdout and "lookup" in r.stdout

@@ -158,7 +158,7 @@ def test_sigkill_in_the_middle_of_writing_a_table(tmp_path):
         writer.write_table = dying
         irscale.build_store({str(path)!r}, "AP@6")
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert list(tmp_path.glob(".t.h5.tmp-*")), "the killed writer should have left its temporary file"
     after = _snapshot(path)
@@ -174,7 +174,8 @@ def test_sigkill_in_the_middle_of_writing_a_table(tmp_path):
 def test_cli_build_killed_at_random_time_leaves_only_complete_tables(tmp_path):
     path = tmp_path / "t.h5"
     proc = subprocess.Popen([sys.executable, "-m", "irscale", "build", "--preset", "paper", "--depth", "16",
-                             "--out", str(path), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             "--out", str(path), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            cwd=tmp_path)
     deadline = time.time() + 60
     while not path.exists() and time.time() < deadline:  # first measure committed
         time.sleep(0.01)
@@ -187,7 +188,7 @@ def test_cli_build_killed_at_random_time_leaves_only_complete_tables(tmp_path):
             assert counts.sum() == irscale.open_store(path).table(measure, rb).n_runs
     # the same command again finishes the job
     r = subprocess.run([sys.executable, "-m", "irscale", "build", "--preset", "paper", "--depth", "16",
-                        "--out", str(path), "-q"], capture_output=True, text=True)
+                        "--out", str(path), "-q"], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     # R, AP, nDCG(b=2), nDCG(b=10): 16 recall bases each; 7 measures without RB
     assert len(irscale.open_store(path).tables()) == 4 * 16 + 7
