@@ -20,6 +20,8 @@ def test_packages_cover_all_folders():
         folder = dirs.get(pkg)
         assert folder, f"{pkg} has no package-dir entry"
         mapped[(ROOT / folder).resolve()] = pkg
+    skip = {"tests", "build", "dist", "scripts"}
     on_disk = {p.parent.resolve() for p in ROOT.rglob("__init__.py")
-               if "tests" not in p.parts and ".git" not in p.parts and "build" not in p.parts}
+               if not any(part.startswith(".") or part in skip or part.endswith(".egg-info")
+                          for part in p.relative_to(ROOT).parts)}
     assert on_disk == set(mapped), on_disk ^ set(mapped)
