@@ -128,8 +128,14 @@ KERNELS = {
 }
 
 
-def score(kernel: str, words: int, weights: np.ndarray, runs: np.ndarray) -> np.ndarray:
-    """Keys of ``runs`` (uint8, shape (m, N)) as a (m, words) uint64 array."""
+def score(kernel, words: int, weights: np.ndarray, runs: np.ndarray) -> np.ndarray:
+    """Keys of ``runs`` (uint8, shape (m, N)) as a (m, words) uint64 array.
+
+    ``kernel`` is the name of a built-in kernel (:data:`KERNELS`) or any numba-jitted
+    function with the same signature ``(runs, weights, out)``: a new measure brings its
+    own kernel without changes to the enumerator.
+    """
     out = np.empty((runs.shape[0], words), dtype=np.uint64)
-    KERNELS[kernel](runs, weights, out)
+    fn = KERNELS[kernel] if isinstance(kernel, str) else kernel
+    fn(runs, weights, out)
     return out

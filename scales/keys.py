@@ -101,13 +101,15 @@ def limbs32(weights: list[list[int]], words: int) -> np.ndarray:
 class KeySpec:
     """How the enumerator computes a measure's exact keys.
 
-    ``kernel`` names the numba kernel (``"additive"``, ``"ap"``, ``"rr"``) and
+    ``kernel`` names a built-in numba kernel (``"additive"``, ``"ap"``, ``"rr"``) or is a
+    numba function ``(runs, weights, out)`` of the measure's own (then override
+    :meth:`key_python` with its plain-Python reference), and
     ``weights`` its integer weights per rank (0-based) and relevance degree, as Python
     ints; ``max_key`` bounds every key; ``ordered`` says whether key order is value
     order.
     """
 
-    kernel: str
+    kernel: object
     weights: list[list[int]]
     max_key: int
     ordered: bool

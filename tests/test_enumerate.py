@@ -56,3 +56,41 @@ def test_strata_are_relevant_counts():
 def test_all_runs_is_lexicographic():
     runs = all_runs(2, 3)
     assert runs.tolist() == [[0, 0, 0], [0, 0, 1], [0, 1, 0], [0, 1, 1], [1, 0, 0], [1, 0, 1], [1, 1, 0], [1, 1, 1]]
+
+
+def test_a_new_measure_brings_its_own_kernel():
+    """Extension point: a measure defined outside the package, with its own numba kernel,
+    runs through the unchanged enumerator (here: 'last relevant rank', LR@N)."""
+    from dataclasses import dataclass
+    from fractions import Fraction
+
+    import numba
+
+    from irscale.scales.build import tables_from_distinct
+    from irscale.scales.keys import LinearKey
+    from irscale.scales.measure import Measure
+
+    @numba.njit
+    def last_relevant(runs, weights, out):
+        for i in range(runs.shape[0]):
+            key = 0
+            for k in range(runs.shape[1]):
+                if runs[i, k] > 0:
+                    key = k + 1
+            out[i, 0] = key
+
+    class LastKey(LinearKey):
+        def key_python(self, run):
+            return max([k + 1 for k, r in enumerate(run) if r] or [0])
+
+    @dataclass(frozen=True, repr=False)
+    class LR(Measure):
+        name = "LR"
+
+        def key_spec(self):
+            return LastKey(kernel=last_relevant, weights=[[0, 0]], max_key=self.n, ordered=True,
+                           scale=lambda rb: Fraction(1))
+
+    [d] = enumerate_distinct([LR(n=8)])
+    [t] = tables_from_distinct(d)
+    assert len(t) == 9 and t.counts.tolist() == [1] + [2 ** (k - 1) for k in range(1, 9)]
