@@ -36,13 +36,14 @@ class Distinct:
     ``keys`` is a (K, W) uint64 array sorted by (stratum, key); ``strata`` holds the
     number of relevant documents of the runs behind each row (None for measures that do
     not depend on the recall base); ``counts`` is the number of runs per row and sums to
-    ``n_runs``.
+    ``n_runs``; ``minids`` is the smallest run id behind each row.
     """
 
     measure: object
     keys: np.ndarray
     strata: np.ndarray | None
     counts: np.ndarray
+    minids: np.ndarray
     n_runs: int
 
 
@@ -63,7 +64,7 @@ def score_chunk(start: int, count: int, n: int, levels: int, jobs: list[ScoringJ
     for job in jobs:
         keys = kernels.score(job.kernel, job.words, job.weights, runs)
         packed = job.codec.encode(keys, strata if job.codec.stratified else None)
-        out.append(distinct_counts(packed))
+        out.append(distinct_counts(packed, base=start))
     return out
 
 
@@ -102,15 +103,15 @@ def enumerate_distinct(measures, n_jobs: int = 1, chunk_size: int = DEFAULT_CHUN
                disable=not progress, leave=False)
     try:
         for (start, count), res in zip(work, results):
-            for acc, (packed, cnt) in zip(accs, res):
-                acc.add(packed, cnt)
+            for acc, part in zip(accs, res):
+                acc.add(*part)
             bar.update(count)
     finally:
         bar.close()
 
     out = []
     for m, job, acc in zip(measures, jobs, accs):
-        packed, cnt = acc.result()
+        packed, cnt, minids = acc.result()
         keys, strata = job.codec.decode(packed)
-        out.append(Distinct(m, keys, strata, cnt, total))
+        out.append(Distinct(m, keys, strata, cnt, minids, total))
     return out

@@ -56,48 +56,50 @@ class KeyCodec:
         return np.ascontiguousarray(raw), None
 
 
-def distinct_counts(packed: np.ndarray, counts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct entries of ``packed`` and how many runs each stands for.
+def distinct_counts(packed: np.ndarray, counts: np.ndarray | None = None, minids: np.ndarray | None = None,
+                    base: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted distinct entries of ``packed``, how many runs each stands for, and the
+    smallest run id behind each.
 
-    ``counts`` gives the multiplicity of every input entry (1 each when None).
+    ``counts``/``minids`` give the multiplicity and smallest run id of every input entry;
+    when None, entry i is the single run ``base + i``.
     """
     if packed.shape[0] == 0:
-        return packed, np.zeros(0, dtype=np.int64)
+        return packed, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     if counts is None:
-        uniq, cnt = np.unique(packed, return_counts=True)
-        return uniq, cnt.astype(np.int64)
+        uniq, first, cnt = np.unique(packed, return_index=True, return_counts=True)
+        return uniq, cnt.astype(np.int64), base + first.astype(np.int64)
     order = np.argsort(packed, kind="stable")
     s = packed[order]
     starts = np.flatnonzero(np.concatenate(([True], s[1:] != s[:-1])))
-    return s[starts], np.add.reduceat(counts[order], starts).astype(np.int64)
+    return (s[starts], np.add.reduceat(counts[order], starts).astype(np.int64),
+            np.minimum.reduceat(minids[order], starts).astype(np.int64))
 
 
 class Accumulator:
     """Merges chunk reductions, keeping memory to (merge threshold + distinct output)."""
 
     def __init__(self, merge_every: int = 1 << 22):
-        self.parts: list[tuple[np.ndarray, np.ndarray]] = []
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.pending = 0
         self.merge_every = merge_every
 
-    def add(self, packed: np.ndarray, counts: np.ndarray) -> None:
-        self.parts.append((packed, counts))
+    def add(self, packed: np.ndarray, counts: np.ndarray, minids: np.ndarray) -> None:
+        self.parts.append((packed, counts, minids))
         self.pending += packed.shape[0]
         if self.pending >= self.merge_every and len(self.parts) > 1:
             self._merge()
 
     def _merge(self) -> None:
-        packed = np.concatenate([p for p, _ in self.parts])
-        counts = np.concatenate([c for _, c in self.parts])
-        merged = distinct_counts(packed, counts)
+        merged = distinct_counts(*(np.concatenate([p[i] for p in self.parts]) for i in range(3)))
         self.parts = [merged]
         self.pending = merged[0].shape[0]
         # keep merging cheap when the output itself is large
         self.merge_every = max(self.merge_every, 2 * self.pending)
 
-    def result(self) -> tuple[np.ndarray, np.ndarray]:
+    def result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if not self.parts:
-            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         if len(self.parts) > 1:
             self._merge()
         return self.parts[0]

@@ -73,10 +73,14 @@ def build(measures, preset, depth, rb_text, out, jobs, rebuild, quiet):
 @cli.command()
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print metadata as JSON.")
-def info(path, as_json):
+@click.option("--by-rb", "by_rb", is_flag=True, help="Also list distinct values per recall base.")
+@click.option("--verify", is_flag=True, help="Recompute every table's checksum (reads whole tables).")
+def info(path, as_json, by_rb, verify):
     """List the tables in PATH with their metadata and tie certificates."""
     from irscale.store import open_store
     store = open_store(path)
+    if verify:
+        store.verify()
     tables = store.tables()
     if as_json:
         click.echo(json.dumps({"file": store.attrs, "tables": tables}, indent=2, default=str))
@@ -84,12 +88,21 @@ def info(path, as_json):
     a = store.attrs
     click.echo(f"{path}: {a.get('format')} v{a.get('format_version')}, written by irscale "
                f"{a.get('generator_version')} on {a.get('created')}; {len(tables)} tables")
-    header = ["measure", "rb", "runs", "distinct", "ties", "error_bound", "min_gap"]
-    rows = [[t["measure"], str(t["rb"]) if t["rb"] else "-", str(t["n_runs"]), str(t["n_distinct"]),
-             t["tie_method"], f"{t['error_bound']:.2g}", t["min_gap_exact"]] for t in tables]
+    header = ["measure", "runs", "distinct", "entries", "ties", "error_bound", "min_gap", "seconds"]
+    rows = [[t["measure"], str(t["n_runs"]), str(t["n_distinct"]),
+             str(t["n_entries"]) + (" (implicit)" if t.get("implicit") else ""),
+             t["tie_method"], f"{t['error_bound']:.2g}", t["min_gap_exact"],
+             f"{t['build_seconds']:.1f}" if t.get("build_seconds", -1) >= 0 else "-"] for t in tables]
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     for r in [header] + rows:
         click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    if by_rb:
+        click.echo("")
+        click.echo("distinct values per recall base (rb = 1..N; rb > N as rb = N):")
+        for t in tables:
+            counts = json.loads(t.get("distinct_by_rb", "[]"))
+            if counts:
+                click.echo(f"  {t['measure']}: " + " ".join(str(c) for c in counts))
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})

@@ -1,23 +1,27 @@
-"""Building tables and scales in memory from an exhaustive enumeration."""
+"""Building tables in memory: the generic path (every run scored), the split path
+(prefix/suffix merge) and implicit tables; and :func:`scale`."""
 from __future__ import annotations
 
 import functools
 from collections import defaultdict
+from fractions import Fraction
 from typing import Iterable, Iterator
 
 import numpy as np
 
 from irscale.errors import RecallBaseError
-from irscale.scales.certify import certificate, value_order
+from irscale.scales.certify import Certificate, value_order
 from irscale.scales.measure import Measure
 from irscale.scales.parse import parse_measure
-from irscale.scales.scale import Scale, Table
+from irscale.scales.scale import Table
+
+METHODS = ("auto", "generic", "split")
 
 
 def table_rbs(measure: Measure, rbs="all") -> list[int | None]:
-    """Table recall bases to build for ``measure``: ``"all"`` means 1..N; a list of
-    recall bases is mapped to min(RB, N) and deduplicated. [None] for measures without
-    RB."""
+    """Table recall bases meant by ``rbs`` for ``measure``: ``"all"`` means 1..N; a list
+    is mapped to min(RB, N). [None] for measures without RB. (One stored table serves all
+    recall bases; this only validates and reports.)"""
     if not measure.rb_dependent:
         return [None]
     if rbs is None or (isinstance(rbs, str) and rbs == "all"):
@@ -32,61 +36,192 @@ def table_rbs(measure: Measure, rbs="all") -> list[int | None]:
     return sorted(out)
 
 
-def tables_from_distinct(distinct, rbs="all") -> list[Table]:
-    """Tables (one per table recall base) from an enumeration result."""
+def is_implicit(measure: Measure) -> bool:
+    """RBP with p <= 1/2 orders runs lexicographically with all values distinct
+    (p^(k-1) > sum_{j>k} p^(j-1)), so its table is the identity: rank = run id + 1."""
+    return measure.name == "RBP" and measure.p <= Fraction(1, 2)
+
+
+def _id_dtype(measure):
+    return np.uint32 if measure.levels ** measure.n <= 2 ** 32 else np.uint64
+
+
+def _count_dtype(max_count: int):
+    for dt in (np.uint8, np.uint16, np.uint32, np.uint64):
+        if max_count <= np.iinfo(dt).max:
+            return dt
+
+
+def certificate_from_gap(measure, sf, min_gap_raw: float, redecided: int) -> Certificate:
+    """Certificate of a table from the smallest raw gap between neighbouring values,
+    expressed for the full space (rb = N for RB-dependent measures)."""
+    from irscale.scales.keys import FormalLogKey, LinearKey, ReciprocalRankKey, ints_to_words
+    spec = measure.key_spec()
+    rb = measure.n if measure.rb_dependent else None
+    bound = spec.error_bound(measure, rb)
+    if not np.isfinite(min_gap_raw):
+        return Certificate(spec.tie_method, bound, float("inf"), "inf", redecided)
+    if isinstance(spec, ReciprocalRankKey):
+        n = measure.n
+        gap = Fraction(1, n) if n == 1 else Fraction(1, n - 1) - Fraction(1, n)
+        return Certificate(spec.tie_method, bound, float(gap), str(gap), redecided)
+    if sf.exact and isinstance(spec, LinearKey):
+        gap = int(round(min_gap_raw)) * spec.scale(rb)
+        return Certificate(spec.tie_method, bound, float(gap), str(gap), redecided)
+    if isinstance(spec, FormalLogKey):
+        norm = spec.normaliser(rb)
+        f = 1.0 if norm is None else 1.0 / float(spec.raw_float(ints_to_words([norm], spec.words))[0])
+    else:
+        f = float(spec.scale(rb))
+    lower = max(min_gap_raw - 2 * sf.bound, 0.0) * f
+    method = spec.tie_method if isinstance(spec, FormalLogKey) else "exact-integer+float-order"
+    return Certificate(method, max(bound, sf.bound * f), min_gap_raw * f, f">= {lower:.6g}", redecided)
+
+
+def implicit_table(measure) -> Table:
+    """The identity table of RBP with p <= 1/2 (no enumeration needed)."""
+    from irscale.scales.keys import LinearKey
+    from irscale.scales.split import split_form
+    n = measure.n
+    p = measure.p
+    # smallest gap between lexicographic neighbours x, x+1: (1-p)(p^j - sum_{k=j+1}^{n-1} p^k)
+    gap = min((1 - p) * (p ** j - sum(p ** k for k in range(j + 1, n))) for j in range(n))
+    spec = measure.key_spec()
+    assert isinstance(spec, LinearKey)
+    sf = split_form(measure)
+    cert = Certificate("exact-integer+implicit-lexicographic", spec.error_bound(measure, None) + sf.bound * float(
+        spec.scale(None)), float(gap), str(gap), 0)
+    size = measure.levels ** n
+    return Table(measure, None, None, None, None, size, size, cert)
+
+
+def table_from_entries(measure, sf, ids, counts, strata, first, min_gap_raw, redecided, n_runs) -> Table:
+    """Assemble a table from entry arrays, with compact dtypes."""
+    ids = np.ascontiguousarray(ids, dtype=_id_dtype(measure))
+    counts = np.asarray(counts)
+    counts = np.ascontiguousarray(counts, dtype=_count_dtype(int(counts.max()) if counts.size else 1))
+    if measure.rb_dependent:
+        strata = np.ascontiguousarray(strata, dtype=np.uint8)
+        first = np.ascontiguousarray(first, dtype=np.bool_)
+        if first.all():
+            first = None
+    else:
+        strata, first = None, None
+    cert = certificate_from_gap(measure, sf, min_gap_raw, redecided)
+    return Table(measure, ids, counts, strata, first, int(ids.shape[0]), n_runs, cert)
+
+
+def table_from_distinct(distinct) -> Table:
+    """Generic path: distinct (stratum, key) rows with counts and smallest run ids ->
+    table entries in value order."""
     from irscale.enumerate.reduce import KeyCodec
+    from irscale.scales.split import split_form
 
     measure = distinct.measure
     spec = measure.key_spec()
-    keys, strata, counts = distinct.keys, distinct.strata, distinct.counts
+    sf = split_form(measure)
+    keys, strata, counts, minids = distinct.keys, distinct.strata, distinct.counts, distinct.minids
     codec = KeyCodec(keys.shape[1], max(1, int(spec.max_key).bit_length()), stratified=False)
     if strata is None:
         ukeys, inv = keys, np.arange(keys.shape[0])
     else:
-        packed = codec.encode(keys, None)
-        uniq, inv = np.unique(packed, return_inverse=True)
+        uniq, inv = np.unique(codec.encode(keys, None), return_inverse=True)
+        inv = inv.reshape(-1)
         ukeys = codec.decode(uniq)[0]
     order, redecided = value_order(spec, ukeys)
-    tables = []
-    for trb in table_rbs(measure, rbs):
-        mask = slice(None) if strata is None or trb >= measure.n else strata <= trb
-        cnt = np.bincount(inv[mask], weights=counts[mask].astype(np.float64), minlength=ukeys.shape[0])
-        cnt = np.rint(cnt).astype(np.int64)[order]
-        present = cnt > 0
-        tkeys = np.ascontiguousarray(ukeys[order][present])
-        tcounts = cnt[present]
-        values = spec.float_values(tkeys, measure, trb)
-        cert = certificate(spec, measure, trb, tkeys, values, redecided)
-        tables.append(Table(measure, trb, tkeys, tcounts, int(tcounts.sum()), cert))
-    return tables
+    pos = np.empty_like(order)
+    pos[order] = np.arange(order.size)
+    vpos = pos[inv]
+    if strata is None:
+        o = np.argsort(vpos, kind="stable")
+        first = np.ones(o.size, bool)
+        st = np.zeros(o.size, np.uint8)
+    else:
+        o = np.lexsort((strata, vpos))
+        first = np.concatenate(([True], vpos[o][1:] != vpos[o][:-1]))
+        st = strata[o]
+    ids = minids[o]
+    # smallest raw gap between neighbouring distinct values
+    reps = ids[first]
+    raw = sf.raw_of_ids(reps)
+    gaps = np.diff(raw)
+    min_gap = float(gaps.min()) if gaps.size else float("inf")
+    return table_from_entries(measure, sf, ids, counts[o], st, first, min_gap, redecided, distinct.n_runs)
 
 
-def build_tables(measures: Iterable, rbs="all", n_jobs: int = 1, progress: bool = False,
-                 chunk_size: int | None = None) -> Iterator[list[Table]]:
-    """Enumerate and yield, per measure, the list of its tables (one per table RB).
+def table_from_buckets(measure, sf, parts, concatenate: bool = True) -> Table:
+    """Split path: bucket results into a table (concatenated in memory, or kept as parts
+    for the store to write slice by slice)."""
+    gaps = [p.min_gap for p in parts]
+    for a, b in zip(parts, parts[1:]):  # gaps across bucket edges
+        if a.ids.size and b.ids.size:
+            gaps.append(sf.raw_of_ids(b.ids[:1])[0] - sf.raw_of_ids(a.ids[-1:])[0])
+    min_gap = min(gaps) if gaps else float("inf")
+    redecided = sum(p.redecided for p in parts)
+    if not concatenate:
+        cert = certificate_from_gap(measure, sf, min_gap, redecided)
+        return Table(measure, None, None, None, None, sum(int(p.ids.size) for p in parts),
+                     measure.levels ** measure.n, cert, parts=parts)
+    ids = np.concatenate([p.ids for p in parts])
+    counts = np.concatenate([p.counts for p in parts])
+    strata = np.concatenate([p.strata for p in parts])
+    first = np.concatenate([p.first for p in parts])
+    return table_from_entries(measure, sf, ids, counts, strata, first, min_gap, redecided,
+                              measure.levels ** measure.n)
 
-    Measures with the same N and REL share one pass over the run space.
+
+def choose_method(measure, method: str) -> str:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}")
+    if method != "auto":
+        return method
+    return "split" if measure.key_spec().kernel in ("additive", "ap", "rr") else "generic"
+
+
+def build_tables(measures: Iterable, method: str = "auto", n_jobs: int = 1, progress: bool = False,
+                 chunk_size: int | None = None, workdir=None, backend: str | None = None,
+                 concatenate: bool = True) -> Iterator[Table]:
+    """Build and yield the table of every measure (one table serves all recall bases).
+
+    ``method``: ``"split"`` (prefix/suffix merge), ``"generic"`` (every run scored; the
+    reference) or ``"auto"``. Measures of the generic path with the same N and REL share
+    one pass over the run space. ``workdir``: folder for resumable bucket checkpoints of
+    the split path (one subfolder per measure).
     """
+    from pathlib import Path
+
     from irscale.enumerate.engine import DEFAULT_CHUNK, enumerate_distinct
+    from irscale.enumerate.split import split_enumerate
 
-    groups: dict[tuple, list[Measure]] = defaultdict(list)
-    for m in measures:
-        m = parse_measure(m)
-        groups[(m.n, m.levels)].append(m)
-    for (n, levels), ms in sorted(groups.items()):
-        for d in enumerate_distinct(ms, n_jobs=n_jobs, chunk_size=chunk_size or DEFAULT_CHUNK,
-                                    progress=progress, desc=f"N={n}: {len(ms)} measure(s)"):
-            yield tables_from_distinct(d, rbs)
+    ms = [parse_measure(m) for m in measures]
+    generic: dict[tuple, list[Measure]] = defaultdict(list)
+    for m in ms:
+        if method != "generic" and is_implicit(m):
+            yield implicit_table(m)
+        elif choose_method(m, method) == "split":
+            wd = None if workdir is None else Path(workdir) / _safe(str(m))
+            sf, parts = split_enumerate(m, n_jobs=n_jobs, progress=progress, workdir=wd, backend=backend)
+            yield table_from_buckets(m, sf, parts, concatenate=concatenate)
+        else:
+            generic[(m.n, m.levels)].append(m)
+    for (n, levels), group in sorted(generic.items()):
+        for d in enumerate_distinct(group, n_jobs=n_jobs, chunk_size=chunk_size or DEFAULT_CHUNK,
+                                    progress=progress, desc=f"N={n}: {len(group)} measure(s)"):
+            yield table_from_distinct(d)
 
 
-@functools.lru_cache(maxsize=64)
-def _table(measure: Measure, table_rb: int | None) -> Table:
-    [tables] = build_tables([measure], rbs=[table_rb] if table_rb is not None else "all")
-    return tables[0]
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "@=._-" else "_" for ch in name)
 
 
-def scale(measure: str | Measure, rb: int | None = None) -> Scale:
-    """Build the unq interval scale of ``measure`` in memory (fine up to N of about 24).
+@functools.lru_cache(maxsize=32)
+def _table(measure: Measure) -> Table:
+    [t] = build_tables([measure])
+    return t
+
+
+def scale(measure: str | Measure, rb: int | None = None):
+    """Build the unq interval scale of ``measure`` in memory.
 
     Parameters
     ----------
@@ -95,14 +230,15 @@ def scale(measure: str | Measure, rb: int | None = None) -> Scale:
     rb : int, optional
         Recall base (number of relevant documents of the topic). Required for
         RB-dependent measures (R, F1, AP, nDCG, nDCG_trec), rejected for the others.
-        For rb > N the table of rb = N is used with values for the actual rb.
+        For rb > N the order of rb = N is used with values for the actual rb.
 
     Returns
     -------
     Scale
         ``scale.values``, ``scale.counts``, ``scale.rank(values)``,
-        ``scale.rank_runs(runs)``. Results are cached per (measure, min(rb, N)).
+        ``scale.rank_runs(runs)``. Tables are cached per measure.
     """
+    from irscale.scales.scale import Scale
     m = parse_measure(measure)
-    trb = m.table_rb(rb)
-    return Scale(_table(m, trb), rb)
+    m.check_rb(rb)
+    return Scale(_table(m), rb)

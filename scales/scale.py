@@ -1,9 +1,15 @@
 """Tables of distinct values and the unq interval scale built from them.
 
-A :class:`Table` is what enumeration produces and the store keeps: the distinct exact
-keys of a measure over the (feasible) run space, in increasing value order, with the
-number of runs behind each. A :class:`Scale` is a table seen for one actual recall base:
-float64 values, and the rank maps
+A :class:`Table` is what enumeration produces and the store keeps: the *entries* of a
+measure over the whole run space in increasing value order. Without a recall base an
+entry is a distinct value; for RB-dependent measures it is a (distinct value, stratum)
+pair, the stratum being the number of relevant documents of the runs behind it, and the
+entries of one value are adjacent, by increasing stratum (``first`` marks the first one).
+Each entry keeps the smallest id of its runs (the value is recomputed from it, see
+:mod:`irscale.scales.split`) and the number of runs. One table serves every recall base:
+the table of RB = r holds the values whose smallest stratum is <= r (SPEC section 2).
+
+A :class:`Scale` is a table seen for one actual recall base, with the rank maps
 
 * unq rank: ``phi(m) = |{x in M(space) : x <= m}|``, 1-based (the minimum has rank 1),
   tied runs share a rank and no rank is skipped, so ranks 1..K are equally spaced;
@@ -12,11 +18,13 @@ float64 values, and the rank maps
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from irscale.errors import RunError, ValueNotInScaleError
+from irscale.scales import lookup_kernels as lk
 from irscale.scales.certify import Certificate
 
 #: Default tolerances of :meth:`Scale.rank`: a value is accepted when it is within
@@ -27,23 +35,42 @@ ATOL = 1e-12
 
 @dataclass
 class Table:
-    """Distinct values of one measure at one table recall base.
+    """Entries of one measure over REL^N, in increasing value order.
 
-    ``keys``: (K, W) uint64 exact keys in increasing value order; ``counts``: runs per
-    distinct value; ``n_runs``: runs in the (feasible) space; ``table_rb``: min(RB, N),
-    None for measures that do not depend on RB.
+    ``ids``: smallest run id per entry (None for an implicit table whose entry i is run
+    i); ``counts``: runs per entry (None: all 1); ``strata``: number of relevant
+    documents per entry (None for measures without recall base); ``first``: entry starts
+    a new distinct value (None: every entry does); ``n_entries``; ``n_runs``: runs in the
+    whole space. Arrays may be memory maps of a store file.
     """
 
     measure: object
-    table_rb: int | None
-    keys: np.ndarray
-    counts: np.ndarray
+    ids: np.ndarray | None
+    counts: np.ndarray | None
+    strata: np.ndarray | None
+    first: np.ndarray | None
+    n_entries: int
     n_runs: int
     certificate: Certificate
     meta: dict = field(default_factory=dict)
+    parts: list | None = None   # bucket results not yet concatenated (written by the store)
 
-    def __len__(self) -> int:
-        return int(self.keys.shape[0])
+    @property
+    def implicit(self) -> bool:
+        return self.ids is None and self.parts is None
+
+    def arrays_for_kernels(self):
+        empty8 = np.zeros(0, np.uint8)
+        ids = self.ids if self.ids is not None else np.zeros(0, np.int64)
+        strata = self.strata if self.strata is not None else empty8
+        first = self.first if self.first is not None else np.zeros(0, np.bool_)
+        return ids, strata, first
+
+
+@functools.lru_cache(maxsize=32)
+def _split(measure):
+    from irscale.scales.split import split_form
+    return split_form(measure)
 
 
 class Scale:
@@ -55,10 +82,11 @@ class Scale:
     n : int
         Run length N.
     rb : int or None
-        The actual recall base (may exceed N; values then use it while the order is that
+        The actual recall base (may exceed N: values then use it while the order is that
         of ``min(rb, N)``).
     values : ndarray of float64, shape (K,)
-        Sorted distinct values; ``values[i]`` has unq rank ``i + 1``.
+        Sorted distinct values; ``values[i]`` has unq rank ``i + 1`` (computed on first
+        use; for very large tables prefer :meth:`rank`, which reads only what it needs).
     counts : ndarray of int64, shape (K,)
         Number of (feasible) runs taking each value.
     certificate : Certificate
@@ -68,81 +96,163 @@ class Scale:
     def __init__(self, table: Table, rb: int | None = None):
         self.table = table
         self.measure = table.measure
-        self.rb = self.measure.check_rb(rb if rb is not None else table.table_rb)
-        if self.measure.table_rb(self.rb) != table.table_rb:
-            raise ValueError(f"table for rb={table.table_rb} cannot serve rb={self.rb}")
+        self.rb = self.measure.check_rb(rb)
+        self.r = self.measure.table_rb(self.rb) if self.rb is not None else 0
+        self._sf = _split(self.measure)
         self._spec = self.measure.key_spec()
-        self.values = np.ascontiguousarray(self._spec.float_values(table.keys, self.measure, self.rb))
-        self.counts = table.counts
         self.certificate = table.certificate
-        self._key_index = None
+        self._ids, self._strata, self._first = table.arrays_for_kernels()
+        self._index = None
+        self._materialised = None
+
+    # -- index -------------------------------------------------------------------------
+    def _idx(self):
+        if self._index is None:
+            t, sf = self.table, self._sf
+            nr = self.measure.n + 1 if t.strata is not None else 1
+            self._index = lk.build_index(self._ids, t.implicit, t.n_entries, self._strata, self._first,
+                                         sf.A, sf.state, sf.B, sf.S, nr)
+        return self._index
+
+    def _args(self):
+        t, sf = self.table, self._sf
+        block_raw, block_cum = self._idx()
+        return (self._ids, t.implicit, t.n_entries, self._strata, self._first, sf.A, sf.state, sf.B, sf.S,
+                block_raw, block_cum)
+
+    # -- raw <-> value -----------------------------------------------------------------
+    def _value_factor(self) -> float:
+        """value = raw * factor (raw is the exact key, or the unnormalised float value)."""
+        from irscale.scales.keys import FormalLogKey, LinearKey, ints_to_words
+        spec, rb = self._spec, self.rb
+        if isinstance(spec, FormalLogKey):
+            norm = spec.normaliser(rb)
+            return 1.0 if norm is None else 1.0 / float(spec.raw_float(ints_to_words([norm], spec.words))[0])
+        if isinstance(spec, LinearKey):
+            return float(spec.scale(rb))
+        return float("nan")  # reciprocal rank: not linear in its key
+
+    def _values_of_raw(self, raw: np.ndarray) -> np.ndarray:
+        from irscale.scales.keys import FormalLogKey, LinearKey
+        spec = self._spec
+        if self._sf.exact:
+            return spec.float_values(raw.astype(np.uint64), self.measure, self.rb)
+        if isinstance(spec, (FormalLogKey, LinearKey)):
+            return raw * self._value_factor()
+        raise AssertionError
+
+    def _raw_of_values(self, x: np.ndarray) -> tuple[np.ndarray, float]:
+        """Raw query values and the factor d(raw)/d(value) for tolerances."""
+        from irscale.scales.keys import ReciprocalRankKey
+        if isinstance(self._spec, ReciprocalRankKey):
+            n = self.measure.n
+            with np.errstate(divide="ignore"):
+                raw = np.where(x > 0, n + 1 - 1.0 / np.where(x > 0, x, 1.0), 0.0)
+            return raw, float(n * n)  # d raw / d x = 1/x^2 <= N^2 on (1/N, 1]
+        f = self._value_factor()
+        return x / f, 1.0 / f
 
     # -- basic facts -----------------------------------------------------------------
     @property
     def n(self) -> int:
         return self.measure.n
 
+    def _materialise(self):
+        """values, counts and representative run ids of the distinct values present."""
+        if self._materialised is None:
+            t = self.table
+            E = t.n_entries
+            ids = np.arange(E, dtype=np.int64) if t.implicit else np.asarray(t.ids, dtype=np.int64)
+            counts = np.ones(E, np.int64) if t.counts is None else np.asarray(t.counts, dtype=np.int64)
+            first = np.ones(E, bool) if t.first is None else np.asarray(t.first, dtype=bool)
+            vid = np.cumsum(first) - 1                      # distinct value of each entry
+            nv = int(vid[-1]) + 1 if E else 0
+            if t.strata is None:
+                present = np.ones(nv, bool)
+            else:
+                feasible = np.asarray(t.strata) <= self.r
+                counts = np.where(feasible, counts, 0)
+                present = np.zeros(nv, bool)
+                present[vid[first & feasible]] = True    # a value's first entry has its smallest stratum
+            cnt = np.bincount(vid, weights=counts.astype(np.float64), minlength=nv)
+            rep = ids[first]                                # smallest id among runs of the smallest stratum
+            cnt, rep = cnt[present], rep[present]
+            raw = self._sf.raw_of_ids(rep)
+            self._materialised = (self._values_of_raw(raw), np.rint(cnt).astype(np.int64), rep)
+        return self._materialised
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._materialise()[0]
+
+    @property
+    def counts(self) -> np.ndarray:
+        return self._materialise()[1]
+
+    @property
+    def representatives(self) -> np.ndarray:
+        """Smallest run id taking each distinct value (for RB tables: among feasible runs
+        of the smallest stratum)."""
+        return self._materialise()[2]
+
     @property
     def n_runs(self) -> int:
-        return self.table.n_runs
+        """Runs in the (feasible) space."""
+        if self.table.strata is None:
+            return self.table.n_runs
+        return int(self.counts.sum())
 
     def __len__(self) -> int:
-        return len(self.table)
+        return self.k
 
     @property
     def k(self) -> int:
         """Number of distinct values K (the largest rank)."""
-        return len(self.table)
+        if self.table.strata is None and self.table.first is None:
+            return self.table.n_entries
+        block_raw, block_cum = self._idx()
+        return int(block_cum[-1, self.r if self.table.strata is not None else 0])
 
     def __repr__(self) -> str:
         rb = "" if self.rb is None else f", rb={self.rb}"
-        return f"<Scale {self.measure}{rb}: {self.k} distinct values over {self.n_runs} runs>"
+        return f"<Scale {self.measure}{rb}: {self.k} distinct values>"
 
     @property
     def midranks(self) -> np.ndarray:
         """Mid-rank of every distinct value (float64, 1-based positions among all runs)."""
-        before = np.concatenate(([0], np.cumsum(self.counts)[:-1]))
-        return before + (self.counts + 1) / 2.0
+        c = self.counts
+        before = np.concatenate(([0], np.cumsum(c)[:-1]))
+        return before + (c + 1) / 2.0
 
     # -- value -> rank ---------------------------------------------------------------
     def rank(self, values, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray:
         """1-based unq ranks of raw measure values.
 
         A value must lie within ``atol + rtol * |value|`` of exactly one distinct value
-        of the measure (an exact float match always counts as within). Raises
-        :class:`~irscale.errors.ValueNotInScaleError` naming the first offending value:
-        NaN or infinite, not a value of the measure, or ambiguous (two distinct values
-        within tolerance; use :meth:`rank_runs`, which is exact).
+        of the measure. Raises :class:`~irscale.errors.ValueNotInScaleError` naming the
+        first offending value: NaN or infinite, not a value of the measure, or ambiguous
+        (two distinct values within tolerance; use :meth:`rank_runs`, which is exact).
         """
         x = np.asarray(values, dtype=np.float64)
         shape = x.shape
         x = x.reshape(-1)
-        v = self.values
         if not np.all(np.isfinite(x)):
             bad = x[~np.isfinite(x)][0]
             raise ValueNotInScaleError(f"{float(bad)!r} is not a value of {self._label()}")
-        idx = np.searchsorted(v, x)
-        lo = np.clip(idx - 1, 0, len(v) - 1)
-        hi = np.clip(idx, 0, len(v) - 1)
-        dlo, dhi = np.abs(x - v[lo]), np.abs(v[hi] - x)
-        best = np.where(dhi < dlo, hi, lo)
-        tol = atol + rtol * np.abs(x)
-        exact = v[best] == x
-        ok = exact | (np.minimum(dlo, dhi) <= tol)
-        if not ok.all():
-            bad = x[~ok][0]
-            j = int(np.searchsorted(v, bad))
-            near = ", ".join(f"{v[i]:.12g}" for i in (j - 1, j) if 0 <= i < len(v))
-            raise ValueNotInScaleError(f"{float(bad)!r} is not a value of {self._label()} (nearest values: {near})")
-        # ambiguity: a second distinct value within tolerance (or with the same float)
-        other = np.where(best == hi, lo, hi)
-        amb = (other != best) & ((v[other] == v[best]) | (~exact & (np.abs(v[other] - x) <= tol)))
-        if amb.any():
-            bad = x[amb][0]
+        raw, dfac = self._raw_of_values(x)
+        tols = (atol + rtol * np.abs(x)) * abs(dfac) + 4 * np.spacing(np.abs(raw) + 1)
+        ranks = np.zeros(x.shape[0], np.int64)
+        status = np.zeros(x.shape[0], np.int8)
+        lk.rank_raw(raw, tols, self.r, 2 * self._sf.bound, *self._args(), ranks, status)
+        if (status == 1).any():
+            bad = float(x[status == 1][0])
+            raise ValueNotInScaleError(f"{bad!r} is not a value of {self._label()}")
+        if (status == 2).any():
+            bad = float(x[status == 2][0])
             raise ValueNotInScaleError(
-                f"{float(bad)!r} is ambiguous for {self._label()}: two distinct values lie within tolerance; "
+                f"{bad!r} is ambiguous for {self._label()}: two distinct values lie within tolerance; "
                 f"rank the judged runs instead (rank_runs), which is exact")
-        return (best + 1).astype(np.int64).reshape(shape)
+        return ranks.reshape(shape)
 
     def midrank(self, values, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray:
         """Mid-ranks of raw values (comparison only; see :attr:`midranks`)."""
@@ -161,33 +271,33 @@ class Scale:
         Raises :class:`~irscale.errors.RunError` for wrong lengths, degrees outside REL,
         or runs with more relevant documents than the recall base (infeasible).
         """
-        from irscale.enumerate import kernels
-        from irscale.enumerate.engine import make_job
-        from irscale.enumerate.reduce import KeyCodec
-        from irscale.enumerate.runspace import validate_runs
-
+        from irscale.enumerate.runspace import ids_of_runs, validate_runs
         arr = validate_runs(runs, self.measure.levels, self.n)
-        if self.rb is not None and self.rb < self.n:
-            rel = kernels.relevant_counts(arr)
-            if (rel > self.rb).any():
-                i = int(np.argmax(rel > self.rb))
-                raise RunError(f"run {i} has {int(rel[i])} relevant documents, more than the recall base "
-                               f"rb={self.rb}: it cannot occur for this topic")
-        job = make_job(self.measure)
-        keys = kernels.score(job.kernel, job.words, job.weights, arr)
-        codec = KeyCodec(job.words, job.codec.key_bits, stratified=False)
-        if self._key_index is None:
-            packed = codec.encode(self.table.keys, None)
-            order = np.argsort(packed, kind="stable")
-            self._key_index = (packed[order], order)
-        sorted_keys, order = self._key_index
-        q = codec.encode(keys, None)
-        pos = np.searchsorted(sorted_keys, q)
-        pos_c = np.clip(pos, 0, len(sorted_keys) - 1)
-        found = sorted_keys[pos_c] == q
-        if not found.all():  # cannot happen for a complete table
-            raise RuntimeError(f"{self._label()}: run key not in the table; the table is incomplete")
-        return (order[pos_c] + 1).astype(np.int64)
+        return self.rank_ids(ids_of_runs(arr, self.measure.levels))
+
+    def rank_ids(self, ids) -> np.ndarray:
+        """Exact ranks of runs given by run id (SPEC section 2 numbering)."""
+        from irscale.enumerate.split_kernels import exact_keys
+        q = np.asarray(ids, dtype=np.int64).reshape(-1)
+        sf = self._sf
+        if q.size and (q.min() < 0 or q.max() >= self.measure.levels ** self.n):
+            raise RunError(f"run ids must be in [0, {self.measure.levels ** self.n})")
+        qkeys = exact_keys(q, sf.KA, sf.KB, sf.state, sf.S) if not sf.exact else np.zeros((q.size, 1), np.uint64)
+        KA = sf.KA if not sf.exact else np.zeros((1, 1), np.uint64)
+        KB = sf.KB if not sf.exact else np.zeros((1, 1, 1), np.uint64)
+        ranks = np.zeros(q.size, np.int64)
+        status = np.zeros(q.size, np.int8)
+        lk.rank_ids(q, self.r, sf.exact, 2 * sf.bound, *self._args(), qkeys, KA, KB,
+                    self.measure.levels, self.n, ranks, status)
+        if (status == 3).any():
+            i = int(np.argmax(status == 3))
+            from irscale.enumerate.split_kernels import popcount_ids
+            c = int(popcount_ids(q[i:i + 1], self.measure.levels, self.n)[0])
+            raise RunError(f"run {i} has {c} relevant documents, more than the recall base "
+                           f"rb={self.rb}: it cannot occur for this topic")
+        if (status != 0).any():  # cannot happen for a complete table
+            raise RuntimeError(f"{self._label()}: run not found in the table; the table is incomplete")
+        return ranks
 
     def _label(self) -> str:
         return f"{self.measure}" + ("" if self.rb is None else f" with rb={self.rb}")

@@ -1,34 +1,57 @@
-"""build_store: enumerate measures and commit their tables to a store file."""
+"""build_store: build measures' tables and commit them to a store file."""
 from __future__ import annotations
 
 import os
+import shutil
+import time
 from pathlib import Path
 
 from irscale.store.reader import Store
 from irscale.store.writer import commit
 
 
+def workdir_for(path: Path) -> Path:
+    """Folder next to the store holding resumable checkpoints of unfinished tables."""
+    return path.parent / f".{path.name}.build"
+
+
 def build_store(path: str | os.PathLike, measures, rbs="all", n_jobs: int = 1, progress: bool = False,
-                rebuild: bool = False) -> Store:
+                rebuild: bool = False, method: str = "auto", backend: str | None = None) -> Store:
     """Build the tables of ``measures`` (names or Measure objects; a comma-separated
     string works too) into the store at ``path``.
 
-    ``rbs``: ``"all"`` (every recall base 1..N) or a list of recall bases, for the
-    RB-dependent measures. Tables already complete in the store are kept and not rebuilt
-    unless ``rebuild``. Each measure's tables are committed atomically as soon as they
-    are built, so an interrupted build keeps the finished measures.
+    One table per measure serves every recall base (``rbs`` is validated only). Tables
+    already complete in the store are kept unless ``rebuild``. Each table is committed
+    atomically as soon as it is built; long builds checkpoint finished buckets next to
+    the store (``.NAME.build/``), so running the same call again after a crash or kill
+    continues from the last finished bucket and gives bit-identical tables.
     """
     from irscale.scales import parse_measures
     from irscale.scales.build import build_tables, table_rbs
 
     path = Path(path)
     ms = parse_measures(measures)
-    todo = []
-    existing = Store(path) if path.exists() else None
     for m in ms:
-        wanted = table_rbs(m, rbs)
-        if rebuild or existing is None or not all(existing.has(m, rb) for rb in wanted):
-            todo.append(m)
-    for tables in build_tables(todo, rbs=rbs, n_jobs=n_jobs, progress=progress):
-        commit(path, tables)
+        table_rbs(m, rbs)
+    existing = Store(path) if path.exists() else None
+    todo = [m for m in ms if rebuild or existing is None or not existing.has(m)]
+    wd = workdir_for(path)
+    if todo and not path.parent.is_dir():
+        from irscale.errors import StoreError
+        raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
+    t0 = time.perf_counter()
+    for table in build_tables(todo, n_jobs=n_jobs, progress=progress, workdir=wd, backend=backend,
+                              concatenate=False, method=method):
+        commit(path, [table], {str(table.measure): time.perf_counter() - t0})
+        sub = wd / _sub(str(table.measure))
+        if sub.exists():
+            shutil.rmtree(sub, ignore_errors=True)
+        t0 = time.perf_counter()
+    if wd.exists() and not any(wd.iterdir()):
+        wd.rmdir()
     return Store(path)
+
+
+def _sub(name: str) -> str:
+    from irscale.scales.build import _safe
+    return _safe(name)

@@ -1,41 +1,42 @@
-"""The HDF5 table format (version 1).
+"""The HDF5 table format (version 2).
 
 One file holds many tables::
 
-    /                      attrs: format="irscale-tables", format_version=1,
-                                  generator="irscale", generator_version, created
-    /tables/<measure>/<rb> one group per table; <measure> is the canonical measure name
-                           (``AP@10``), <rb> is ``rb=K`` (K = min(RB, N)) or ``all``
-        keys    uint64 (K, W)  exact keys in increasing value order
-        values  float64 (K,)   distinct values (for rb=K), increasing
-        counts  int64 (K,)     runs per distinct value
-        attrs   measure, family, params (JSON), rel (JSON list of degrees), n, rb (0: no
-                RB), n_runs, n_distinct, tie_method, error_bound, min_gap, min_gap_exact,
-                redecided, generator_version, created, checksum (sha256 of the three
-                datasets' bytes), complete (True, written last)
+    /                   attrs: format="irscale-tables", format_version=2,
+                               generator="irscale", generator_version, created
+    /tables/<measure>   one group per table; <measure> is the canonical measure name
+                        (``AP@10``). One table serves every recall base.
+        ids      uint32/uint64 (E,)  smallest run id of each entry, entries in increasing
+                                     value order (absent for implicit tables)
+        counts   uint8..uint64 (E,)  runs per entry (absent for implicit tables: all 1)
+        strata   uint8 (E,)          relevant documents of the entry's runs (RB measures)
+        first    bool (E,)           entry starts a new distinct value (absent: all do)
+        attrs    measure, family, params (JSON), rel (JSON list), n, rb_dependent,
+                 implicit, n_entries, n_runs, n_distinct (whole space), distinct_by_rb
+                 (JSON list, rb = 1..N), tie_method, error_bound, min_gap, min_gap_exact,
+                 redecided, generator_version, created, build_seconds,
+                 checksum (sha256 over the datasets' bytes in the order ids, counts,
+                 strata, first), complete (True, written last)
 
-A table counts as present only when its ``complete`` attribute is True and, when read,
-its checksum matches. Files are only ever replaced whole (written to a temporary file in
-the same folder, then renamed), so an interrupted write never changes an existing store.
+Entries and run ids are defined in :mod:`irscale.scales.scale`; values are recomputed
+from run ids (:mod:`irscale.scales.split`). Datasets are contiguous and uncompressed so
+that readers memory-map them and never read a table whole. A table counts as present
+only when ``complete`` is True. Files are only ever replaced whole (a temporary file in
+the same folder, then a rename), so an interrupted write never changes a store.
 """
 from __future__ import annotations
 
 import hashlib
 
-import numpy as np
-
 FORMAT_NAME = "irscale-tables"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+DATASETS = ("ids", "counts", "strata", "first")
 
 
-def table_path(measure: str, table_rb: int | None) -> str:
+def table_path(measure: str) -> str:
     """HDF5 path of a table inside the file."""
-    return f"/tables/{measure}/" + ("all" if table_rb is None else f"rb={table_rb}")
+    return f"/tables/{measure}"
 
 
-def checksum(keys: np.ndarray, values: np.ndarray, counts: np.ndarray) -> str:
-    """sha256 over the bytes of the three datasets (little-endian, C order)."""
-    h = hashlib.sha256()
-    for arr, dt in ((keys, "<u8"), (values, "<f8"), (counts, "<i8")):
-        h.update(np.ascontiguousarray(arr, dtype=dt).tobytes())
-    return h.hexdigest()
+def new_checksum():
+    return hashlib.sha256()

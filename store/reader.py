@@ -1,4 +1,4 @@
-"""Reading a store: file checks, table listing, loading tables as scales."""
+"""Reading a store: file checks, table listing, lazy (memory-mapped) tables as scales."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ import h5py
 import numpy as np
 
 from irscale.errors import StoreError, TableNotFoundError
-from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, checksum, table_path
+from irscale.store.format import DATASETS, FORMAT_NAME, FORMAT_VERSION, new_checksum, table_path
 
 
 def check_file(path: str | os.PathLike) -> None:
@@ -37,6 +37,8 @@ def check_file(path: str | os.PathLike) -> None:
     if ver is None or int(ver) > FORMAT_VERSION:
         raise StoreError(f"{path} uses table format version {ver}, newer than this irscale knows "
                          f"({FORMAT_VERSION}); upgrade irscale")
+    if int(ver) < FORMAT_VERSION:
+        raise StoreError(f"{path} uses the old table format version {ver}; rebuild it with 'irscale build'")
 
 
 def _attrs(g) -> dict:
@@ -50,8 +52,17 @@ def _attrs(g) -> dict:
     return out
 
 
+def _mapped(path: Path, ds) -> np.ndarray:
+    """A dataset as a read-only memory map (contiguous datasets), else read."""
+    offset = ds.id.get_offset()
+    if offset is None or ds.chunks is not None or ds.compression is not None or ds.size == 0:
+        return ds[()]
+    return np.memmap(path, dtype=ds.dtype, mode="r", offset=offset, shape=ds.shape)
+
+
 class Store:
-    """A table file opened for reading.
+    """A table file opened for reading. Tables are memory-mapped on first use: opening a
+    store and answering a lookup reads only the parts of a table the lookup touches.
 
     >>> store = open_store("tables.h5")                # doctest: +SKIP
     >>> store.scale("AP@10", rb=5).rank([0.5])        # doctest: +SKIP
@@ -68,56 +79,71 @@ class Store:
         return f"<Store {self.path}: {len(self.tables())} tables>"
 
     def tables(self) -> list[dict]:
-        """Metadata of every complete table, sorted by measure and rb."""
+        """Metadata of every complete table, sorted by measure name."""
         out = []
         with h5py.File(self.path, "r") as f:
             if "tables" not in f:
                 return out
-            for mname, mg in f["tables"].items():
-                for rbname, g in mg.items():
-                    a = _attrs(g)
-                    if a.get("complete"):
-                        a["path"] = g.name
-                        out.append(a)
-        return sorted(out, key=lambda a: (a["measure"], a["rb"]))
+            for name, g in f["tables"].items():
+                a = _attrs(g)
+                if a.get("complete"):
+                    a["path"] = g.name
+                    out.append(a)
+        return sorted(out, key=lambda a: a["measure"])
 
-    def has(self, measure, rb: int | None = None) -> bool:
+    def has(self, measure) -> bool:
         from irscale.scales import parse_measure
-        m = parse_measure(measure)
-        path = table_path(str(m), m.table_rb(rb))
+        path = table_path(str(parse_measure(measure)))
         with h5py.File(self.path, "r") as f:
             return path in f and bool(f[path].attrs.get("complete", False))
 
-    def table(self, measure, rb: int | None = None):
-        """Load a :class:`~irscale.scales.Table` (checksum verified)."""
+    def _missing(self, m, rb):
+        return TableNotFoundError(
+            f"{self.path} has no table {m}; create it with: irscale build --measures \"{m}\" --out {self.path}")
+
+    def table(self, measure, verify: bool = False):
+        """The :class:`~irscale.scales.Table` of ``measure`` (memory-mapped arrays).
+        ``verify`` recomputes the checksum (reads the whole table)."""
         from irscale.scales import Certificate, Table, parse_measure
         m = parse_measure(measure)
-        trb = m.table_rb(rb)
-        key = (m, trb)
-        if key in self._cache:
-            return self._cache[key]
-        path = table_path(str(m), trb)
+        if m in self._cache and not verify:
+            return self._cache[m]
+        path = table_path(str(m))
         with h5py.File(self.path, "r") as f:
             g = f.get(path)
             if g is None or not bool(g.attrs.get("complete", False)):
-                rbopt = f" --rb {trb}" if trb is not None else ""
-                raise TableNotFoundError(
-                    f"{self.path} has no table {m}" + (f" for rb={trb}" if trb is not None else "") +
-                    f"; create it with: irscale build --measures \"{m}\"{rbopt} --out {self.path}")
+                raise self._missing(m, None)
             a = _attrs(g)
-            keys, values, counts = g["keys"][()], g["values"][()], g["counts"][()]
-        if checksum(keys, values, counts) != a["checksum"]:
-            raise StoreError(f"{self.path}: table {m} rb={trb} is corrupt (checksum mismatch); rebuild it")
+            arrays = {name: (_mapped(self.path, g[name]) if name in g else None) for name in DATASETS}
+        if verify:
+            h = new_checksum()
+            for name in DATASETS:
+                arr = arrays[name]
+                if arr is not None:
+                    for i in range(0, arr.size, 1 << 24):
+                        h.update(np.ascontiguousarray(arr[i:i + (1 << 24)]).tobytes())
+            if h.hexdigest() != a["checksum"]:
+                raise StoreError(f"{self.path}: table {m} is corrupt (checksum mismatch); rebuild it")
         cert = Certificate(a["tie_method"], a["error_bound"], a["min_gap"], a["min_gap_exact"], a["redecided"])
-        t = Table(m, trb, keys, counts, int(a["n_runs"]), cert, meta=a)
-        self._cache[key] = t
+        t = Table(m, arrays["ids"], arrays["counts"], arrays["strata"], arrays["first"], int(a["n_entries"]),
+                  int(a["n_runs"]), cert, meta=a)
+        self._cache[m] = t
         return t
 
+    def verify(self) -> list[str]:
+        """Recompute every table's checksum; returns the measures checked (raises
+        StoreError on the first mismatch)."""
+        names = [t["measure"] for t in self.tables()]
+        for name in names:
+            self.table(name, verify=True)
+        return names
+
     def scale(self, measure, rb: int | None = None):
-        """The :class:`~irscale.scales.Scale` of a stored table (for the actual ``rb``)."""
+        """The :class:`~irscale.scales.Scale` of a stored table for the actual ``rb``."""
         from irscale.scales import Scale, parse_measure
         m = parse_measure(measure)
-        return Scale(self.table(m, rb), m.check_rb(rb))
+        m.check_rb(rb)
+        return Scale(self.table(m), rb)
 
 
 def open_store(path: str | os.PathLike) -> Store:

@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 
 from irscale.errors import StoreError
-from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, checksum, table_path
+from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, table_path
 
 
 def _now() -> str:
@@ -44,39 +44,74 @@ def _jsonable(v):
     return v
 
 
-def write_table(f: h5py.File, table) -> None:
-    """Write one :class:`~irscale.scales.Table` (replacing a table of the same key)."""
+def _chunks_of(table, name):
+    """The table's dataset ``name`` as a sequence of arrays (parts or one array)."""
+    if table.parts is not None:
+        return [getattr(p, name) for p in table.parts]
+    arr = getattr(table, name)
+    return [] if arr is None else [arr]
+
+
+def write_table(f: h5py.File, table, build_seconds: float | None = None) -> None:
+    """Write one :class:`~irscale.scales.Table` (replacing a table of the same measure)."""
+    from irscale.scales.build import _count_dtype, _id_dtype
+    from irscale.store.format import new_checksum
+
     m = table.measure
-    spec = m.key_spec()
-    values = np.ascontiguousarray(spec.float_values(table.keys, m, table.table_rb), dtype=np.float64)
-    keys = np.ascontiguousarray(table.keys, dtype=np.uint64)
-    counts = np.ascontiguousarray(table.counts, dtype=np.int64)
-    path = table_path(str(m), table.table_rb)
+    path = table_path(str(m))
     if path in f:
         del f[path]
     g = f.create_group(path)
-    opts = dict(chunks=True, compression="gzip", compression_opts=4, shuffle=True) if len(keys) > 4096 else {}
-    g.create_dataset("keys", data=keys, **opts)
-    g.create_dataset("values", data=values, **opts)
-    g.create_dataset("counts", data=counts, **opts)
+    E = table.n_entries
+    h = new_checksum()
+    plan = []
+    if not table.implicit:
+        cmax = max((int(c.max()) for c in _chunks_of(table, "counts") if c.size), default=1)
+        plan = [("ids", _id_dtype(m)), ("counts", _count_dtype(cmax))]
+        if m.rb_dependent:
+            plan.append(("strata", np.uint8))
+            if not all(bool(np.all(c)) for c in _chunks_of(table, "first")):
+                plan.append(("first", np.bool_))
+    for name, dt in plan:
+        ds = g.create_dataset(name, shape=(E,), dtype=dt)  # contiguous: memory-mappable
+        pos = 0
+        for chunk in _chunks_of(table, name):
+            arr = np.ascontiguousarray(chunk, dtype=dt)
+            ds[pos:pos + arr.size] = arr
+            h.update(arr.astype(np.dtype(dt).newbyteorder("<"), copy=False).tobytes())
+            pos += arr.size
+        assert pos == E, (name, pos, E)
+    # distinct values per recall base
+    if m.rb_dependent and not table.implicit:
+        hist = np.zeros(m.n + 1, np.int64)
+        firsts = _chunks_of(table, "first") or [None] * len(_chunks_of(table, "strata"))
+        for st, fi in zip(_chunks_of(table, "strata"), firsts):
+            st = np.asarray(st)
+            sel = st if fi is None else st[np.asarray(fi, dtype=bool)]
+            hist += np.bincount(sel, minlength=m.n + 1)[: m.n + 1]
+        by_rb = np.cumsum(hist)[1:].tolist()
+        n_distinct = int(hist.sum())
+    else:
+        n_distinct, by_rb = E, []
     cert = table.certificate
     attrs = {
         "measure": str(m), "family": m.name,
         "params": json.dumps({k: _jsonable(v) for k, v in m.param_values().items()}),
-        "rel": json.dumps(list(range(m.levels))), "n": m.n,
-        "rb": 0 if table.table_rb is None else table.table_rb,
-        "n_runs": int(table.n_runs), "n_distinct": int(len(keys)),
+        "rel": json.dumps(list(range(m.levels))), "n": m.n, "rb_dependent": bool(m.rb_dependent),
+        "implicit": bool(table.implicit), "n_entries": int(E), "n_runs": int(table.n_runs),
+        "n_distinct": n_distinct, "distinct_by_rb": json.dumps(by_rb),
         "tie_method": cert.method, "error_bound": float(cert.error_bound), "min_gap": float(cert.min_gap),
         "min_gap_exact": cert.min_gap_exact, "redecided": int(cert.redecided),
         "generator_version": _version(), "created": _now(),
-        "checksum": checksum(keys, values, counts),
+        "build_seconds": float(build_seconds) if build_seconds is not None else -1.0,
+        "checksum": h.hexdigest(),
     }
     for k, v in attrs.items():
         g.attrs[k] = v
     g.attrs["complete"] = True  # last: marks the table as usable
 
 
-def commit(path: str | os.PathLike, tables: list) -> None:
+def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = None) -> None:
     """Add ``tables`` to the store at ``path`` (created if missing), atomically."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
@@ -96,7 +131,7 @@ def commit(path: str | os.PathLike, tables: list) -> None:
             if mode == "w":
                 write_root_attrs(f)
             for t in tables:
-                write_table(f, t)
+                write_table(f, t, (build_seconds or {}).get(str(t.measure)))
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)

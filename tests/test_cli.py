@@ -45,7 +45,7 @@ def test_build_info_lookup(store, capsys):
     assert capsys.readouterr().out.splitlines()[1].split("\t")[1:3] == [str(k), str(k)]
     assert main(["info", str(store), "--json"]) == 0
     import json
-    assert len(json.loads(capsys.readouterr().out)["tables"]) == 7
+    assert len(json.loads(capsys.readouterr().out)["tables"]) == 2
 
 
 def test_preset_paper(tmp_path, capsys):
@@ -73,7 +73,7 @@ def test_user_errors(store, tmp_path, capsys):
     _error(capsys, ["lookup", str(store), "AP@6", "--rb", "2", "nan"], "nan is not a value")
     _error(capsys, ["lookup", str(store), "RR@6", "1"],
            f'create it with: irscale build --measures "RR@6" --out {store}')
-    _error(capsys, ["lookup", str(store), "AP@7", "--rb", "3", "1"], '--rb 3')
+    _error(capsys, ["lookup", str(store), "AP@7", "--rb", "3", "1"], 'irscale build --measures "AP@7"')
     _error(capsys, ["info", str(tmp_path / "missing.h5")], "no such file")
     (tmp_path / "junk.h5").write_bytes(b"\x00\x01 not hdf5")
     _error(capsys, ["info", str(tmp_path / "junk.h5")], "not an HDF5 file")

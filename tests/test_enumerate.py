@@ -66,7 +66,8 @@ def test_a_new_measure_brings_its_own_kernel():
 
     import numba
 
-    from irscale.scales.build import tables_from_distinct
+    from irscale.scales.build import table_from_distinct
+    from irscale.scales.scale import Scale
     from irscale.scales.keys import LinearKey
     from irscale.scales.measure import Measure
 
@@ -92,5 +93,6 @@ def test_a_new_measure_brings_its_own_kernel():
                            scale=lambda rb: Fraction(1))
 
     [d] = enumerate_distinct([LR(n=8)])
-    [t] = tables_from_distinct(d)
-    assert len(t) == 9 and t.counts.tolist() == [1] + [2 ** (k - 1) for k in range(1, 9)]
+    s = Scale(table_from_distinct(d))
+    assert len(s) == 9 and s.counts.tolist() == [1] + [2 ** (k - 1) for k in range(1, 9)]
+    assert s.rank_runs([[0, 0, 0, 1, 0, 0, 0, 0], [0] * 8]).tolist() == [5, 1]

@@ -15,25 +15,32 @@ from irscale import StoreError, TableNotFoundError
 from irscale.store.format import FORMAT_VERSION, table_path
 
 MEASURES = "AP@8,DCG(b=2)@8,RBP(p=0.8)@8,RR@8,nDCG_trec@8"
-META = {"measure", "family", "params", "rel", "n", "rb", "n_runs", "n_distinct", "tie_method", "error_bound",
-        "min_gap", "min_gap_exact", "redecided", "generator_version", "created", "checksum", "complete"}
+META = {"measure", "family", "params", "rel", "n", "rb_dependent", "implicit", "n_entries", "n_runs", "n_distinct",
+        "distinct_by_rb", "tie_method", "error_bound", "min_gap", "min_gap_exact", "redecided", "generator_version",
+        "created", "build_seconds", "checksum", "complete"}
+
+
+def _arrays(t):
+    return tuple(None if a is None else np.array(a) for a in (t.ids, t.counts, t.strata, t.first))
 
 
 def _snapshot(path):
+    """measure -> (arrays, checksum), every table verified against its checksum."""
     store = irscale.open_store(path)
-    out = {}
-    for meta in store.tables():
-        rb = meta["rb"] or None
-        t = store.table(meta["measure"], rb)
-        out[(meta["measure"], rb)] = (t.keys.copy(), t.counts.copy(), meta["checksum"])
-    return out
+    return {meta["measure"]: (_arrays(store.table(meta["measure"], verify=True)), meta["checksum"])
+            for meta in store.tables()}
+
+
+def _same_arrays(a, b):
+    return all((x is None and y is None) or (x is not None and y is not None and np.array_equal(x, y))
+               for x, y in zip(a, b))
 
 
 def test_round_trip(tmp_path):
     path = tmp_path / "t.h5"
-    store = irscale.build_store(path, MEASURES)
+    store = irscale.build_store(path, MEASURES + ",RBP(p=0.5)@8")
     tables = store.tables()
-    assert len(tables) == 8 + 1 + 1 + 1 + 8
+    assert [t["measure"] for t in tables] == sorted(MEASURES.split(",") + ["RBP(p=0.5)@8"])
     with h5py.File(path) as f:
         assert f.attrs["format"] == "irscale-tables"
         assert f.attrs["format_version"] == FORMAT_VERSION
@@ -41,17 +48,26 @@ def test_round_trip(tmp_path):
     reopened = irscale.open_store(path)
     for meta in tables:
         assert META <= set(meta)
-        rb = meta["rb"] or None
-        mem = irscale.scale(meta["measure"], rb=rb)
-        disk = reopened.scale(meta["measure"], rb=rb)
-        assert np.array_equal(mem.values, disk.values)
-        assert np.array_equal(mem.counts, disk.counts)
-        assert np.array_equal(mem.table.keys, disk.table.keys)
-        assert meta["n_distinct"] == len(mem) and meta["n_runs"] == mem.n_runs
-        assert meta["tie_method"] == mem.certificate.method
-        assert meta["min_gap_exact"] == mem.certificate.min_gap_exact
+        m = irscale.parse_measure(meta["measure"])
+        mem_table = irscale.scales.build._table(m)
+        disk_table = reopened.table(m, verify=True)
+        assert _same_arrays(_arrays(mem_table), _arrays(disk_table))
+        assert isinstance(disk_table.ids, (np.memmap, type(None))) or disk_table.n_entries == 0
+        for rb in ([1, 3, 8, 11] if m.rb_dependent else [None]):
+            mem, disk = irscale.scale(m, rb=rb), reopened.scale(m, rb=rb)
+            assert np.array_equal(mem.values, disk.values)
+            assert np.array_equal(mem.counts, disk.counts)
+            assert mem.k == disk.k
+        assert meta["n_runs"] == 2 ** 8
+        assert meta["tie_method"] == mem_table.certificate.method
+        assert meta["min_gap_exact"] == mem_table.certificate.min_gap_exact
         assert meta["n"] == 8 and meta["rel"] == "[0, 1]"
-    # rb > N served by the rb = N table with values for the actual rb
+        if m.rb_dependent:
+            import json
+            assert json.loads(meta["distinct_by_rb"]) == [len(irscale.scale(m, rb=r)) for r in range(1, 9)]
+    assert reopened.tables()[-1]["implicit"] is False
+    assert {t["measure"]: t["implicit"] for t in tables}["RBP(p=0.5)@8"] is True
+    # rb > N served by the rb = N order with values for the actual rb
     s = reopened.scale("AP@8", rb=11)
     assert s.values[-1] == pytest.approx(8 / 11)
 
@@ -65,9 +81,9 @@ def test_rebuild_keeps_existing_tables(tmp_path):
     assert os.stat(path).st_mtime_ns == stamp
     irscale.build_store(path, "RR@6")
     after = _snapshot(path)
-    assert set(after) == set(before) | {("RR@6", None)}
+    assert set(after) == set(before) | {"RR@6"}
     for k in before:
-        assert np.array_equal(before[k][0], after[k][0]) and before[k][2] == after[k][2]
+        assert _same_arrays(before[k][0], after[k][0]) and before[k][1] == after[k][1]
 
 
 def test_missing_table_names_the_build_command(tmp_path):
@@ -75,14 +91,14 @@ def test_missing_table_names_the_build_command(tmp_path):
     store = irscale.build_store(path, "P@6")
     with pytest.raises(TableNotFoundError) as e:
         store.scale("AP@6", rb=3)
-    assert f'irscale build --measures "AP@6" --rb 3 --out {path}' in str(e.value)
+    assert f'irscale build --measures "AP@6" --out {path}' in str(e.value)
 
 
 def test_incomplete_table_is_invisible(tmp_path):
     path = tmp_path / "t.h5"
     irscale.build_store(path, "P@6,RR@6")
     with h5py.File(path, "a") as f:
-        f[table_path("RR@6", None)].attrs["complete"] = False
+        f[table_path("RR@6")].attrs["complete"] = False
     store = irscale.open_store(path)
     assert [t["measure"] for t in store.tables()] == ["P@6"]
     with pytest.raises(TableNotFoundError):
@@ -93,9 +109,11 @@ def test_corrupt_table_detected(tmp_path):
     path = tmp_path / "t.h5"
     irscale.build_store(path, "P@6")
     with h5py.File(path, "a") as f:
-        f[table_path("P@6", None) + "/counts"][0] = 99
+        f[table_path("P@6") + "/counts"][0] = 99
     with pytest.raises(StoreError, match="checksum"):
-        irscale.open_store(path).scale("P@6")
+        irscale.open_store(path).table("P@6", verify=True)
+    from irscale.cli import main
+    assert main(["info", str(path), "--verify"]) == 2
 
 
 def test_foreign_and_unreadable_files(tmp_path):
@@ -125,14 +143,15 @@ def test_write_failure_keeps_old_store(tmp_path, monkeypatch):
     from irscale.store import writer
     real = writer.write_table
 
-    def failing(f, table):
-        real(f, table)
+    def failing(f, table, *args):
+        real(f, table, *args)
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(writer, "write_table", failing)
     with pytest.raises(StoreError, match="No space left on device.*unchanged"):
         irscale.build_store(path, "RR@6")
     assert _snapshot(path).keys() == before.keys()
     assert not list(tmp_path.glob(".t.h5.tmp-*"))
+    assert not list(tmp_path.glob(".t.h5.build/*.npz"))
 
 
 def test_sigkill_in_the_middle_of_writing_a_table(tmp_path):
@@ -147,26 +166,26 @@ def test_sigkill_in_the_middle_of_writing_a_table(tmp_path):
         from irscale.store import writer
         real = writer.write_table
         calls = []
-        def dying(f, table):
+        def dying(f, table, *args):
             calls.append(1)
-            if len(calls) == 3:          # third table of AP@6: die after its first dataset
-                g = f.create_group("/tables/AP@6/rb=3")
-                g.create_dataset("keys", data=table.keys)
+            if len(calls) == 2:          # second table (AP@6): die after its first dataset
+                g = f.create_group("/tables/AP@6")
+                g.create_dataset("ids", data=table.parts[0].ids)
                 f.flush()
                 os.kill(os.getpid(), signal.SIGKILL)
-            real(f, table)
+            real(f, table, *args)
         writer.write_table = dying
-        irscale.build_store({str(path)!r}, "AP@6")
+        irscale.build_store({str(path)!r}, "RR@6,AP@6")
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert list(tmp_path.glob(".t.h5.tmp-*")), "the killed writer should have left its temporary file"
     after = _snapshot(path)
-    assert after.keys() == before.keys()
+    assert set(after) == set(before) | {"RR@6"}  # RR@6 was committed before the kill
     for k in before:
-        assert before[k][2] == after[k][2]
-    store = irscale.build_store(path, "AP@6")
-    assert len(store.tables()) == 1 + 6
+        assert before[k][1] == after[k][1]
+    store = irscale.build_store(path, "RR@6,AP@6")
+    assert len(store.tables()) == 3
     assert not list(tmp_path.glob(".t.h5.tmp-*"))
     assert len(store.scale("AP@6", rb=3)) == len(irscale.scale("AP@6", rb=3))
 
@@ -184,13 +203,13 @@ def test_cli_build_killed_at_random_time_leaves_only_complete_tables(tmp_path):
     proc.wait()
     if path.exists():
         snap = _snapshot(path)  # every listed table loads and verifies its checksum
-        for (measure, rb), (keys, counts, _) in snap.items():
-            assert counts.sum() == irscale.open_store(path).table(measure, rb).n_runs
+        for measure, (arrays, _) in snap.items():
+            counts = arrays[1]
+            assert counts is None or counts.sum() == 2 ** 16
     # the same command again finishes the job
     r = subprocess.run([sys.executable, "-m", "irscale", "build", "--preset", "paper", "--depth", "16",
                         "--out", str(path), "-q"], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    # R, AP, nDCG(b=2), nDCG(b=10): 16 recall bases each; 7 measures without RB
-    assert len(irscale.open_store(path).tables()) == 4 * 16 + 7
+    assert len(irscale.open_store(path).tables()) == 11
     measures = {t["measure"] for t in irscale.open_store(path).tables()}
     assert len(measures) == 11

@@ -1,0 +1,279 @@
+"""The split enumerator: distinct values of a measure over REL^N without scoring runs
+one by one.
+
+Prefixes (first h ranks) and suffixes (last N - h ranks) are grouped by exact key,
+state and stratum (2 x levels**(N/2) items instead of levels**N runs); the raw value of
+a (prefix group, suffix group) pair is ``A + B`` (:mod:`irscale.scales.split`). The value
+axis is cut into buckets holding about ``target`` pairs each; a bucket collects its pairs
+by binary search in the sorted suffix lists, sorts them by raw value, and reduces them to
+table entries (ties decided by exact keys, order of close distinct values by exact
+arithmetic). Buckets are independent units of work: they run in joblib workers and are
+checkpointed to disk, so a killed build resumes where it stopped and the result never
+depends on the number of workers or on interruptions.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from irscale.enumerate import split_kernels as sk
+
+TARGET_ITEMS = 1 << 25
+
+
+@dataclass
+class Grouped:
+    """Prefix groups (flat arrays) and per-state suffix groups (rows padded with +inf)."""
+
+    A: np.ndarray
+    state: np.ndarray
+    pstrat: np.ndarray
+    pcount: np.ndarray
+    pmin: np.ndarray
+    Bs: np.ndarray
+    Bstrat: np.ndarray
+    Bcount: np.ndarray
+    Bmin: np.ndarray
+    lengths: np.ndarray
+    S: int
+
+    @property
+    def n_items(self) -> int:
+        return int(self.lengths[self.state].sum())
+
+
+def _digits_nonzero(ids: np.ndarray, levels: int, digits: int) -> np.ndarray:
+    return sk.popcount_ids(ids.astype(np.int64), levels, digits).astype(np.int64)
+
+
+def group_split(sf, stratified: bool) -> Grouped:
+    """Group prefixes and suffixes that behave identically (same exact key, state and,
+    for RB-dependent measures, number of relevant documents)."""
+    P, S = sf.P, sf.S
+    pids = np.arange(P, dtype=np.int64)
+    pstr = _digits_nonzero(pids, sf.levels, sf.h) if stratified else np.zeros(P, np.int64)
+    if sf.exact:
+        pkey = sf.A.astype(np.uint64)[:, None]
+    else:
+        pkey = sf.KA
+    rows = np.concatenate([pkey, sf.state.astype(np.uint64)[:, None], pstr.astype(np.uint64)[:, None]], axis=1)
+    _, first, inv = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    order = np.argsort(first)          # groups in order of their smallest prefix id
+    first = first[order]
+    remap = np.empty_like(order)
+    remap[order] = np.arange(order.size)
+    pcount = np.bincount(remap[inv], minlength=first.size).astype(np.int64)
+    A, state, pstrat, pmin = sf.A[first], sf.state[first], pstr[first], first.astype(np.int64)
+
+    sids = np.arange(S, dtype=np.int64)
+    sstr = _digits_nonzero(sids, sf.levels, sf.n - sf.h) if stratified else np.zeros(S, np.int64)
+    rows_by_state = []
+    for c in range(sf.B.shape[0]):
+        skey = sf.B[c].astype(np.uint64)[:, None] if sf.exact else sf.KB[c]
+        r = np.concatenate([skey, sstr.astype(np.uint64)[:, None]], axis=1)
+        _, f, iv = np.unique(r, axis=0, return_index=True, return_inverse=True)
+        cnt = np.bincount(iv.reshape(-1), minlength=f.size)
+        raw = sf.B[c][f]
+        o = np.lexsort((f, raw))
+        rows_by_state.append((raw[o], sstr[f][o], cnt[o], f[o]))
+    L = max(len(r[0]) for r in rows_by_state)
+    ns = len(rows_by_state)
+    Bs = np.full((ns, L), np.inf)
+    Bstrat = np.zeros((ns, L), np.int64)
+    Bcount = np.zeros((ns, L), np.int64)
+    Bmin = np.zeros((ns, L), np.int64)
+    lengths = np.zeros(ns, np.int64)
+    for c, (raw, st, cnt, f) in enumerate(rows_by_state):
+        k = len(raw)
+        Bs[c, :k], Bstrat[c, :k], Bcount[c, :k], Bmin[c, :k], lengths[c] = raw, st, cnt, f, k
+    return Grouped(A, state, pstrat, pcount, pmin, Bs, Bstrat, Bcount, Bmin, lengths, S)
+
+
+def plan_buckets(g: Grouped, sf, target: int = TARGET_ITEMS, seed: int = 0) -> list[float]:
+    """Bucket edges on the raw axis: [-inf, t1, ..., +inf], about ``target`` items each.
+    Deterministic. For inexact raws no edge lies within twice the error bound of any raw
+    value, so runs with equal values never straddle an edge."""
+    total = g.n_items
+    nb = max(1, -(-total // target))
+    if nb == 1:
+        return [-np.inf, np.inf]
+    rng = np.random.default_rng(seed)
+    w = g.lengths[g.state].astype(np.float64)
+    ps = rng.choice(len(g.A), size=1 << 18, p=w / w.sum())
+    js = (rng.random(ps.size) * g.lengths[g.state[ps]]).astype(np.int64)
+    sample = np.sort(g.A[ps] + g.Bs[g.state[ps], js])
+    edges = [float(sample[int(i * sample.size / nb)]) for i in range(1, nb)]
+    out = [-np.inf]
+    for t in edges:
+        if not sf.exact:
+            step = 4 * sf.bound if sf.bound > 0 else abs(t) * 1e-15
+            for _ in range(10000):
+                if sk.count_between(g.A, g.state, g.Bs, t - 2 * sf.bound, t + 2 * sf.bound) == 0:
+                    break
+                t += step
+        if t > out[-1]:
+            out.append(t)
+    out.append(np.inf)
+    return out
+
+
+@dataclass
+class BucketResult:
+    """Entries of one bucket, in value order (see :class:`irscale.scales.scale.Table`)."""
+
+    ids: np.ndarray
+    counts: np.ndarray
+    strata: np.ndarray
+    first: np.ndarray
+    min_gap: float          # smallest raw gap between distinct values inside the bucket
+    redecided: int
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, ids=self.ids, counts=self.counts, strata=self.strata, first=self.first,
+                 meta=np.array([self.min_gap, self.redecided], dtype=np.float64))
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> "BucketResult":
+        with np.load(path) as z:
+            meta = z["meta"]
+            return cls(z["ids"], z["counts"], z["strata"], z["first"], float(meta[0]), int(meta[1]))
+
+
+def process_bucket(measure, sf, g: Grouped, lo: float, hi: float) -> BucketResult:
+    """Collect, sort and reduce the items of one bucket."""
+    stratified = measure.rb_dependent
+    m = sk.count_between(g.A, g.state, g.Bs, lo, hi)
+    raw = np.empty(m, np.float64)
+    ids = np.empty(m, np.int64)
+    cnt = np.empty(m, np.int64)
+    strat = np.empty(m, np.int64)
+    sk.fill_between(g.A, g.state, g.pstrat, g.pcount, g.pmin, g.Bs, g.Bstrat, g.Bcount, g.Bmin, g.S,
+                    lo, hi, raw, ids, cnt, strat)
+    order = np.argsort(raw, kind="stable")
+    raw, ids, cnt, strat = raw[order], ids[order], cnt[order], strat[order]
+    del order
+    if sf.exact:
+        keys = np.zeros((m, 1), np.uint64)
+    else:
+        keys = sk.exact_keys(ids, sf.KA, sf.KB, sf.state, sf.S)
+    nstrata = measure.n + 1
+    out_ids = np.empty(m, np.int64)
+    out_counts = np.empty(m, np.int64)
+    out_strata = np.empty(m, np.int64)
+    out_first = np.empty(m, np.bool_)
+    flagged = np.empty((m, 2), np.int64) if not sf.exact else np.empty((0, 2), np.int64)
+    e, nflag, min_gap = sk.reduce_sorted(raw, ids, cnt, strat, keys, sf.exact, 2 * sf.bound, stratified, nstrata,
+                                         out_ids, out_counts, out_strata, out_first, flagged)
+    res = BucketResult(out_ids[:e].copy(), out_counts[:e].copy(), out_strata[:e].astype(np.uint8),
+                       out_first[:e].copy(), float(min_gap), 0)
+    if nflag and not sf.ordered_keys:
+        res.redecided = resolve_flagged(measure, sf, res, flagged[:nflag])
+    return res
+
+
+def resolve_flagged(measure, sf, res: BucketResult, flagged: np.ndarray) -> int:
+    """Order the distinct values inside clusters of close raw values by exact arithmetic
+    (formal log keys, :data:`irscale.scales.keys.MP_DIGITS` digits)."""
+    import mpmath
+
+    from irscale.errors import CertificationError
+    from irscale.scales.keys import MP_DIGITS, words_to_ints
+
+    spec = measure.key_spec()
+    tiny = mpmath.mpf(10) ** (-(MP_DIGITS - 10))
+    for e0, e1 in flagged:
+        starts = [i for i in range(e0, e1) if res.first[i]] + [e1]
+        groups = [(starts[t], starts[t + 1]) for t in range(len(starts) - 1)]
+        reps = np.array([res.ids[a:b].min() for a, b in groups], dtype=np.int64)
+        keys = words_to_ints(sk.exact_keys(reps, sf.KA, sf.KB, sf.state, sf.S))
+        with mpmath.workdps(MP_DIGITS):
+            vals = [spec.raw_mp(k) for k in keys]
+            perm = sorted(range(len(groups)), key=lambda t: vals[t])
+            for a, b in zip(perm, perm[1:]):
+                if abs(vals[b] - vals[a]) <= tiny * max(1, abs(vals[a])):
+                    raise CertificationError(f"{measure}: keys {keys[a]} and {keys[b]} cannot be separated")
+        sl = [np.arange(*groups[t]) for t in perm]
+        idx = np.concatenate(sl)
+        for arr in (res.ids, res.counts, res.strata, res.first):
+            arr[e0:e1] = arr[idx]
+    return len(flagged)
+
+
+def _plan_file(workdir: Path) -> Path:
+    return workdir / "plan.json"
+
+
+def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: str | os.PathLike | None = None,
+                    target: int = TARGET_ITEMS, backend: str | None = None):
+    """Entries of ``measure``'s table from the split form, bucket by bucket.
+
+    Returns a list of :class:`BucketResult` in value order. With ``workdir``, finished
+    buckets are saved there and reused by a later call with the same measure and plan
+    (resumable builds); the caller deletes the folder when the table is committed.
+    """
+    from irscale.scales.split import split_form
+
+    sf = split_form(measure)
+    g = group_split(sf, measure.rb_dependent)
+    edges = plan_buckets(g, sf, target)
+    n_b = len(edges) - 1
+    done: dict[int, BucketResult] = {}
+    wd = Path(workdir) if workdir is not None else None
+    if wd is not None:
+        wd.mkdir(parents=True, exist_ok=True)
+        plan = {"measure": str(measure), "edges": [repr(float(e)) for e in edges], "target": target}
+        pf = _plan_file(wd)
+        if pf.exists() and json.loads(pf.read_text()) != plan:
+            for f in wd.glob("bucket-*.npz"):
+                f.unlink()
+        pf.write_text(json.dumps(plan))
+        for i in range(n_b):
+            f = wd / f"bucket-{i:05d}.npz"
+            if f.exists():
+                try:
+                    done[i] = BucketResult.load(f)
+                except Exception:  # a torn file cannot exist (rename), but never trust blindly
+                    f.unlink()
+    todo = [i for i in range(n_b) if i not in done]
+
+    def run(i):
+        r = process_bucket(measure, sf, g, edges[i], edges[i + 1])
+        if wd is not None:
+            r.save(wd / f"bucket-{i:05d}.npz")
+        return i, r
+
+    from tqdm.auto import tqdm
+    bar = tqdm(total=n_b, initial=n_b - len(todo), unit="bucket", desc=str(measure), disable=not progress,
+               leave=False)
+    try:
+        if n_jobs == 1 or len(todo) <= 1:
+            results = (run(i) for i in todo)
+        else:
+            from joblib import Parallel, delayed, parallel_config
+            cfg = {"backend": backend} if backend else {}
+            with parallel_config(**cfg):
+                results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+                    delayed(_run_bucket)(measure, sf, g, edges[i], edges[i + 1], i,
+                                         None if wd is None else str(wd)) for i in todo)
+        for i, r in results:
+            done[i] = r
+            bar.update(1)
+    finally:
+        bar.close()
+    return sf, [done[i] for i in range(n_b)]
+
+
+def _run_bucket(measure, sf, g, lo, hi, i, wd):
+    r = process_bucket(measure, sf, g, lo, hi)
+    if wd is not None:
+        r.save(Path(wd) / f"bucket-{i:05d}.npz")
+    return i, r

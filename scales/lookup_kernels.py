@@ -1,0 +1,201 @@
+"""Numba kernels of table lookups (value -> rank, run id -> rank).
+
+Tables are arrays of *entries* in increasing value order; an entry is a (distinct value,
+stratum) pair represented by its smallest run id. Values are recomputed from run ids with
+the split form ``raw = A[p] + B[state[p], s]`` (:mod:`irscale.scales.split`), so a table
+stores 4 to 6 bytes per entry and is never read whole: the arrays may be memory maps.
+
+A block index (every ``BLOCK`` entries: the raw value at the block start and, per table
+recall base r, the number of distinct values present before the block) turns a lookup
+into a binary search over blocks plus a short scan. Raw values are sorted up to
+inversions smaller than twice the error bound (``two_bound``), which the searches allow
+for. Status codes: 0 found, 1 not a value, 2 ambiguous, 3 infeasible run.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+BLOCK = 1024
+
+
+@nb.njit(cache=True, inline="always")
+def _rid(ids, implicit, i):
+    return np.int64(i) if implicit else np.int64(ids[i])
+
+
+@nb.njit(cache=True, inline="always")
+def _raw(ids, implicit, i, A, state, B, S):
+    rid = _rid(ids, implicit, i)
+    p = rid // S
+    return A[p] + B[state[p], rid - p * S]
+
+
+@nb.njit(cache=True)
+def build_index(ids, implicit, n_entries, strata, first, A, state, B, S, nr):
+    """(block_raw, block_cum): raw value at each block start; distinct values present per
+    table recall base (column r = rb r; one column for tables without strata) before each
+    block."""
+    nb_ = (n_entries + BLOCK - 1) // BLOCK
+    block_raw = np.empty(nb_, dtype=np.float64)
+    block_cum = np.zeros((nb_ + 1, nr), dtype=np.int64)
+    has_strata = strata.shape[0] > 0
+    has_first = first.shape[0] > 0
+    hist = np.zeros(nr, dtype=np.int64)
+    for b in range(nb_):
+        block_raw[b] = _raw(ids, implicit, b * BLOCK, A, state, B, S)
+        hist[:] = 0
+        end = min(n_entries, (b + 1) * BLOCK)
+        if not has_strata and not has_first:
+            hist[0] = end - b * BLOCK
+        else:
+            for j in range(b * BLOCK, end):
+                if (not has_first) or first[j]:
+                    hist[strata[j] if has_strata else 0] += 1
+        run = 0
+        for r in range(nr):
+            run += hist[r]
+            block_cum[b + 1, r] = block_cum[b, r] + run
+    return block_raw, block_cum
+
+
+@nb.njit(cache=True)
+def _lower(x, ids, implicit, n_entries, A, state, B, S, block_raw):
+    """Approximate first entry with raw >= x (exact when raws are sorted)."""
+    lo, hi = 0, block_raw.shape[0]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if block_raw[mid] >= x:
+            hi = mid
+        else:
+            lo = mid + 1
+    b = max(lo - 1, 0)
+    lo, hi = b * BLOCK, min(n_entries, (b + 2) * BLOCK)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _raw(ids, implicit, mid, A, state, B, S) >= x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@nb.njit(cache=True)
+def _value_start(first, j):
+    if first.shape[0] == 0:
+        return j
+    while j > 0 and not first[j]:
+        j -= 1
+    return j
+
+
+@nb.njit(cache=True)
+def _present(strata, first, j, r):
+    """Entry j starts a value present in the table of recall base r."""
+    if first.shape[0] > 0 and not first[j]:
+        return False
+    return strata.shape[0] == 0 or strata[j] <= r
+
+
+@nb.njit(cache=True)
+def _rank_of(j, r, strata, first, block_cum):
+    """1-based rank of the value starting at entry j in the table of recall base r."""
+    if strata.shape[0] == 0 and first.shape[0] == 0:
+        return j + 1
+    b = j // BLOCK
+    col = r if strata.shape[0] > 0 else 0
+    k = block_cum[b, col]
+    for t in range(b * BLOCK, j + 1):
+        if _present(strata, first, t, r):
+            k += 1
+    return k
+
+
+@nb.njit(cache=True)
+def rank_raw(xs, tols, r, two_bound, ids, implicit, n_entries, strata, first, A, state, B, S,
+             block_raw, block_cum, out_rank, out_status):
+    """Ranks of raw values: the one distinct value (present for r) within tols[i] of xs[i]."""
+    for i in range(xs.shape[0]):
+        x, tol = xs[i], tols[i]
+        j = _lower(x - tol - two_bound, ids, implicit, n_entries, A, state, B, S, block_raw)
+        j = max(j - 1, 0)
+        best, nbest, bestd = -1, 0, np.inf
+        while j < n_entries:
+            v = _raw(ids, implicit, j, A, state, B, S)
+            if v > x + tol + two_bound:
+                break
+            if _present(strata, first, j, r):
+                d = abs(v - x)
+                if d <= tol:
+                    nbest += 1
+                    if d < bestd:
+                        best, bestd = j, d
+            j += 1
+        if nbest == 0:
+            out_status[i] = 1
+        elif nbest > 1:
+            out_status[i] = 2
+        else:
+            out_status[i] = 0
+            out_rank[i] = _rank_of(best, r, strata, first, block_cum)
+
+
+@nb.njit(cache=True)
+def rank_ids(qids, r, exact, two_bound, ids, implicit, n_entries, strata, first, A, state, B, S,
+             block_raw, block_cum, qkeys, KA, KB, levels, n, out_rank, out_status):
+    """Exact ranks of runs given by id. ``qkeys`` are the runs' exact keys (inexact raws)."""
+    for i in range(qids.shape[0]):
+        q = qids[i]
+        # feasibility: number of nonzero digits <= r (strata tables only)
+        if strata.shape[0] > 0:
+            v = q
+            c = 0
+            for _ in range(n):
+                if v % levels != 0:
+                    c += 1
+                v //= levels
+            if c > r:
+                out_status[i] = 3
+                continue
+        p = q // S
+        x = A[p] + B[state[p], q - p * S]
+        j = _lower(x - two_bound, ids, implicit, n_entries, A, state, B, S, block_raw)
+        j = max(j - 1, 0)
+        found = -1
+        ncand = 0
+        while j < n_entries:
+            v = _raw(ids, implicit, j, A, state, B, S)
+            if v > x + two_bound:
+                break
+            if exact:
+                if v == x:
+                    found = j
+                    break
+            elif abs(v - x) <= two_bound:
+                ncand += 1
+                # exact key of the entry's representative run
+                rid = _rid(ids, implicit, j)
+                pp = rid // S
+                ss = rid - pp * S
+                cc = state[pp]
+                carry = np.uint64(0)
+                same = True
+                for w in range(KA.shape[1] - 1, -1, -1):
+                    a_ = KA[pp, w]
+                    b_ = KB[cc, ss, w]
+                    t = a_ + b_
+                    c1 = np.uint64(1) if t < a_ else np.uint64(0)
+                    t2 = t + carry
+                    c2 = np.uint64(1) if t2 < t else np.uint64(0)
+                    carry = c1 + c2
+                    if t2 != qkeys[i, w]:
+                        same = False
+                if same:
+                    found = j
+                    break
+            j += 1
+        if found < 0:
+            out_status[i] = 1
+        else:
+            out_status[i] = 0
+            out_rank[i] = _rank_of(_value_start(first, found), r, strata, first, block_cum)
