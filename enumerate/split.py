@@ -130,22 +130,34 @@ class BucketResult:
     counts: np.ndarray
     strata: np.ndarray
     first: np.ndarray
-    min_gap: float          # smallest raw gap between distinct values inside the bucket
+    min_gap: float          # smallest raw gap between neighbouring distinct values (rep raws)
     redecided: int
+    gap_pair: tuple = (-1, -1)  # representative run ids of that pair
+
+    ARRAYS = ("ids", "counts", "strata", "first")
 
     def save(self, path: Path) -> None:
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, ids=self.ids, counts=self.counts, strata=self.strata, first=self.first,
-                 meta=np.array([self.min_gap, self.redecided], dtype=np.float64))
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
+        """Write to the folder ``path`` atomically (a temporary folder, then a rename)."""
+        tmp = path.with_name(path.name + ".tmp")
+        if tmp.exists():
+            import shutil
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        for name in self.ARRAYS:
+            with open(tmp / f"{name}.npy", "wb") as fh:
+                np.save(fh, getattr(self, name))
+                fh.flush()
+                os.fsync(fh.fileno())
+        (tmp / "meta.json").write_text(json.dumps({"min_gap": repr(self.min_gap), "redecided": self.redecided,
+                                                   "gap_pair": list(self.gap_pair)}))
         os.replace(tmp, path)
 
     @classmethod
     def load(cls, path: Path) -> "BucketResult":
-        with np.load(path) as z:
-            meta = z["meta"]
-            return cls(z["ids"], z["counts"], z["strata"], z["first"], float(meta[0]), int(meta[1]))
+        """Load a saved bucket; arrays are memory maps (nothing is read until used)."""
+        meta = json.loads((path / "meta.json").read_text())
+        arrays = [np.load(path / f"{name}.npy", mmap_mode="r") for name in cls.ARRAYS]
+        return cls(*arrays, float(meta["min_gap"]), int(meta["redecided"]), tuple(meta["gap_pair"]))
 
 
 def process_bucket(measure, sf, g: Grouped, lo: float, hi: float) -> BucketResult:
@@ -173,11 +185,30 @@ def process_bucket(measure, sf, g: Grouped, lo: float, hi: float) -> BucketResul
     flagged = np.empty((m, 2), np.int64) if not sf.exact else np.empty((0, 2), np.int64)
     e, nflag, min_gap = sk.reduce_sorted(raw, ids, cnt, strat, keys, sf.exact, 2 * sf.bound, stratified, nstrata,
                                          out_ids, out_counts, out_strata, out_first, flagged)
-    res = BucketResult(out_ids[:e].copy(), out_counts[:e].copy(), out_strata[:e].astype(np.uint8),
+    del raw, ids, cnt, strat, keys
+    id_dt = np.uint32 if measure.levels ** measure.n <= 2 ** 32 else np.uint64
+    cmax = int(out_counts[:e].max()) if e else 0
+    cnt_dt = next(dt for dt in (np.uint8, np.uint16, np.uint32, np.uint64) if cmax <= np.iinfo(dt).max)
+    res = BucketResult(out_ids[:e].astype(id_dt), out_counts[:e].astype(cnt_dt), out_strata[:e].astype(np.uint8),
                        out_first[:e].copy(), float(min_gap), 0)
+    if not stratified:  # every entry is a distinct value: nothing to keep
+        res.strata = np.zeros(0, np.uint8)
+        res.first = np.zeros(0, np.bool_)
     if nflag and not sf.ordered_keys:
         res.redecided = resolve_flagged(measure, sf, res, flagged[:nflag])
+    res.min_gap, res.gap_pair = smallest_gap(sf, res.ids if res.first.size == 0 else res.ids[res.first])
     return res
+
+
+def smallest_gap(sf, reps: np.ndarray) -> tuple[float, tuple[int, int]]:
+    """Smallest difference of raw values between neighbouring representatives (value
+    order) and the pair of run ids where it occurs (first occurrence)."""
+    if reps.size < 2:
+        return float("inf"), (-1, -1)
+    raw = sf.raw_of_ids(reps)
+    gaps = np.diff(raw)
+    i = int(np.argmin(gaps))
+    return float(gaps[i]), (int(reps[i]), int(reps[i + 1]))
 
 
 def resolve_flagged(measure, sf, res: BucketResult, flagged: np.ndarray) -> int:
@@ -191,7 +222,7 @@ def resolve_flagged(measure, sf, res: BucketResult, flagged: np.ndarray) -> int:
     spec = measure.key_spec()
     tiny = mpmath.mpf(10) ** (-(MP_DIGITS - 10))
     for e0, e1 in flagged:
-        starts = [i for i in range(e0, e1) if res.first[i]] + [e1]
+        starts = [i for i in range(e0, e1) if res.first.size == 0 or res.first[i]] + [e1]
         groups = [(starts[t], starts[t + 1]) for t in range(len(starts) - 1)]
         reps = np.array([res.ids[a:b].min() for a, b in groups], dtype=np.int64)
         keys = words_to_ints(sk.exact_keys(reps, sf.KA, sf.KB, sf.state, sf.S))
@@ -204,7 +235,8 @@ def resolve_flagged(measure, sf, res: BucketResult, flagged: np.ndarray) -> int:
         sl = [np.arange(*groups[t]) for t in perm]
         idx = np.concatenate(sl)
         for arr in (res.ids, res.counts, res.strata, res.first):
-            arr[e0:e1] = arr[idx]
+            if arr.size:
+                arr[e0:e1] = arr[idx]
     return len(flagged)
 
 
@@ -233,30 +265,23 @@ def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: s
         plan = {"measure": str(measure), "edges": [repr(float(e)) for e in edges], "target": target}
         pf = _plan_file(wd)
         if pf.exists() and json.loads(pf.read_text()) != plan:
-            for f in wd.glob("bucket-*.npz"):
-                f.unlink()
+            import shutil
+            for f in wd.glob("bucket-*"):
+                shutil.rmtree(f, ignore_errors=True)
         pf.write_text(json.dumps(plan))
         for i in range(n_b):
-            f = wd / f"bucket-{i:05d}.npz"
-            if f.exists():
-                try:
-                    done[i] = BucketResult.load(f)
-                except Exception:  # a torn file cannot exist (rename), but never trust blindly
-                    f.unlink()
+            f = wd / f"bucket-{i:05d}"
+            if (f / "meta.json").exists():
+                done[i] = BucketResult.load(f)
     todo = [i for i in range(n_b) if i not in done]
-
-    def run(i):
-        r = process_bucket(measure, sf, g, edges[i], edges[i + 1])
-        if wd is not None:
-            r.save(wd / f"bucket-{i:05d}.npz")
-        return i, r
 
     from tqdm.auto import tqdm
     bar = tqdm(total=n_b, initial=n_b - len(todo), unit="bucket", desc=str(measure), disable=not progress,
                leave=False)
     try:
         if n_jobs == 1 or len(todo) <= 1:
-            results = (run(i) for i in todo)
+            results = (_run_bucket(measure, sf, g, edges[i], edges[i + 1], i, None if wd is None else str(wd))
+                       for i in todo)
         else:
             from joblib import Parallel, delayed, parallel_config
             cfg = {"backend": backend} if backend else {}
@@ -265,7 +290,7 @@ def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: s
                     delayed(_run_bucket)(measure, sf, g, edges[i], edges[i + 1], i,
                                          None if wd is None else str(wd)) for i in todo)
         for i, r in results:
-            done[i] = r
+            done[i] = r if r is not None else BucketResult.load(wd / f"bucket-{i:05d}")
             bar.update(1)
     finally:
         bar.close()
@@ -273,7 +298,10 @@ def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: s
 
 
 def _run_bucket(measure, sf, g, lo, hi, i, wd):
+    """One unit of work; with a work folder the result goes to disk and only its index
+    comes back (the parent maps it from disk), so the parent never holds all buckets."""
     r = process_bucket(measure, sf, g, lo, hi)
-    if wd is not None:
-        r.save(Path(wd) / f"bucket-{i:05d}.npz")
-    return i, r
+    if wd is None:
+        return i, r
+    r.save(Path(wd) / f"bucket-{i:05d}")
+    return i, None

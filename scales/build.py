@@ -52,30 +52,37 @@ def _count_dtype(max_count: int):
             return dt
 
 
-def certificate_from_gap(measure, sf, min_gap_raw: float, redecided: int) -> Certificate:
-    """Certificate of a table from the smallest raw gap between neighbouring values,
-    expressed for the full space (rb = N for RB-dependent measures)."""
-    from irscale.scales.keys import FormalLogKey, LinearKey, ReciprocalRankKey, ints_to_words
+def certificate_from_gap(measure, sf, min_gap_raw: float, pair: tuple, redecided: int) -> Certificate:
+    """Certificate of a table, expressed for the full space (rb = N for RB-dependent
+    measures): the smallest gap between neighbouring values, decided exactly for the pair
+    of representatives ``pair`` whose float gap is smallest."""
+    import mpmath
+
+    from irscale.enumerate.split_kernels import exact_keys
+    from irscale.scales.keys import MP_DIGITS, FormalLogKey, LinearKey, words_to_ints
     spec = measure.key_spec()
     rb = measure.n if measure.rb_dependent else None
     bound = spec.error_bound(measure, rb)
-    if not np.isfinite(min_gap_raw):
-        return Certificate(spec.tie_method, bound, float("inf"), "inf", redecided)
-    if isinstance(spec, ReciprocalRankKey):
-        n = measure.n
-        gap = Fraction(1, n) if n == 1 else Fraction(1, n - 1) - Fraction(1, n)
-        return Certificate(spec.tie_method, bound, float(gap), str(gap), redecided)
-    if sf.exact and isinstance(spec, LinearKey):
-        gap = int(round(min_gap_raw)) * spec.scale(rb)
-        return Certificate(spec.tie_method, bound, float(gap), str(gap), redecided)
-    if isinstance(spec, FormalLogKey):
-        norm = spec.normaliser(rb)
-        f = 1.0 if norm is None else 1.0 / float(spec.raw_float(ints_to_words([norm], spec.words))[0])
+    method = spec.tie_method
+    if not sf.exact and isinstance(spec, LinearKey):
+        method = "exact-integer+float-order"
+    if not np.isfinite(min_gap_raw) or pair[0] < 0:
+        return Certificate(method, bound, float("inf"), "inf", redecided)
+    if sf.exact:
+        k = [int(sf.raw_of_ids(np.array([i]))[0]) for i in pair]
     else:
-        f = float(spec.scale(rb))
-    lower = max(min_gap_raw - 2 * sf.bound, 0.0) * f
-    method = spec.tie_method if isinstance(spec, FormalLogKey) else "exact-integer+float-order"
-    return Certificate(method, max(bound, sf.bound * f), min_gap_raw * f, f">= {lower:.6g}", redecided)
+        k = words_to_ints(exact_keys(np.array(pair, dtype=np.int64), sf.KA, sf.KB, sf.state, sf.S))
+    if isinstance(spec, FormalLogKey):
+        with mpmath.workdps(MP_DIGITS):
+            gap = spec.exact_value(k[1], measure, rb) - spec.exact_value(k[0], measure, rb)
+            text = mpmath.nstr(gap, 20)
+    else:
+        gap = spec.exact_value(k[1], measure, rb) - spec.exact_value(k[0], measure, rb)
+        text = str(gap)
+    if gap <= 0:
+        from irscale.errors import CertificationError
+        raise CertificationError(f"{measure}: neighbouring distinct values out of order")
+    return Certificate(method, bound, float(gap), text, redecided)
 
 
 def implicit_table(measure) -> Table:
@@ -95,7 +102,7 @@ def implicit_table(measure) -> Table:
     return Table(measure, None, None, None, None, size, size, cert)
 
 
-def table_from_entries(measure, sf, ids, counts, strata, first, min_gap_raw, redecided, n_runs) -> Table:
+def table_from_entries(measure, sf, ids, counts, strata, first, min_gap_raw, pair, redecided, n_runs) -> Table:
     """Assemble a table from entry arrays, with compact dtypes."""
     ids = np.ascontiguousarray(ids, dtype=_id_dtype(measure))
     counts = np.asarray(counts)
@@ -107,7 +114,7 @@ def table_from_entries(measure, sf, ids, counts, strata, first, min_gap_raw, red
             first = None
     else:
         strata, first = None, None
-    cert = certificate_from_gap(measure, sf, min_gap_raw, redecided)
+    cert = certificate_from_gap(measure, sf, min_gap_raw, pair, redecided)
     return Table(measure, ids, counts, strata, first, int(ids.shape[0]), n_runs, cert)
 
 
@@ -141,32 +148,37 @@ def table_from_distinct(distinct) -> Table:
         first = np.concatenate(([True], vpos[o][1:] != vpos[o][:-1]))
         st = strata[o]
     ids = minids[o]
-    # smallest raw gap between neighbouring distinct values
-    reps = ids[first]
-    raw = sf.raw_of_ids(reps)
-    gaps = np.diff(raw)
-    min_gap = float(gaps.min()) if gaps.size else float("inf")
-    return table_from_entries(measure, sf, ids, counts[o], st, first, min_gap, redecided, distinct.n_runs)
+    from irscale.enumerate.split import smallest_gap
+    min_gap, pair = smallest_gap(sf, ids[first])
+    return table_from_entries(measure, sf, ids, counts[o], st, first, min_gap, pair, redecided, distinct.n_runs)
 
 
 def table_from_buckets(measure, sf, parts, concatenate: bool = True) -> Table:
     """Split path: bucket results into a table (concatenated in memory, or kept as parts
     for the store to write slice by slice)."""
-    gaps = [p.min_gap for p in parts]
-    for a, b in zip(parts, parts[1:]):  # gaps across bucket edges
-        if a.ids.size and b.ids.size:
-            gaps.append(sf.raw_of_ids(b.ids[:1])[0] - sf.raw_of_ids(a.ids[-1:])[0])
-    min_gap = min(gaps) if gaps else float("inf")
+    from irscale.enumerate.split import smallest_gap
+    # first occurrence of the smallest gap in value order: inside bucket i, then across edge i
+    best = (float("inf"), (-1, -1))
+    nonempty = [p for p in parts if p.ids.size]
+    for i, p in enumerate(nonempty):
+        if p.min_gap < best[0]:
+            best = (p.min_gap, p.gap_pair)
+        if i + 1 < len(nonempty):
+            last = p.ids if p.first.size == 0 else p.ids[p.first]
+            edge = smallest_gap(sf, np.array([last[-1], nonempty[i + 1].ids[0]], dtype=np.int64))
+            if edge[0] < best[0]:
+                best = edge
+    min_gap, pair = best
     redecided = sum(p.redecided for p in parts)
     if not concatenate:
-        cert = certificate_from_gap(measure, sf, min_gap, redecided)
+        cert = certificate_from_gap(measure, sf, min_gap, pair, redecided)
         return Table(measure, None, None, None, None, sum(int(p.ids.size) for p in parts),
                      measure.levels ** measure.n, cert, parts=parts)
     ids = np.concatenate([p.ids for p in parts])
-    counts = np.concatenate([p.counts for p in parts])
-    strata = np.concatenate([p.strata for p in parts])
-    first = np.concatenate([p.first for p in parts])
-    return table_from_entries(measure, sf, ids, counts, strata, first, min_gap, redecided,
+    counts = np.concatenate([p.counts.astype(np.uint64) for p in parts])
+    strata = np.concatenate([p.strata for p in parts]) if measure.rb_dependent else None
+    first = np.concatenate([p.first for p in parts]) if measure.rb_dependent else None
+    return table_from_entries(measure, sf, ids, counts, strata, first, min_gap, pair, redecided,
                               measure.levels ** measure.n)
 
 
