@@ -74,7 +74,7 @@ def warm_up(jobs: list[ScoringJob], n: int, levels: int) -> None:
 
 
 def enumerate_distinct(measures, n_jobs: int = 1, chunk_size: int = DEFAULT_CHUNK,
-                       progress: bool = False, desc: str | None = None) -> list[Distinct]:
+                       progress: bool = False, desc: str | None = None, backend: str | None = None) -> list[Distinct]:
     """Enumerate REL^N once for measures sharing one N and REL; one :class:`Distinct` each.
 
     ``n_jobs`` is joblib's (1: in-process; -1: all cores). Results never depend on
@@ -94,9 +94,10 @@ def enumerate_distinct(measures, n_jobs: int = 1, chunk_size: int = DEFAULT_CHUN
     if n_jobs == 1 or len(work) == 1:
         results = (score_chunk(s, c, n, levels, jobs) for s, c in work)
     else:
-        from joblib import Parallel, delayed
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(score_chunk)(s, c, n, levels, jobs) for s, c in work)
+        from joblib import Parallel, delayed, parallel_config
+        with parallel_config(**({"backend": backend} if backend else {})):
+            results = Parallel(n_jobs=n_jobs, return_as="generator")(
+                delayed(score_chunk)(s, c, n, levels, jobs) for s, c in work)
 
     from tqdm.auto import tqdm
     bar = tqdm(total=total, unit="run", unit_scale=True, desc=desc or f"enumerate {levels}^{n}",

@@ -22,7 +22,7 @@ import numpy as np
 
 from irscale.enumerate import split_kernels as sk
 
-TARGET_ITEMS = 1 << 25
+TARGET_ITEMS = 1 << 23
 
 
 @dataclass
@@ -245,7 +245,7 @@ def _plan_file(workdir: Path) -> Path:
 
 
 def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: str | os.PathLike | None = None,
-                    target: int = TARGET_ITEMS, backend: str | None = None):
+                    target: int | None = None, backend: str | None = None):
     """Entries of ``measure``'s table from the split form, bucket by bucket.
 
     Returns a list of :class:`BucketResult` in value order. With ``workdir``, finished
@@ -254,6 +254,7 @@ def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: s
     """
     from irscale.scales.split import split_form
 
+    target = target or TARGET_ITEMS
     sf = split_form(measure)
     g = group_split(sf, measure.rb_dependent)
     edges = plan_buckets(g, sf, target)
@@ -285,11 +286,16 @@ def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: s
         else:
             from joblib import Parallel, delayed, parallel_config
             cfg = {"backend": backend} if backend else {}
+            # remote (dask) workers may not share the work folder: they send results back
+            save_in_worker = wd is not None and backend != "dask"
             with parallel_config(**cfg):
                 results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
                     delayed(_run_bucket)(measure, sf, g, edges[i], edges[i + 1], i,
-                                         None if wd is None else str(wd)) for i in todo)
+                                         str(wd) if save_in_worker else None) for i in todo)
         for i, r in results:
+            if r is not None and wd is not None:
+                r.save(wd / f"bucket-{i:05d}")
+                r = None
             done[i] = r if r is not None else BucketResult.load(wd / f"bucket-{i:05d}")
             bar.update(1)
     finally:

@@ -38,12 +38,20 @@ def cli():
               "(P, R, AP, RR, RBP p=0.3/0.5/0.8, DCG and nDCG b=2/10).")
 @click.option("--depth", type=int, help="Cutoff N for --preset.")
 @click.option("--rb", "rb_text", default="all", show_default=True,
-              help="Recall bases to build for RB-dependent measures: 'all' (1..N) or a list like 1,5,10.")
+              help="Recall bases wanted for RB-dependent measures: 'all' (1..N) or a list like 1,5,10 (validated; one table serves every recall base).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="Table file (HDF5) to create or extend.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Parallel workers (joblib; -1: all cores).")
 @click.option("--rebuild", is_flag=True, help="Rebuild tables already in the file.")
+@click.option("--backend", type=click.Choice(["loky", "threading", "dask"]), default=None,
+              help="Where workers run: local processes (loky, default), threads, or a dask.distributed cluster.")
+@click.option("--scheduler", help="Address of the dask scheduler (tcp://host:port) for --backend dask; "
+              "without it a local cluster is started.")
+@click.option("--method", type=click.Choice(["auto", "split", "generic"]), default="auto", show_default=True,
+              help="Enumeration: split (prefix/suffix merge), generic (score every run; the reference).")
+@click.option("--bucket-items", type=click.IntRange(min=1000), default=None,
+              help="Work-unit size (prefix/suffix pairs per bucket) of the split method; smaller saves memory.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
-def build(measures, preset, depth, rb_text, out, jobs, rebuild, quiet):
+def build(measures, preset, depth, rb_text, out, jobs, rebuild, backend, scheduler, method, bucket_items, quiet):
     """Enumerate every run of length N and write the measures' tables to OUT."""
     from irscale.presets import preset_measures
     from irscale.scales import parse_measures
@@ -65,7 +73,10 @@ def build(measures, preset, depth, rb_text, out, jobs, rebuild, quiet):
         raise click.BadParameter("--jobs must be a positive number or -1", param_hint="--jobs")
     ms = parse_measures(names)
     rbs = _parse_rbs(rb_text)
-    store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild)
+    if scheduler and backend != "dask":
+        raise click.UsageError("--scheduler goes with --backend dask")
+    store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild, backend=backend,
+                        scheduler=scheduler, method=method, bucket_items=bucket_items)
     done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
     click.echo(f"{out}: {len(done)} tables for {len(ms)} measure(s) ({len(store.tables())} tables in the file)")
 

@@ -68,6 +68,11 @@ def certificate_from_gap(measure, sf, min_gap_raw: float, pair: tuple, redecided
         method = "exact-integer+float-order"
     if not np.isfinite(min_gap_raw) or pair[0] < 0:
         return Certificate(method, bound, float("inf"), "inf", redecided)
+    from irscale.scales.keys import ReciprocalRankKey
+    if isinstance(spec, ReciprocalRankKey):  # raw gaps are all 1; values 0, 1/N, ..., 1/2, 1
+        n = measure.n
+        gap = Fraction(1) if n == 1 else Fraction(1, n - 1) - Fraction(1, n)
+        return Certificate(method, bound, float(gap), str(gap), redecided)
     if sf.exact:
         k = [int(sf.raw_of_ids(np.array([i]))[0]) for i in pair]
     else:
@@ -192,7 +197,7 @@ def choose_method(measure, method: str) -> str:
 
 def build_tables(measures: Iterable, method: str = "auto", n_jobs: int = 1, progress: bool = False,
                  chunk_size: int | None = None, workdir=None, backend: str | None = None,
-                 concatenate: bool = True) -> Iterator[Table]:
+                 concatenate: bool = True, bucket_items: int | None = None) -> Iterator[Table]:
     """Build and yield the table of every measure (one table serves all recall bases).
 
     ``method``: ``"split"`` (prefix/suffix merge), ``"generic"`` (every run scored; the
@@ -212,13 +217,14 @@ def build_tables(measures: Iterable, method: str = "auto", n_jobs: int = 1, prog
             yield implicit_table(m)
         elif choose_method(m, method) == "split":
             wd = None if workdir is None else Path(workdir) / _safe(str(m))
-            sf, parts = split_enumerate(m, n_jobs=n_jobs, progress=progress, workdir=wd, backend=backend)
+            sf, parts = split_enumerate(m, n_jobs=n_jobs, progress=progress, workdir=wd, backend=backend,
+                                        target=bucket_items)
             yield table_from_buckets(m, sf, parts, concatenate=concatenate)
         else:
             generic[(m.n, m.levels)].append(m)
     for (n, levels), group in sorted(generic.items()):
         for d in enumerate_distinct(group, n_jobs=n_jobs, chunk_size=chunk_size or DEFAULT_CHUNK,
-                                    progress=progress, desc=f"N={n}: {len(group)} measure(s)"):
+                                    progress=progress, desc=f"N={n}: {len(group)} measure(s)", backend=backend):
             yield table_from_distinct(d)
 
 

@@ -54,6 +54,7 @@ class Table:
     certificate: Certificate
     meta: dict = field(default_factory=dict)
     parts: list | None = None   # bucket results not yet concatenated (written by the store)
+    index: tuple | None = None  # stored block index (block_raw, block_cum), see lookup_kernels
 
     @property
     def implicit(self) -> bool:
@@ -65,6 +66,40 @@ class Table:
         strata = self.strata if self.strata is not None else empty8
         first = self.first if self.first is not None else np.zeros(0, np.bool_)
         return ids, strata, first
+
+
+def streaming_index(measure, parts_iter):
+    """Block index of a table given as consecutive parts ``(ids, strata, first)`` (arrays
+    or None), computed without holding the table: (block_raw, block_cum)."""
+    sf = _split(measure)
+    nr = measure.n + 1 if measure.rb_dependent else 1
+    raws, cums = [], [np.zeros((1, nr), np.int64)]
+    pend = None
+    total = np.zeros(nr, np.int64)
+
+    def flush(ids, strata, first):
+        nonlocal total
+        br, bc = lk.build_index(ids, False, ids.shape[0], strata, first, sf.A, sf.state, sf.B, sf.S, nr)
+        raws.append(br)
+        cums.append(bc[1:] + total)
+        total = total + bc[-1]
+
+    for ids, strata, first in parts_iter:
+        ids = np.asarray(ids, dtype=np.int64)
+        strata = np.zeros(0, np.uint8) if strata is None or len(strata) == 0 else np.asarray(strata)
+        first = np.zeros(0, np.bool_) if first is None or len(first) == 0 else np.asarray(first)
+        if pend is not None:
+            ids = np.concatenate([pend[0], ids])
+            strata = np.concatenate([pend[1], strata]) if strata.size or pend[1].size else strata
+            first = np.concatenate([pend[2], first]) if first.size or pend[2].size else first
+        full = ids.shape[0] // lk.BLOCK * lk.BLOCK
+        if full:
+            flush(ids[:full], strata[:full] if strata.size else strata, first[:full] if first.size else first)
+        pend = (ids[full:], strata[full:] if strata.size else strata, first[full:] if first.size else first)
+    if pend is not None and pend[0].shape[0]:
+        flush(*pend)
+    block_raw = np.concatenate(raws) if raws else np.zeros(0)
+    return block_raw, np.concatenate(cums)
 
 
 @functools.lru_cache(maxsize=32)
@@ -107,6 +142,8 @@ class Scale:
 
     # -- index -------------------------------------------------------------------------
     def _idx(self):
+        if self._index is None and self.table.index is not None:
+            self._index = tuple(np.asarray(a) for a in self.table.index)
         if self._index is None:
             t, sf = self.table, self._sf
             nr = self.measure.n + 1 if t.strata is not None else 1

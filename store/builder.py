@@ -16,7 +16,8 @@ def workdir_for(path: Path) -> Path:
 
 
 def build_store(path: str | os.PathLike, measures, rbs="all", n_jobs: int = 1, progress: bool = False,
-                rebuild: bool = False, method: str = "auto", backend: str | None = None) -> Store:
+                rebuild: bool = False, method: str = "auto", backend: str | None = None,
+                scheduler: str | None = None, bucket_items: int | None = None) -> Store:
     """Build the tables of ``measures`` (names or Measure objects; a comma-separated
     string works too) into the store at ``path``.
 
@@ -25,6 +26,11 @@ def build_store(path: str | os.PathLike, measures, rbs="all", n_jobs: int = 1, p
     atomically as soon as it is built; long builds checkpoint finished buckets next to
     the store (``.NAME.build/``), so running the same call again after a crash or kill
     continues from the last finished bucket and gives bit-identical tables.
+
+    ``backend``: joblib backend for the workers (``"loky"`` processes by default,
+    ``"threading"``, or ``"dask"`` to run on a dask.distributed cluster whose scheduler
+    address is ``scheduler``; without an address a local cluster is started).
+    ``bucket_items``: work-unit size of the split enumerator (pairs per bucket).
     """
     from irscale.scales import parse_measures
     from irscale.scales.build import build_tables, table_rbs
@@ -39,17 +45,39 @@ def build_store(path: str | os.PathLike, measures, rbs="all", n_jobs: int = 1, p
     if todo and not path.parent.is_dir():
         from irscale.errors import StoreError
         raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
-    t0 = time.perf_counter()
-    for table in build_tables(todo, n_jobs=n_jobs, progress=progress, workdir=wd, backend=backend,
-                              concatenate=False, method=method):
-        commit(path, [table], {str(table.measure): time.perf_counter() - t0})
-        sub = wd / _sub(str(table.measure))
-        if sub.exists():
-            shutil.rmtree(sub, ignore_errors=True)
+    client = _dask_client(scheduler, n_jobs) if backend == "dask" and todo else None
+    try:
         t0 = time.perf_counter()
+        for table in build_tables(todo, n_jobs=n_jobs, progress=progress, workdir=wd, backend=backend,
+                                  concatenate=False, method=method, bucket_items=bucket_items):
+            commit(path, [table], {str(table.measure): time.perf_counter() - t0})
+            sub = wd / _sub(str(table.measure))
+            if sub.exists():
+                shutil.rmtree(sub, ignore_errors=True)
+            t0 = time.perf_counter()
+    finally:
+        if client is not None:
+            client.close()
     if wd.exists() and not any(wd.iterdir()):
         wd.rmdir()
     return Store(path)
+
+
+def _dask_client(scheduler: str | None, n_jobs: int):
+    """Connect to a dask.distributed scheduler (or start a local cluster) for joblib's
+    dask backend."""
+    from irscale.errors import IrscaleError
+    try:
+        from distributed import Client
+    except ImportError:
+        raise IrscaleError("the dask backend needs dask.distributed: pip install 'irscale[dask]'") from None
+    try:
+        if scheduler:
+            return Client(scheduler, timeout="20s")
+        return Client(n_workers=max(1, n_jobs if n_jobs > 0 else os.cpu_count() or 1), threads_per_worker=1,
+                      dashboard_address=None)
+    except OSError as e:
+        raise IrscaleError(f"cannot reach the dask scheduler {scheduler}: {e}") from None
 
 
 def _sub(name: str) -> str:

@@ -115,6 +115,7 @@ class Store:
                 raise self._missing(m, None)
             a = _attrs(g)
             arrays = {name: (_mapped(self.path, g[name]) if name in g else None) for name in DATASETS}
+            index = (g["index_raw"][()], g["index_cum"][()]) if "index_raw" in g else None
         if verify:
             h = new_checksum()
             for name in DATASETS:
@@ -126,7 +127,7 @@ class Store:
                 raise StoreError(f"{self.path}: table {m} is corrupt (checksum mismatch); rebuild it")
         cert = Certificate(a["tie_method"], a["error_bound"], a["min_gap"], a["min_gap_exact"], a["redecided"])
         t = Table(m, arrays["ids"], arrays["counts"], arrays["strata"], arrays["first"], int(a["n_entries"]),
-                  int(a["n_runs"]), cert, meta=a)
+                  int(a["n_runs"]), cert, meta=a, index=index)
         self._cache[m] = t
         return t
 

@@ -81,6 +81,16 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None) -> None
             h.update(arr.astype(np.dtype(dt).newbyteorder("<"), copy=False).tobytes())
             pos += arr.size
         assert pos == E, (name, pos, E)
+    # block index for lazy lookups (see irscale.scales.lookup_kernels)
+    if not table.implicit:
+        from irscale.scales.scale import streaming_index
+        firsts = _chunks_of(table, "first")
+        stratas = _chunks_of(table, "strata")
+        idsl = _chunks_of(table, "ids")
+        parts = zip(idsl, stratas or [None] * len(idsl), firsts or [None] * len(idsl))
+        block_raw, block_cum = streaming_index(m, parts)
+        g.create_dataset("index_raw", data=block_raw)
+        g.create_dataset("index_cum", data=block_cum)
     # distinct values per recall base
     if m.rb_dependent and not table.implicit:
         hist = np.zeros(m.n + 1, np.int64)

@@ -76,3 +76,21 @@ def test_rb_above_n_uses_actual_rb_for_values():
     assert s25.rank([10 / 25])[0] == len(s25)
     r = irscale.scale("R@10", rb=40)
     assert r.values[-1] == 10 / 40
+
+
+@pytest.mark.parametrize("name", ["RR@9", "AP@9", "DCG(b=2)@9", "RBP(p=0.8)@9", "nDCG(b=2)@9", "P@9"])
+def test_certificate_smallest_gap_is_exact(name):
+    """The stored smallest gap equals the smallest difference of the exact values."""
+    import mpmath
+
+    import naive
+    m = irscale.parse_measure(name)
+    fam = name.split("@")[0]
+    rb = m.n if m.rb_dependent else None
+    distinct = naive.oracle(naive.REFERENCES[fam], m.n, rb)[2]
+    gaps = [b - a for a, b in zip(distinct, distinct[1:])]
+    cert = irscale.scale(m, rb=rb).certificate
+    if isinstance(distinct[0], Fraction):
+        assert cert.min_gap_exact == str(min(gaps))
+    else:
+        assert abs(mpmath.mpf(cert.min_gap_exact) - min(gaps)) < 1e-15

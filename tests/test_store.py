@@ -213,3 +213,21 @@ def test_cli_build_killed_at_random_time_leaves_only_complete_tables(tmp_path):
     assert len(irscale.open_store(path).tables()) == 11
     measures = {t["measure"] for t in irscale.open_store(path).tables()}
     assert len(measures) == 11
+
+
+def test_stored_block_index_equals_recomputed(tmp_path):
+    """The index written with a table (streamed over buckets) equals the one computed from
+    the whole arrays, so lazy lookups need not read a table to index it."""
+    from irscale.scales import lookup_kernels as lk
+    from irscale.scales.scale import _split
+    path = tmp_path / "t.h5"
+    store = irscale.build_store(path, "AP@13,DCG(b=2)@13,nDCG(b=10)@13", bucket_items=1500)
+    for meta in store.tables():
+        t = store.table(meta["measure"])
+        assert t.index is not None and t.n_entries > 2 * lk.BLOCK or meta["measure"] == "nDCG(b=10)@13"
+        sf = _split(t.measure)
+        ids, strata, first = t.arrays_for_kernels()
+        nr = t.measure.n + 1 if t.strata is not None else 1
+        raw, cum = lk.build_index(np.asarray(ids), False, t.n_entries, np.asarray(strata), np.asarray(first),
+                                  sf.A, sf.state, sf.B, sf.S, nr)
+        assert np.array_equal(raw, t.index[0]) and np.array_equal(cum, t.index[1])
