@@ -170,7 +170,11 @@ def process_bucket(measure, sf, g: Grouped, lo: float, hi: float) -> BucketResul
     strat = np.empty(m, np.int64)
     sk.fill_between(g.A, g.state, g.pstrat, g.pcount, g.pmin, g.Bs, g.Bstrat, g.Bcount, g.Bmin, g.S,
                     lo, hi, raw, ids, cnt, strat)
-    order = np.argsort(raw, kind="stable")
+    if m and raw.min() >= 0:
+        # non-negative doubles sort like their bit patterns; numpy radix-sorts integers
+        order = np.argsort(raw.view(np.uint64), kind="stable")
+    else:
+        order = np.argsort(raw, kind="stable")
     raw, ids, cnt, strat = raw[order], ids[order], cnt[order], strat[order]
     del order
     if sf.exact:
@@ -205,10 +209,8 @@ def smallest_gap(sf, reps: np.ndarray) -> tuple[float, tuple[int, int]]:
     order) and the pair of run ids where it occurs (first occurrence)."""
     if reps.size < 2:
         return float("inf"), (-1, -1)
-    raw = sf.raw_of_ids(reps)
-    gaps = np.diff(raw)
-    i = int(np.argmin(gaps))
-    return float(gaps[i]), (int(reps[i]), int(reps[i + 1]))
+    gap, i = sk.smallest_gap(np.ascontiguousarray(reps), sf.A, sf.state, sf.B, sf.S)
+    return float(gap), (int(reps[i]), int(reps[i + 1]))
 
 
 def resolve_flagged(measure, sf, res: BucketResult, flagged: np.ndarray) -> int:

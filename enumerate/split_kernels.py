@@ -112,32 +112,35 @@ def _key_equal(keys, a, b):
 
 
 @nb.njit(cache=True)
-def _emit_group(members, ids, counts, strata, stratified, nstrata, out_ids, out_counts, out_strata,
+def _emit_group(buf, a, b, ids, counts, strata, stratified, cnt, best, out_ids, out_counts, out_strata,
                 out_first, e):
-    """Emit the entries of one distinct value: one per stratum present (ascending), each
-    with the smallest run id and the number of runs."""
+    """Emit the entries of one distinct value (items buf[a:b]): one per stratum present
+    (ascending), each with the smallest run id and the number of runs. ``cnt``/``best``
+    are scratch arrays of length N + 1, left zeroed."""
     if not stratified:
-        best = ids[members[0]]
+        bestid = ids[buf[a]]
         total = 0
-        for t in range(members.shape[0]):
-            if ids[members[t]] < best:
-                best = ids[members[t]]
-            total += counts[members[t]]
-        out_ids[e] = best
+        for t in range(a, b):
+            i = buf[t]
+            if ids[i] < bestid:
+                bestid = ids[i]
+            total += counts[i]
+        out_ids[e] = bestid
         out_counts[e] = total
         out_strata[e] = 0
         out_first[e] = True
         return e + 1
-    cnt = np.zeros(nstrata, dtype=np.int64)
-    best = np.zeros(nstrata, dtype=np.int64)
-    for t in range(members.shape[0]):
-        i = members[t]
+    lo_st, hi_st = cnt.shape[0], -1
+    for t in range(a, b):
+        i = buf[t]
         st = strata[i]
         if cnt[st] == 0 or ids[i] < best[st]:
             best[st] = ids[i]
         cnt[st] += counts[i]
+        lo_st = min(lo_st, st)
+        hi_st = max(hi_st, st)
     first = True
-    for st in range(nstrata):
+    for st in range(lo_st, hi_st + 1):
         if cnt[st] > 0:
             out_ids[e] = best[st]
             out_counts[e] = cnt[st]
@@ -145,26 +148,29 @@ def _emit_group(members, ids, counts, strata, stratified, nstrata, out_ids, out_
             out_first[e] = first
             first = False
             e += 1
+            cnt[st] = 0
     return e
 
 
 @nb.njit(cache=True)
-def _sort_by_key(idx, keys):
-    """Sort indices by exact key: argsort for one-word keys, insertion sort otherwise."""
-    if keys.shape[1] == 1:
-        sub = np.empty(idx.shape[0], dtype=np.uint64)
-        for t in range(idx.shape[0]):
-            sub[t] = keys[idx[t], 0]
+def _sort_by_key(buf, a, b, keys):
+    """Sort buf[a:b] by exact key: insertion sort for short clusters, argsort otherwise."""
+    if keys.shape[1] == 1 and b - a > 16:
+        sub = np.empty(b - a, dtype=np.uint64)
+        for t in range(a, b):
+            sub[t - a] = keys[buf[t], 0]
         order = np.argsort(sub)
-        return idx[order]
-    for a in range(1, idx.shape[0]):
-        v = idx[a]
-        b = a - 1
-        while b >= 0 and _key_less(keys, v, idx[b]):
-            idx[b + 1] = idx[b]
-            b -= 1
-        idx[b + 1] = v
-    return idx
+        tmp = buf[a:b].copy()
+        for t in range(b - a):
+            buf[a + t] = tmp[order[t]]
+        return
+    for x in range(a + 1, b):
+        v = buf[x]
+        y = x - 1
+        while y >= a and _key_less(keys, v, buf[y]):
+            buf[y + 1] = buf[y]
+            y -= 1
+        buf[y + 1] = v
 
 
 @nb.njit(cache=True)
@@ -180,6 +186,9 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
     neighbouring clusters).
     """
     m = raw.shape[0]
+    buf = np.arange(m)
+    cnt = np.zeros(nstrata, dtype=np.int64)
+    best = np.zeros(nstrata, dtype=np.int64)
     e = 0
     nflag = 0
     min_gap = np.inf
@@ -197,18 +206,18 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
             if g < min_gap:
                 min_gap = g
         if exact or j - i == 1:
-            e = _emit_group(np.arange(i, j), ids, counts, strata, stratified, nstrata,
+            e = _emit_group(buf, i, j, ids, counts, strata, stratified, cnt, best,
                             out_ids, out_counts, out_strata, out_first, e)
         else:
-            idx = _sort_by_key(np.arange(i, j), keys)
+            _sort_by_key(buf, i, j, keys)
             e0 = e
             ngroups = 0
-            a = 0
-            while a < idx.shape[0]:
+            a = i
+            while a < j:
                 b = a + 1
-                while b < idx.shape[0] and _key_equal(keys, idx[a], idx[b]):
+                while b < j and _key_equal(keys, buf[a], buf[b]):
                     b += 1
-                e = _emit_group(idx[a:b], ids, counts, strata, stratified, nstrata,
+                e = _emit_group(buf, a, b, ids, counts, strata, stratified, cnt, best,
                                 out_ids, out_counts, out_strata, out_first, e)
                 ngroups += 1
                 a = b
@@ -218,3 +227,20 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
                 nflag += 1
         i = j
     return e, nflag, min_gap
+
+
+@nb.njit(cache=True)
+def smallest_gap(reps, A, state, B, S):
+    """(smallest raw difference between consecutive representatives, its index)."""
+    best = np.inf
+    at = 0
+    p = reps[0] // S
+    prev = A[p] + B[state[p], reps[0] - p * S]
+    for i in range(1, reps.shape[0]):
+        p = reps[i] // S
+        cur = A[p] + B[state[p], reps[i] - p * S]
+        if cur - prev < best:
+            best = cur - prev
+            at = i - 1
+        prev = cur
+    return best, at

@@ -237,7 +237,9 @@ class Scale:
         """Runs in the (feasible) space."""
         if self.table.strata is None:
             return self.table.n_runs
-        return int(self.counts.sum())
+        from math import comb  # runs with at most r relevant documents
+        n, g = self.measure.n, self.measure.levels - 1
+        return sum(comb(n, c) * g ** c for c in range(self.r + 1))
 
     def __len__(self) -> int:
         return self.k

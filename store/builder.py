@@ -46,15 +46,19 @@ def build_store(path: str | os.PathLike, measures, rbs="all", n_jobs: int = 1, p
         from irscale.errors import StoreError
         raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
     client = _dask_client(scheduler, n_jobs) if backend == "dask" and todo else None
+    from irscale.errors import StoreError
     try:
         t0 = time.perf_counter()
         for table in build_tables(todo, n_jobs=n_jobs, progress=progress, workdir=wd, backend=backend,
                                   concatenate=False, method=method, bucket_items=bucket_items):
-            commit(path, [table], {str(table.measure): time.perf_counter() - t0})
+            commit(path, [table], {str(table.measure): time.perf_counter() - t0}, progress=progress)
             sub = wd / _sub(str(table.measure))
             if sub.exists():
                 shutil.rmtree(sub, ignore_errors=True)
             t0 = time.perf_counter()
+    except OSError as e:  # work folder or checkpoint not writable, disk full
+        raise StoreError(f"cannot write {path} or its work folder {wd}: {e.strerror or e}; "
+                         f"tables already in the store are unchanged") from None
     finally:
         if client is not None:
             client.close()

@@ -52,7 +52,7 @@ def _chunks_of(table, name):
     return [] if arr is None else [arr]
 
 
-def write_table(f: h5py.File, table, build_seconds: float | None = None) -> None:
+def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=None) -> None:
     """Write one :class:`~irscale.scales.Table` (replacing a table of the same measure)."""
     from irscale.scales.build import _count_dtype, _id_dtype
     from irscale.store.format import new_checksum
@@ -80,6 +80,8 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None) -> None
             ds[pos:pos + arr.size] = arr
             h.update(arr.astype(np.dtype(dt).newbyteorder("<"), copy=False).tobytes())
             pos += arr.size
+            if bar is not None:
+                bar.update(arr.nbytes)
         assert pos == E, (name, pos, E)
     # block index for lazy lookups (see irscale.scales.lookup_kernels)
     if not table.implicit:
@@ -121,19 +123,40 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None) -> None
     g.attrs["complete"] = True  # last: marks the table as usable
 
 
-def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = None) -> None:
+def _copy_with_progress(src: Path, dst: Path, bar) -> None:
+    """Copy a file with os.sendfile in 256 MiB steps, advancing ``bar``."""
+    size = src.stat().st_size
+    with open(src, "rb") as fi, open(dst, "wb") as fo:
+        off = 0
+        while off < size:
+            sent = os.sendfile(fo.fileno(), fi.fileno(), off, min(1 << 28, size - off))
+            if sent == 0:
+                break
+            off += sent
+            if bar is not None:
+                bar.update(sent)
+
+
+def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = None,
+           progress: bool = False) -> None:
     """Add ``tables`` to the store at ``path`` (created if missing), atomically."""
+    from tqdm.auto import tqdm
+
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise StoreError(f"cannot write {path}: folder {folder} does not exist")
     _remove_stale_temporaries(path)
     tmp = folder / f".{path.name}.tmp-{os.getpid()}"
+    old = path.stat().st_size if path.exists() else 0
+    new = sum(4 * t.n_entries for t in tables if not t.implicit)
+    bar = tqdm(total=old + new, unit="B", unit_scale=True, desc=f"write {path.name}", leave=False,
+               disable=not progress or old + new < (64 << 20))
     try:
         if path.exists():
             from irscale.store.reader import check_file
             check_file(path)
-            shutil.copyfile(path, tmp)
+            _copy_with_progress(path, tmp, bar)
             mode = "a"
         else:
             mode = "w"
@@ -141,7 +164,7 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
             if mode == "w":
                 write_root_attrs(f)
             for t in tables:
-                write_table(f, t, (build_seconds or {}).get(str(t.measure)))
+                write_table(f, t, (build_seconds or {}).get(str(t.measure)), bar)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -158,6 +181,8 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
     except BaseException:
         _remove(tmp)
         raise
+    finally:
+        bar.close()
 
 
 def _remove(p: Path) -> None:

@@ -231,3 +231,17 @@ def test_stored_block_index_equals_recomputed(tmp_path):
         raw, cum = lk.build_index(np.asarray(ids), False, t.n_entries, np.asarray(strata), np.asarray(first),
                                   sf.A, sf.state, sf.B, sf.S, nr)
         assert np.array_equal(raw, t.index[0]) and np.array_equal(cum, t.index[1])
+
+
+def test_disk_full_while_checkpointing(tmp_path, monkeypatch):
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@8")
+    before = _snapshot(path)
+    from irscale.enumerate import split
+
+    def full(self, p):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(split.BucketResult, "save", full)
+    with pytest.raises(StoreError, match="No space left on device"):
+        irscale.build_store(path, "AP@8")
+    assert _snapshot(path).keys() == before.keys()
