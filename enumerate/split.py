@@ -153,11 +153,30 @@ class BucketResult:
         os.replace(tmp, path)
 
     @classmethod
-    def load(cls, path: Path) -> "BucketResult":
-        """Load a saved bucket; arrays are memory maps (nothing is read until used)."""
-        meta = json.loads((path / "meta.json").read_text())
-        arrays = [np.load(path / f"{name}.npy", mmap_mode="r") for name in cls.ARRAYS]
-        return cls(*arrays, float(meta["min_gap"]), int(meta["redecided"]), tuple(meta["gap_pair"]))
+    def load(cls, path: Path) -> "SavedBucket":
+        """A saved bucket whose arrays are mapped from disk on each access."""
+        return SavedBucket(path)
+
+
+class SavedBucket:
+    """A bucket on disk: metadata in memory; every access to an array maps its file anew,
+    so the pages are released as soon as the caller drops the array (writing a table of
+    a billion entries never holds it)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        meta = json.loads((self.path / "meta.json").read_text())
+        self.min_gap = float(meta["min_gap"])
+        self.redecided = int(meta["redecided"])
+        self.gap_pair = tuple(meta["gap_pair"])
+
+    def _arr(self, name):
+        return np.load(self.path / f"{name}.npy", mmap_mode="r")
+
+    ids = property(lambda self: self._arr("ids"))
+    counts = property(lambda self: self._arr("counts"))
+    strata = property(lambda self: self._arr("strata"))
+    first = property(lambda self: self._arr("first"))
 
 
 def process_bucket(measure, sf, g: Grouped, lo: float, hi: float) -> BucketResult:

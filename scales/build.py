@@ -164,20 +164,21 @@ def table_from_buckets(measure, sf, parts, concatenate: bool = True) -> Table:
     from irscale.enumerate.split import smallest_gap
     # first occurrence of the smallest gap in value order: inside bucket i, then across edge i
     best = (float("inf"), (-1, -1))
-    nonempty = [p for p in parts if p.ids.size]
+    nonempty = [p for p in parts if p.ids.shape[0]]
     for i, p in enumerate(nonempty):
         if p.min_gap < best[0]:
             best = (p.min_gap, p.gap_pair)
         if i + 1 < len(nonempty):
-            last = p.ids if p.first.size == 0 else p.ids[p.first]
-            edge = smallest_gap(sf, np.array([last[-1], nonempty[i + 1].ids[0]], dtype=np.int64))
+            ids, first = p.ids, p.first
+            last = ids[-1] if first.size == 0 else ids[np.flatnonzero(first)[-1]]
+            edge = smallest_gap(sf, np.array([last, nonempty[i + 1].ids[0]], dtype=np.int64))
             if edge[0] < best[0]:
                 best = edge
     min_gap, pair = best
     redecided = sum(p.redecided for p in parts)
     if not concatenate:
         cert = certificate_from_gap(measure, sf, min_gap, pair, redecided)
-        return Table(measure, None, None, None, None, sum(int(p.ids.size) for p in parts),
+        return Table(measure, None, None, None, None, sum(int(p.ids.shape[0]) for p in parts),
                      measure.levels ** measure.n, cert, parts=parts)
     ids = np.concatenate([p.ids for p in parts])
     counts = np.concatenate([p.counts.astype(np.uint64) for p in parts])

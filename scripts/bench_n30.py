@@ -81,7 +81,7 @@ def main() -> None:
         print(f"{name:16s} {secs:8.1f} s  peak {gib(r['peak_single']) if r else '-':>10s} (tree "
               f"{gib(r['peak_tree']) if r else '-':>10s})  {size / 1e9:7.3f} GB  K={meta['n_distinct']:>11d}  "
               f"runs={meta['n_runs']}  floor mem {mem_s:6.2f} s disk {disk_s:6.2f} s  "
-              f"build/floor(disk) {secs / max(disk_s, 1e-9):8.1f}", flush=True)
+              f"build/floor(disk) {(f'{secs / disk_s:8.1f}' if size else '       -')}", flush=True)
     total = time.perf_counter() - total0
     print()
     print(f"whole set: {total / 60:.1f} min wall for the tables built now; store {store.stat().st_size / 1e9:.2f} GB")
@@ -92,7 +92,8 @@ def main() -> None:
         print(f"| {name} | {meta['n_distinct']} | {meta['n_runs']} | {meta['n_entries']}"
               f"{' (implicit)' if meta['implicit'] else ''} | {secs:.1f} | {gib(r['peak_single']) if r else '-'} | "
               f"{gib(r['peak_tree']) if r else '-'} | {size / 1e9:.3f} | "
-              f"{secs / max(mem_s, 1e-9):.0f} | {secs / max(disk_s, 1e-9):.1f} | {meta['tie_method']} | "
+              f"{(f'{secs / mem_s:.0f}' if size else '-')} | {(f'{secs / disk_s:.1f}' if size else '-')} | "
+              f"{meta['tie_method']} | "
               f"{meta['error_bound']:.2g} | {meta['min_gap_exact']} |")
 
 

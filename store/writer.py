@@ -45,11 +45,25 @@ def _jsonable(v):
 
 
 def _chunks_of(table, name):
-    """The table's dataset ``name`` as a sequence of arrays (parts or one array)."""
+    """The table's dataset ``name`` as consecutive arrays (bucket parts, each mapped from
+    disk only while in use, or the one in-memory array)."""
     if table.parts is not None:
-        return [getattr(p, name) for p in table.parts]
+        for p in table.parts:
+            yield getattr(p, name)
+        return
     arr = getattr(table, name)
-    return [] if arr is None else [arr]
+    if arr is not None:
+        yield arr
+
+
+def _triples(table):
+    """(ids, strata or None, first or None) per part."""
+    if table.parts is not None:
+        for p in table.parts:
+            st, fi = p.strata, p.first
+            yield p.ids, (st if st.size else None), (fi if fi.size else None)
+    else:
+        yield table.ids, table.strata, table.first
 
 
 def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=None) -> None:
@@ -86,18 +100,13 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
     # block index for lazy lookups (see irscale.scales.lookup_kernels)
     if not table.implicit:
         from irscale.scales.scale import streaming_index
-        firsts = _chunks_of(table, "first")
-        stratas = _chunks_of(table, "strata")
-        idsl = _chunks_of(table, "ids")
-        parts = zip(idsl, stratas or [None] * len(idsl), firsts or [None] * len(idsl))
-        block_raw, block_cum = streaming_index(m, parts)
+        block_raw, block_cum = streaming_index(m, _triples(table))
         g.create_dataset("index_raw", data=block_raw)
         g.create_dataset("index_cum", data=block_cum)
     # distinct values per recall base
     if m.rb_dependent and not table.implicit:
         hist = np.zeros(m.n + 1, np.int64)
-        firsts = _chunks_of(table, "first") or [None] * len(_chunks_of(table, "strata"))
-        for st, fi in zip(_chunks_of(table, "strata"), firsts):
+        for _, st, fi in _triples(table):
             st = np.asarray(st)
             sel = st if fi is None else st[np.asarray(fi, dtype=bool)]
             hist += np.bincount(sel, minlength=m.n + 1)[: m.n + 1]
