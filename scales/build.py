@@ -59,13 +59,20 @@ def certificate_from_gap(measure, sf, min_gap_raw: float, pair: tuple, redecided
     import mpmath
 
     from irscale.enumerate.split_kernels import exact_keys
-    from irscale.scales.keys import MP_DIGITS, FormalLogKey, LinearKey, words_to_ints
+    from irscale.scales.keys import MP_DIGITS, FormalLogKey, LinearKey, ints_to_words, words_to_ints
     spec = measure.key_spec()
     rb = measure.n if measure.rb_dependent else None
     bound = spec.error_bound(measure, rb)
     method = spec.tie_method
-    if not sf.exact and isinstance(spec, LinearKey):
-        method = "exact-integer+float-order"
+    if not sf.exact:  # values come from split raws: include their float error
+        if isinstance(spec, LinearKey):
+            method = "exact-integer+float-order"
+            factor = float(spec.scale(rb))
+        else:
+            norm = spec.normaliser(rb)
+            factor = 1.0 if norm is None else 1.0 / float(spec.raw_float(
+                ints_to_words([norm], spec.words))[0])
+        bound = max(bound, sf.bound * factor)
     if not np.isfinite(min_gap_raw) or pair[0] < 0:
         return Certificate(method, bound, float("inf"), "inf", redecided)
     from irscale.scales.keys import ReciprocalRankKey

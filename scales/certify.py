@@ -10,13 +10,12 @@ that even this cannot separate raises :class:`~irscale.errors.CertificationError
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from fractions import Fraction
 
 import mpmath
 import numpy as np
 
 from irscale.errors import CertificationError
-from irscale.scales.keys import MP_DIGITS, FormalLogKey, LinearKey, words_to_ints
+from irscale.scales.keys import MP_DIGITS, FormalLogKey, words_to_ints
 
 
 @dataclass
@@ -78,33 +77,3 @@ def value_order(spec, keys: np.ndarray) -> tuple[np.ndarray, int]:
                         f"different formal forms; cannot certify the table")
             order[lo:hi + 1] = members[perm]
     return order, len(clusters)
-
-
-def certificate(spec, measure, rb, keys_in_value_order: np.ndarray, values: np.ndarray,
-                redecided: int) -> Certificate:
-    """Certificate of one table (its keys already in value order)."""
-    k = keys_in_value_order.shape[0]
-    bound = spec.error_bound(measure, rb)
-    if k < 2:
-        return Certificate(spec.tie_method, bound, float("inf"), "inf", redecided)
-    if isinstance(spec, LinearKey) and keys_in_value_order.shape[1] == 1:
-        d = int(np.diff(keys_in_value_order[:, 0]).min())
-        gap = d * spec.scale(rb)
-        return Certificate(spec.tie_method, bound, float(gap), str(gap), redecided)
-    # The true smallest gap is among the neighbours whose float gap is within twice the
-    # error bound (on each side) of the smallest float gap; decide those exactly.
-    gaps = np.diff(values)
-    cand = np.flatnonzero(gaps <= gaps.min() + 4 * bound)
-    if cand.size > 4096:
-        cand = cand[np.argsort(gaps[cand], kind="stable")[:4096]]
-    best = None
-    with mpmath.workdps(MP_DIGITS):
-        for i in cand:
-            a, b = words_to_ints(keys_in_value_order[i:i + 2])
-            g = spec.exact_value(b, measure, rb) - spec.exact_value(a, measure, rb)
-            if best is None or g < best:
-                best = g
-    if best <= 0:
-        raise CertificationError(f"{measure}: distinct values out of order")
-    text = str(best) if isinstance(best, Fraction) else mpmath.nstr(best, 20)
-    return Certificate(spec.tie_method, bound, float(best), text, redecided)

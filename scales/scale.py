@@ -27,10 +27,12 @@ from irscale.errors import RunError, ValueNotInScaleError
 from irscale.scales import lookup_kernels as lk
 from irscale.scales.certify import Certificate
 
-#: Default tolerances of :meth:`Scale.rank`: a value is accepted when it is within
-#: ``atol + rtol * |value|`` of exactly one distinct value of the measure.
-RTOL = 1e-9
-ATOL = 1e-12
+#: Default relative tolerance of :meth:`Scale.rank`: what float64 arithmetic may lose
+#: when a caller sums up to 64 terms in another order than irscale (64 ulps). The default
+#: absolute tolerance is the table's certified float error bound. Tables at N = 30 have
+#: neighbouring values 1e-13 apart, so looser tolerances make lookups ambiguous.
+RTOL = 64 * 2.0 ** -52
+ATOL = None
 
 
 @dataclass
@@ -264,11 +266,12 @@ class Scale:
         return before + (c + 1) / 2.0
 
     # -- value -> rank ---------------------------------------------------------------
-    def rank(self, values, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray:
+    def rank(self, values, rtol: float = RTOL, atol: float | None = ATOL) -> np.ndarray:
         """1-based unq ranks of raw measure values.
 
         A value must lie within ``atol + rtol * |value|`` of exactly one distinct value
-        of the measure. Raises :class:`~irscale.errors.ValueNotInScaleError` naming the
+        of the measure (``atol`` defaults to twice the float error bound of the table's
+        values, ``rtol`` to 64 ulps). Raises :class:`~irscale.errors.ValueNotInScaleError` naming the
         first offending value: NaN or infinite, not a value of the measure, or ambiguous
         (two distinct values within tolerance; use :meth:`rank_runs`, which is exact).
         """
@@ -278,6 +281,8 @@ class Scale:
         if not np.all(np.isfinite(x)):
             bad = x[~np.isfinite(x)][0]
             raise ValueNotInScaleError(f"{float(bad)!r} is not a value of {self._label()}")
+        if atol is None:  # the float error of the table's own values, in value units
+            atol = 0.0 if self._sf.exact else 2 * self._sf.bound * abs(self._value_factor())
         raw, dfac = self._raw_of_values(x)
         tols = (atol + rtol * np.abs(x)) * abs(dfac) + 4 * np.spacing(np.abs(raw) + 1)
         ranks = np.zeros(x.shape[0], np.int64)
@@ -293,7 +298,7 @@ class Scale:
                 f"rank the judged runs instead (rank_runs), which is exact")
         return ranks.reshape(shape)
 
-    def midrank(self, values, rtol: float = RTOL, atol: float = ATOL) -> np.ndarray:
+    def midrank(self, values, rtol: float = RTOL, atol: float | None = ATOL) -> np.ndarray:
         """Mid-ranks of raw values (comparison only; see :attr:`midranks`)."""
         return self.midranks[self.rank(values, rtol, atol) - 1]
 

@@ -59,7 +59,7 @@ def main() -> None:
     for label, fn, arg in (("value -> rank", s.rank, values), ("run id -> rank", s.rank_ids, ids)):
         for trial in range(2):
             t0 = time.perf_counter()
-            ranks = fn(arg)
+            fn(arg)
             dt = time.perf_counter() - t0
         print(f"{label}: {len(arg)} lookups in {dt:.2f} s = {len(arg) / dt / 1e6:.2f} million/s (one core, "
               f"second pass)")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
-import shutil
 from pathlib import Path
 
 import h5py
