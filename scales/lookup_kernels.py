@@ -5,9 +5,9 @@ stratum) pair represented by its smallest run id. Values are recomputed from run
 the split form ``raw = A[p] + B[state[p], s]`` (:mod:`irscale.scales.split`), so a table
 stores 4 to 6 bytes per entry and is never read whole: the arrays may be memory maps.
 
-A block index (every ``BLOCK`` entries: the raw value at the block start and, per table
-recall base r, the number of distinct values present before the block) turns a lookup
-into a binary search over blocks plus a short scan. Raw values are sorted up to
+A block index (the raw value of every ``RAW_BLOCK``-th entry, and every ``BLOCK``
+entries, per table recall base r, the number of distinct values present before the
+block) turns a lookup into a binary search in the index plus a few probes of the table. Raw values are sorted up to
 inversions smaller than twice the error bound (``two_bound``), which the searches allow
 for. Status codes: 0 found, 1 not a value, 2 ambiguous, 3 infeasible run.
 """
@@ -17,6 +17,7 @@ import numba as nb
 import numpy as np
 
 BLOCK = 1024
+RAW_BLOCK = 64
 
 
 @nb.njit(cache=True, inline="always")
@@ -33,17 +34,19 @@ def _raw(ids, implicit, i, A, state, B, S):
 
 @nb.njit(cache=True)
 def build_index(ids, implicit, n_entries, strata, first, A, state, B, S, nr):
-    """(block_raw, block_cum): raw value at each block start; distinct values present per
-    table recall base (column r = rb r; one column for tables without strata) before each
-    block."""
+    """(block_raw, block_cum): raw value of every RAW_BLOCK-th entry; distinct values
+    present per table recall base (column r = rb r; one column for tables without strata)
+    before each BLOCK of entries."""
     nb_ = (n_entries + BLOCK - 1) // BLOCK
-    block_raw = np.empty(nb_, dtype=np.float64)
+    nraw = (n_entries + RAW_BLOCK - 1) // RAW_BLOCK
+    block_raw = np.empty(nraw, dtype=np.float64)
+    for b in range(nraw):
+        block_raw[b] = _raw(ids, implicit, b * RAW_BLOCK, A, state, B, S)
     block_cum = np.zeros((nb_ + 1, nr), dtype=np.int64)
     has_strata = strata.shape[0] > 0
     has_first = first.shape[0] > 0
     hist = np.zeros(nr, dtype=np.int64)
     for b in range(nb_):
-        block_raw[b] = _raw(ids, implicit, b * BLOCK, A, state, B, S)
         hist[:] = 0
         end = min(n_entries, (b + 1) * BLOCK)
         if not has_strata and not has_first:
@@ -60,17 +63,29 @@ def build_index(ids, implicit, n_entries, strata, first, A, state, B, S, nr):
 
 
 @nb.njit(cache=True)
-def _lower(x, ids, implicit, n_entries, A, state, B, S, block_raw):
-    """Approximate first entry with raw >= x (exact when raws are sorted)."""
-    lo, hi = 0, block_raw.shape[0]
+def _lower_index(x, block_raw, lo, hi):
+    """First index position in [lo, hi) with block_raw >= x."""
     while lo < hi:
         mid = (lo + hi) // 2
         if block_raw[mid] >= x:
             hi = mid
         else:
             lo = mid + 1
-    b = max(lo - 1, 0)
-    lo, hi = b * BLOCK, min(n_entries, (b + 2) * BLOCK)
+    return lo
+
+
+@nb.njit(cache=True)
+def _lower(x, ids, implicit, n_entries, A, state, B, S, block_raw):
+    """Approximate first entry with raw >= x (exact when raws are sorted)."""
+    b = _lower_index(x, block_raw, 0, block_raw.shape[0])
+    return _lower_in(x, b, ids, implicit, n_entries, A, state, B, S)
+
+
+@nb.njit(cache=True)
+def _lower_in(x, b, ids, implicit, n_entries, A, state, B, S):
+    """Binary search of the table around index position b (one RAW_BLOCK either side)."""
+    lo = max(b - 2, 0) * RAW_BLOCK
+    hi = min(n_entries, (b + 1) * RAW_BLOCK)
     while lo < hi:
         mid = (lo + hi) // 2
         if _raw(ids, implicit, mid, A, state, B, S) >= x:
@@ -78,6 +93,23 @@ def _lower(x, ids, implicit, n_entries, A, state, B, S, block_raw):
         else:
             lo = mid + 1
     return lo
+
+
+@nb.njit(cache=True)
+def _lower_from(x, hint, ids, implicit, n_entries, A, state, B, S, block_raw):
+    """Like :func:`_lower`, galloping forward in the index from ``hint`` (the index
+    position found for a smaller query), so sorted batches stay in cache. Returns
+    (entry, index position)."""
+    nraw = block_raw.shape[0]
+    if hint <= 0 or hint >= nraw or block_raw[hint] >= x:
+        b = _lower_index(x, block_raw, 0, nraw)
+    else:
+        lo, step = hint, 1
+        while lo + step < nraw and block_raw[lo + step] < x:
+            lo += step
+            step *= 2
+        b = _lower_index(x, block_raw, lo + 1, min(lo + step, nraw))
+    return _lower_in(x, b, ids, implicit, n_entries, A, state, B, S), b
 
 
 @nb.njit(cache=True)
@@ -98,26 +130,46 @@ def _present(strata, first, j, r):
 
 
 @nb.njit(cache=True)
+def _count_present(strata, first, lo, hi, r):
+    """Values present for recall base r that start in entries lo..hi-1 (branch-free, so
+    LLVM vectorises the loop)."""
+    k = 0
+    if first.shape[0] > 0:
+        for t in range(lo, hi):
+            k += np.int64(first[t]) & np.int64(strata[t] <= r)
+    else:
+        for t in range(lo, hi):
+            k += np.int64(strata[t] <= r)
+    return k
+
+
+@nb.njit(cache=True)
 def _rank_of(j, r, strata, first, block_cum):
     """1-based rank of the value starting at entry j in the table of recall base r."""
-    if strata.shape[0] == 0 and first.shape[0] == 0:
-        return j + 1
+    if strata.shape[0] == 0:
+        if first.shape[0] == 0:
+            return j + 1
+        b = j // BLOCK
+        k = block_cum[b, 0]
+        for t in range(b * BLOCK, j + 1):
+            k += np.int64(first[t])
+        return k
     b = j // BLOCK
-    col = r if strata.shape[0] > 0 else 0
-    k = block_cum[b, col]
-    for t in range(b * BLOCK, j + 1):
-        if _present(strata, first, t, r):
-            k += 1
-    return k
+    start = b * BLOCK
+    end = min((b + 1) * BLOCK, strata.shape[0])
+    if j - start <= end - 1 - j:  # count from the nearer end of the block
+        return block_cum[b, r] + _count_present(strata, first, start, j + 1, r)
+    return block_cum[b + 1, r] - _count_present(strata, first, j + 1, end, r)
 
 
 @nb.njit(cache=True)
 def rank_raw(xs, tols, r, two_bound, ids, implicit, n_entries, strata, first, A, state, B, S,
              block_raw, block_cum, out_rank, out_status):
     """Ranks of raw values: the one distinct value (present for r) within tols[i] of xs[i]."""
+    hint = 0
     for i in range(xs.shape[0]):
         x, tol = xs[i], tols[i]
-        j = _lower(x - tol - two_bound, ids, implicit, n_entries, A, state, B, S, block_raw)
+        j, hint = _lower_from(x - tol - two_bound, hint, ids, implicit, n_entries, A, state, B, S, block_raw)
         j = max(j - 1, 0)
         best, nbest, bestd = -1, 0, np.inf
         while j < n_entries:
@@ -144,6 +196,7 @@ def rank_raw(xs, tols, r, two_bound, ids, implicit, n_entries, strata, first, A,
 def rank_ids(qids, r, exact, two_bound, ids, implicit, n_entries, strata, first, A, state, B, S,
              block_raw, block_cum, qkeys, KA, KB, levels, n, out_rank, out_status):
     """Exact ranks of runs given by id. ``qkeys`` are the runs' exact keys (inexact raws)."""
+    hint = 0
     for i in range(qids.shape[0]):
         q = qids[i]
         # feasibility: number of nonzero digits <= r (strata tables only)
@@ -159,7 +212,7 @@ def rank_ids(qids, r, exact, two_bound, ids, implicit, n_entries, strata, first,
                 continue
         p = q // S
         x = A[p] + B[state[p], q - p * S]
-        j = _lower(x - two_bound, ids, implicit, n_entries, A, state, B, S, block_raw)
+        j, hint = _lower_from(x - two_bound, hint, ids, implicit, n_entries, A, state, B, S, block_raw)
         j = max(j - 1, 0)
         found = -1
         ncand = 0

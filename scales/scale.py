@@ -145,7 +145,7 @@ class Scale:
     # -- index -------------------------------------------------------------------------
     def _idx(self):
         if self._index is None and self.table.index is not None:
-            self._index = tuple(np.asarray(a) for a in self.table.index)
+            self._index = tuple(self.table.index)
         if self._index is None:
             t, sf = self.table, self._sf
             nr = self.measure.n + 1 if t.strata is not None else 1
@@ -266,7 +266,7 @@ class Scale:
         return before + (c + 1) / 2.0
 
     # -- value -> rank ---------------------------------------------------------------
-    def rank(self, values, rtol: float = RTOL, atol: float | None = ATOL) -> np.ndarray:
+    def rank(self, values, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise") -> np.ndarray:
         """1-based unq ranks of raw measure values.
 
         A value must lie within ``atol + rtol * |value|`` of exactly one distinct value
@@ -274,20 +274,37 @@ class Scale:
         values, ``rtol`` to 64 ulps). Raises :class:`~irscale.errors.ValueNotInScaleError` naming the
         first offending value: NaN or infinite, not a value of the measure, or ambiguous
         (two distinct values within tolerance; use :meth:`rank_runs`, which is exact).
+        With ``errors="zero"`` such values get rank 0 instead (batch use).
+
+        Queries are answered in value order (sorted first), which keeps a lookup batch on
+        a memory-mapped table cache-friendly.
         """
+        if errors not in ("raise", "zero"):
+            raise ValueError("errors must be 'raise' or 'zero'")
         x = np.asarray(values, dtype=np.float64)
         shape = x.shape
         x = x.reshape(-1)
-        if not np.all(np.isfinite(x)):
-            bad = x[~np.isfinite(x)][0]
-            raise ValueNotInScaleError(f"{float(bad)!r} is not a value of {self._label()}")
+        finite = np.isfinite(x)
+        if not finite.all():
+            if errors == "raise":
+                bad = x[~finite][0]
+                raise ValueNotInScaleError(f"{float(bad)!r} is not a value of {self._label()}")
+            x = np.where(finite, x, -1.0)
         if atol is None:  # the float error of the table's own values, in value units
             atol = 0.0 if self._sf.exact else 2 * self._sf.bound * abs(self._value_factor())
         raw, dfac = self._raw_of_values(x)
         tols = (atol + rtol * np.abs(x)) * abs(dfac) + 4 * np.spacing(np.abs(raw) + 1)
-        ranks = np.zeros(x.shape[0], np.int64)
-        status = np.zeros(x.shape[0], np.int8)
-        lk.rank_raw(raw, tols, self.r, 2 * self._sf.bound, *self._args(), ranks, status)
+        order = np.argsort(raw, kind="stable")
+        ranks_s = np.zeros(x.shape[0], np.int64)
+        status_s = np.zeros(x.shape[0], np.int8)
+        lk.rank_raw(raw[order], tols[order], self.r, 2 * self._sf.bound, *self._args(), ranks_s, status_s)
+        ranks = np.empty_like(ranks_s)
+        status = np.empty_like(status_s)
+        ranks[order], status[order] = ranks_s, status_s
+        status[~finite] = 1
+        if errors == "zero":
+            ranks[status != 0] = 0
+            return ranks.reshape(shape)
         if (status == 1).any():
             bad = float(x[status == 1][0])
             raise ValueNotInScaleError(f"{bad!r} is not a value of {self._label()}")
@@ -329,10 +346,14 @@ class Scale:
         qkeys = exact_keys(q, sf.KA, sf.KB, sf.state, sf.S) if not sf.exact else np.zeros((q.size, 1), np.uint64)
         KA = sf.KA if not sf.exact else np.zeros((1, 1), np.uint64)
         KB = sf.KB if not sf.exact else np.zeros((1, 1, 1), np.uint64)
-        ranks = np.zeros(q.size, np.int64)
-        status = np.zeros(q.size, np.int8)
-        lk.rank_ids(q, self.r, sf.exact, 2 * sf.bound, *self._args(), qkeys, KA, KB,
-                    self.measure.levels, self.n, ranks, status)
+        order = np.argsort(sf.raw_of_ids(q), kind="stable")  # answer in value order (locality)
+        ranks_s = np.zeros(q.size, np.int64)
+        status_s = np.zeros(q.size, np.int8)
+        lk.rank_ids(q[order], self.r, sf.exact, 2 * sf.bound, *self._args(), qkeys[order], KA, KB,
+                    self.measure.levels, self.n, ranks_s, status_s)
+        ranks = np.empty_like(ranks_s)
+        status = np.empty_like(status_s)
+        ranks[order], status[order] = ranks_s, status_s
         if (status == 3).any():
             i = int(np.argmax(status == 3))
             from irscale.enumerate.split_kernels import popcount_ids

@@ -11,6 +11,9 @@ One file holds many tables::
         counts   uint8..uint64 (E,)  runs per entry (absent for implicit tables: all 1)
         strata   uint8 (E,)          relevant documents of the entry's runs (RB measures)
         first    bool (E,)           entry starts a new distinct value (absent: all do)
+        index_raw float64            raw value of every 64th entry (lookup index)
+        index_cum int64 (E/1024+1, R) distinct values present per recall base before each
+                                     block of 1024 entries (attr index_blocks = [64, 1024])
         attrs    measure, family, params (JSON), rel (JSON list), n, rb_dependent,
                  implicit, n_entries, n_runs, n_distinct (whole space), distinct_by_rb
                  (JSON list, rb = 1..N), tie_method, error_bound, min_gap, min_gap_exact,

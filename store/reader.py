@@ -115,7 +115,9 @@ class Store:
                 raise self._missing(m, None)
             a = _attrs(g)
             arrays = {name: (_mapped(self.path, g[name]) if name in g else None) for name in DATASETS}
-            index = (g["index_raw"][()], g["index_cum"][()]) if "index_raw" in g else None
+            from irscale.scales.lookup_kernels import BLOCK, RAW_BLOCK
+            usable = "index_raw" in g and json.loads(a.get("index_blocks", "[]")) == [RAW_BLOCK, BLOCK]
+            index = (_mapped(self.path, g["index_raw"]), _mapped(self.path, g["index_cum"])) if usable else None
         if verify:
             h = new_checksum()
             for name in DATASETS:

@@ -100,8 +100,10 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
     if not table.implicit:
         from irscale.scales.scale import streaming_index
         block_raw, block_cum = streaming_index(m, _triples(table))
+        from irscale.scales.lookup_kernels import BLOCK, RAW_BLOCK
         g.create_dataset("index_raw", data=block_raw)
         g.create_dataset("index_cum", data=block_cum)
+        g.attrs["index_blocks"] = json.dumps([RAW_BLOCK, BLOCK])
     # distinct values per recall base
     if m.rb_dependent and not table.implicit:
         hist = np.zeros(m.n + 1, np.int64)
