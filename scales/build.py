@@ -111,23 +111,19 @@ def implicit_table(measure) -> Table:
     cert = Certificate("exact-integer+implicit-lexicographic", spec.error_bound(measure, None) + sf.bound * float(
         spec.scale(None)), float(gap), str(gap), 0)
     size = measure.levels ** n
-    return Table(measure, None, None, None, None, size, size, cert)
+    return Table(measure, None, None, None, size, size, cert)
 
 
 def table_from_entries(measure, sf, ids, counts, strata, first, min_gap_raw, pair, redecided, n_runs) -> Table:
-    """Assemble a table from entry arrays, with compact dtypes."""
+    """Assemble a table from entry arrays, with compact dtypes (strata packed with the
+    new-value flag)."""
+    from irscale.scales.scale import pack_strata
     ids = np.ascontiguousarray(ids, dtype=_id_dtype(measure))
     counts = np.asarray(counts)
     counts = np.ascontiguousarray(counts, dtype=_count_dtype(int(counts.max()) if counts.size else 1))
-    if measure.rb_dependent:
-        strata = np.ascontiguousarray(strata, dtype=np.uint8)
-        first = np.ascontiguousarray(first, dtype=np.bool_)
-        if first.all():
-            first = None
-    else:
-        strata, first = None, None
+    packed = np.ascontiguousarray(pack_strata(strata, first)) if measure.rb_dependent else None
     cert = certificate_from_gap(measure, sf, min_gap_raw, pair, redecided)
-    return Table(measure, ids, counts, strata, first, int(ids.shape[0]), n_runs, cert)
+    return Table(measure, ids, counts, packed, int(ids.shape[0]), n_runs, cert)
 
 
 def table_from_distinct(distinct) -> Table:
@@ -185,7 +181,7 @@ def table_from_buckets(measure, sf, parts, concatenate: bool = True) -> Table:
     redecided = sum(p.redecided for p in parts)
     if not concatenate:
         cert = certificate_from_gap(measure, sf, min_gap, pair, redecided)
-        return Table(measure, None, None, None, None, sum(int(p.ids.shape[0]) for p in parts),
+        return Table(measure, None, None, None, sum(int(p.ids.shape[0]) for p in parts),
                      measure.levels ** measure.n, cert, parts=parts)
     ids = np.concatenate([p.ids for p in parts])
     counts = np.concatenate([p.counts.astype(np.uint64) for p in parts])

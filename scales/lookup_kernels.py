@@ -1,7 +1,9 @@
 """Numba kernels of table lookups (value -> rank, run id -> rank).
 
 Tables are arrays of *entries* in increasing value order; an entry is a (distinct value,
-stratum) pair represented by its smallest run id. Values are recomputed from run ids with
+stratum) pair represented by its smallest run id. For RB-dependent measures ``strata``
+holds per entry the stratum (bits 0-6) and, in bit 7, whether the entry starts a new
+distinct value (:data:`FIRST`); tables without strata have one entry per value. Values are recomputed from run ids with
 the split form ``raw = A[p] + B[state[p], s]`` (:mod:`irscale.scales.split`), so a table
 stores 4 to 6 bytes per entry and is never read whole: the arrays may be memory maps.
 
@@ -18,6 +20,8 @@ import numpy as np
 
 BLOCK = 1024
 RAW_BLOCK = 64
+FIRST = 0x80      # bit of a strata byte: the entry starts a new distinct value
+STRATUM = 0x7F
 
 
 @nb.njit(cache=True, inline="always")
@@ -33,7 +37,7 @@ def _raw(ids, implicit, i, A, state, B, S):
 
 
 @nb.njit(cache=True)
-def build_index(ids, implicit, n_entries, strata, first, A, state, B, S, nr):
+def build_index(ids, implicit, n_entries, strata, A, state, B, S, nr):
     """(block_raw, block_cum): raw value of every RAW_BLOCK-th entry; distinct values
     present per table recall base (column r = rb r; one column for tables without strata)
     before each BLOCK of entries."""
@@ -44,17 +48,16 @@ def build_index(ids, implicit, n_entries, strata, first, A, state, B, S, nr):
         block_raw[b] = _raw(ids, implicit, b * RAW_BLOCK, A, state, B, S)
     block_cum = np.zeros((nb_ + 1, nr), dtype=np.int64)
     has_strata = strata.shape[0] > 0
-    has_first = first.shape[0] > 0
     hist = np.zeros(nr, dtype=np.int64)
     for b in range(nb_):
         hist[:] = 0
         end = min(n_entries, (b + 1) * BLOCK)
-        if not has_strata and not has_first:
+        if not has_strata:
             hist[0] = end - b * BLOCK
         else:
             for j in range(b * BLOCK, end):
-                if (not has_first) or first[j]:
-                    hist[strata[j] if has_strata else 0] += 1
+                if strata[j] & FIRST:
+                    hist[strata[j] & STRATUM] += 1
         run = 0
         for r in range(nr):
             run += hist[r]
@@ -113,57 +116,49 @@ def _lower_from(x, hint, ids, implicit, n_entries, A, state, B, S, block_raw):
 
 
 @nb.njit(cache=True)
-def _value_start(first, j):
-    if first.shape[0] == 0:
+def _value_start(strata, j):
+    if strata.shape[0] == 0:
         return j
-    while j > 0 and not first[j]:
+    while j > 0 and not (strata[j] & FIRST):
         j -= 1
     return j
 
 
 @nb.njit(cache=True)
-def _present(strata, first, j, r):
+def _present(strata, j, r):
     """Entry j starts a value present in the table of recall base r."""
-    if first.shape[0] > 0 and not first[j]:
-        return False
-    return strata.shape[0] == 0 or strata[j] <= r
+    if strata.shape[0] == 0:
+        return True
+    v = strata[j]
+    return (v & FIRST) != 0 and (v & STRATUM) <= r
 
 
 @nb.njit(cache=True)
-def _count_present(strata, first, lo, hi, r):
+def _count_present(strata, lo, hi, r):
     """Values present for recall base r that start in entries lo..hi-1 (branch-free, so
     LLVM vectorises the loop)."""
     k = 0
-    if first.shape[0] > 0:
-        for t in range(lo, hi):
-            k += np.int64(first[t]) & np.int64(strata[t] <= r)
-    else:
-        for t in range(lo, hi):
-            k += np.int64(strata[t] <= r)
+    for t in range(lo, hi):
+        v = np.int64(strata[t])
+        k += (v >> 7) & np.int64((v & STRATUM) <= r)
     return k
 
 
 @nb.njit(cache=True)
-def _rank_of(j, r, strata, first, block_cum):
+def _rank_of(j, r, strata, block_cum):
     """1-based rank of the value starting at entry j in the table of recall base r."""
     if strata.shape[0] == 0:
-        if first.shape[0] == 0:
-            return j + 1
-        b = j // BLOCK
-        k = block_cum[b, 0]
-        for t in range(b * BLOCK, j + 1):
-            k += np.int64(first[t])
-        return k
+        return j + 1
     b = j // BLOCK
     start = b * BLOCK
     end = min((b + 1) * BLOCK, strata.shape[0])
     if j - start <= end - 1 - j:  # count from the nearer end of the block
-        return block_cum[b, r] + _count_present(strata, first, start, j + 1, r)
-    return block_cum[b + 1, r] - _count_present(strata, first, j + 1, end, r)
+        return block_cum[b, r] + _count_present(strata, start, j + 1, r)
+    return block_cum[b + 1, r] - _count_present(strata, j + 1, end, r)
 
 
 @nb.njit(cache=True)
-def rank_raw(xs, tols, r, two_bound, ids, implicit, n_entries, strata, first, A, state, B, S,
+def rank_raw(xs, tols, r, two_bound, ids, implicit, n_entries, strata, A, state, B, S,
              block_raw, block_cum, out_rank, out_status):
     """Ranks of raw values: the one distinct value (present for r) within tols[i] of xs[i]."""
     hint = 0
@@ -176,7 +171,7 @@ def rank_raw(xs, tols, r, two_bound, ids, implicit, n_entries, strata, first, A,
             v = _raw(ids, implicit, j, A, state, B, S)
             if v > x + tol + two_bound:
                 break
-            if _present(strata, first, j, r):
+            if _present(strata, j, r):
                 d = abs(v - x)
                 if d <= tol:
                     nbest += 1
@@ -189,11 +184,11 @@ def rank_raw(xs, tols, r, two_bound, ids, implicit, n_entries, strata, first, A,
             out_status[i] = 2
         else:
             out_status[i] = 0
-            out_rank[i] = _rank_of(best, r, strata, first, block_cum)
+            out_rank[i] = _rank_of(best, r, strata, block_cum)
 
 
 @nb.njit(cache=True)
-def rank_ids(qids, r, exact, two_bound, ids, implicit, n_entries, strata, first, A, state, B, S,
+def rank_ids(qids, r, exact, two_bound, ids, implicit, n_entries, strata, A, state, B, S,
              block_raw, block_cum, qkeys, KA, KB, levels, n, out_rank, out_status):
     """Exact ranks of runs given by id. ``qkeys`` are the runs' exact keys (inexact raws)."""
     hint = 0
@@ -251,4 +246,4 @@ def rank_ids(qids, r, exact, two_bound, ids, implicit, n_entries, strata, first,
             out_status[i] = 1
         else:
             out_status[i] = 0
-            out_rank[i] = _rank_of(_value_start(first, found), r, strata, first, block_cum)
+            out_rank[i] = _rank_of(_value_start(strata, found), r, strata, block_cum)

@@ -4,7 +4,8 @@ A :class:`Table` is what enumeration produces and the store keeps: the *entries*
 measure over the whole run space in increasing value order. Without a recall base an
 entry is a distinct value; for RB-dependent measures it is a (distinct value, stratum)
 pair, the stratum being the number of relevant documents of the runs behind it, and the
-entries of one value are adjacent, by increasing stratum (``first`` marks the first one).
+entries of one value are adjacent, by increasing stratum; bit 7 of an entry's strata byte
+(:data:`~irscale.scales.lookup_kernels.FIRST`) marks the first one.
 Each entry keeps the smallest id of its runs (the value is recomputed from it, see
 :mod:`irscale.scales.split`) and the number of runs. One table serves every recall base:
 the table of RB = r holds the values whose smallest stratum is <= r (SPEC section 2).
@@ -40,17 +41,17 @@ class Table:
     """Entries of one measure over REL^N, in increasing value order.
 
     ``ids``: smallest run id per entry (None for an implicit table whose entry i is run
-    i); ``counts``: runs per entry (None: all 1); ``strata``: number of relevant
-    documents per entry (None for measures without recall base); ``first``: entry starts
-    a new distinct value (None: every entry does); ``n_entries``; ``n_runs``: runs in the
-    whole space. Arrays may be memory maps of a store file.
+    i); ``counts``: runs per entry (None: all 1); ``strata``: per entry the number of
+    relevant documents of its runs (bits 0-6) and whether it starts a new distinct value
+    (bit 7), uint8 (None for measures without recall base: one entry per value);
+    ``n_entries``; ``n_runs``: runs in the whole space. Arrays may be memory maps of a
+    store file.
     """
 
     measure: object
     ids: np.ndarray | None
     counts: np.ndarray | None
     strata: np.ndarray | None
-    first: np.ndarray | None
     n_entries: int
     n_runs: int
     certificate: Certificate
@@ -63,41 +64,42 @@ class Table:
         return self.ids is None and self.parts is None
 
     def arrays_for_kernels(self):
-        empty8 = np.zeros(0, np.uint8)
         ids = self.ids if self.ids is not None else np.zeros(0, np.int64)
-        strata = self.strata if self.strata is not None else empty8
-        first = self.first if self.first is not None else np.zeros(0, np.bool_)
-        return ids, strata, first
+        strata = self.strata if self.strata is not None else np.zeros(0, np.uint8)
+        return ids, strata
+
+
+def pack_strata(strata: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Stratum (bits 0-6) and new-value flag (bit 7) in one byte per entry."""
+    return (np.asarray(strata, dtype=np.uint8) & lk.STRATUM) | (np.asarray(first, dtype=np.uint8) << 7)
 
 
 def streaming_index(measure, parts_iter):
-    """Block index of a table given as consecutive parts ``(ids, strata, first)`` (arrays
-    or None), computed without holding the table: (block_raw, block_cum)."""
+    """Block index of a table given as consecutive parts ``(ids, packed strata or None)``,
+    computed without holding the table: (block_raw, block_cum)."""
     sf = _split(measure)
     nr = measure.n + 1 if measure.rb_dependent else 1
     raws, cums = [], [np.zeros((1, nr), np.int64)]
     pend = None
     total = np.zeros(nr, np.int64)
 
-    def flush(ids, strata, first):
+    def flush(ids, strata):
         nonlocal total
-        br, bc = lk.build_index(ids, False, ids.shape[0], strata, first, sf.A, sf.state, sf.B, sf.S, nr)
+        br, bc = lk.build_index(ids, False, ids.shape[0], strata, sf.A, sf.state, sf.B, sf.S, nr)
         raws.append(br)
         cums.append(bc[1:] + total)
         total = total + bc[-1]
 
-    for ids, strata, first in parts_iter:
+    for ids, strata in parts_iter:
         ids = np.asarray(ids, dtype=np.int64)
         strata = np.zeros(0, np.uint8) if strata is None or len(strata) == 0 else np.asarray(strata)
-        first = np.zeros(0, np.bool_) if first is None or len(first) == 0 else np.asarray(first)
         if pend is not None:
             ids = np.concatenate([pend[0], ids])
             strata = np.concatenate([pend[1], strata]) if strata.size or pend[1].size else strata
-            first = np.concatenate([pend[2], first]) if first.size or pend[2].size else first
         full = ids.shape[0] // lk.BLOCK * lk.BLOCK
         if full:
-            flush(ids[:full], strata[:full] if strata.size else strata, first[:full] if first.size else first)
-        pend = (ids[full:], strata[full:] if strata.size else strata, first[full:] if first.size else first)
+            flush(ids[:full], strata[:full] if strata.size else strata)
+        pend = (ids[full:], strata[full:] if strata.size else strata)
     if pend is not None and pend[0].shape[0]:
         flush(*pend)
     block_raw = np.concatenate(raws) if raws else np.zeros(0)
@@ -138,7 +140,7 @@ class Scale:
         self._sf = _split(self.measure)
         self._spec = self.measure.key_spec()
         self.certificate = table.certificate
-        self._ids, self._strata, self._first = table.arrays_for_kernels()
+        self._ids, self._strata = table.arrays_for_kernels()
         self._index = None
         self._materialised = None
 
@@ -149,14 +151,14 @@ class Scale:
         if self._index is None:
             t, sf = self.table, self._sf
             nr = self.measure.n + 1 if t.strata is not None else 1
-            self._index = lk.build_index(self._ids, t.implicit, t.n_entries, self._strata, self._first,
+            self._index = lk.build_index(self._ids, t.implicit, t.n_entries, self._strata,
                                          sf.A, sf.state, sf.B, sf.S, nr)
         return self._index
 
     def _args(self):
         t, sf = self.table, self._sf
         block_raw, block_cum = self._idx()
-        return (self._ids, t.implicit, t.n_entries, self._strata, self._first, sf.A, sf.state, sf.B, sf.S,
+        return (self._ids, t.implicit, t.n_entries, self._strata, sf.A, sf.state, sf.B, sf.S,
                 block_raw, block_cum)
 
     # -- raw <-> value -----------------------------------------------------------------
@@ -203,13 +205,14 @@ class Scale:
             E = t.n_entries
             ids = np.arange(E, dtype=np.int64) if t.implicit else np.asarray(t.ids, dtype=np.int64)
             counts = np.ones(E, np.int64) if t.counts is None else np.asarray(t.counts, dtype=np.int64)
-            first = np.ones(E, bool) if t.first is None else np.asarray(t.first, dtype=bool)
+            packed = None if t.strata is None else np.asarray(t.strata)
+            first = np.ones(E, bool) if packed is None else (packed & lk.FIRST) != 0
             vid = np.cumsum(first) - 1                      # distinct value of each entry
             nv = int(vid[-1]) + 1 if E else 0
-            if t.strata is None:
+            if packed is None:
                 present = np.ones(nv, bool)
             else:
-                feasible = np.asarray(t.strata) <= self.r
+                feasible = (packed & lk.STRATUM) <= self.r
                 counts = np.where(feasible, counts, 0)
                 present = np.zeros(nv, bool)
                 present[vid[first & feasible]] = True    # a value's first entry has its smallest stratum
@@ -249,7 +252,7 @@ class Scale:
     @property
     def k(self) -> int:
         """Number of distinct values K (the largest rank)."""
-        if self.table.strata is None and self.table.first is None:
+        if self.table.strata is None:
             return self.table.n_entries
         block_raw, block_cum = self._idx()
         return int(block_cum[-1, self.r if self.table.strata is not None else 0])

@@ -1,16 +1,17 @@
-"""The HDF5 table format (version 2).
+"""The HDF5 table format (version 3).
 
 One file holds many tables::
 
-    /                   attrs: format="irscale-tables", format_version=2,
+    /                   attrs: format="irscale-tables", format_version=3,
                                generator="irscale", generator_version, created
     /tables/<measure>   one group per table; <measure> is the canonical measure name
                         (``AP@10``). One table serves every recall base.
         ids      uint32/uint64 (E,)  smallest run id of each entry, entries in increasing
                                      value order (absent for implicit tables)
         counts   uint8..uint64 (E,)  runs per entry (absent for implicit tables: all 1)
-        strata   uint8 (E,)          relevant documents of the entry's runs (RB measures)
-        first    bool (E,)           entry starts a new distinct value (absent: all do)
+        strata   uint8 (E,)          RB measures only: bits 0-6 the number of relevant
+                                     documents of the entry's runs, bit 7 set when the
+                                     entry starts a new distinct value
         index_raw float64            raw value of every 64th entry (lookup index)
         index_cum int64 (E/1024+1, R) distinct values present per recall base before each
                                      block of 1024 entries (attr index_blocks = [64, 1024])
@@ -19,7 +20,7 @@ One file holds many tables::
                  (JSON list, rb = 1..N), tie_method, error_bound, min_gap, min_gap_exact,
                  redecided, generator_version, created, build_seconds,
                  checksum (sha256 over the datasets' bytes in the order ids, counts,
-                 strata, first), complete (True, written last)
+                 strata), complete (True, written last)
 
 Entries and run ids are defined in :mod:`irscale.scales.scale`; values are recomputed
 from run ids (:mod:`irscale.scales.split`). Datasets are contiguous and uncompressed so
@@ -32,8 +33,8 @@ from __future__ import annotations
 import hashlib
 
 FORMAT_NAME = "irscale-tables"
-FORMAT_VERSION = 2
-DATASETS = ("ids", "counts", "strata", "first")
+FORMAT_VERSION = 3
+DATASETS = ("ids", "counts", "strata")
 
 
 def table_path(measure: str) -> str:

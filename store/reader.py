@@ -128,7 +128,7 @@ class Store:
             if h.hexdigest() != a["checksum"]:
                 raise StoreError(f"{self.path}: table {m} is corrupt (checksum mismatch); rebuild it")
         cert = Certificate(a["tie_method"], a["error_bound"], a["min_gap"], a["min_gap_exact"], a["redecided"])
-        t = Table(m, arrays["ids"], arrays["counts"], arrays["strata"], arrays["first"], int(a["n_entries"]),
+        t = Table(m, arrays["ids"], arrays["counts"], arrays["strata"], int(a["n_entries"]),
                   int(a["n_runs"]), cert, meta=a, index=index)
         self._cache[m] = t
         return t

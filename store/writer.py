@@ -45,24 +45,27 @@ def _jsonable(v):
 
 def _chunks_of(table, name):
     """The table's dataset ``name`` as consecutive arrays (bucket parts, each mapped from
-    disk only while in use, or the one in-memory array)."""
+    disk only while in use, or the one in-memory array). Strata of parts are packed with
+    their new-value flags here."""
     if table.parts is not None:
+        from irscale.scales.scale import pack_strata
         for p in table.parts:
-            yield getattr(p, name)
+            yield pack_strata(p.strata, p.first) if name == "strata" else getattr(p, name)
         return
     arr = getattr(table, name)
     if arr is not None:
         yield arr
 
 
-def _triples(table):
-    """(ids, strata or None, first or None) per part."""
+def _pairs(table):
+    """(ids, packed strata or None) per part."""
     if table.parts is not None:
+        from irscale.scales.scale import pack_strata
         for p in table.parts:
-            st, fi = p.strata, p.first
-            yield p.ids, (st if st.size else None), (fi if fi.size else None)
+            st = p.strata
+            yield p.ids, (pack_strata(st, p.first) if st.size else None)
     else:
-        yield table.ids, table.strata, table.first
+        yield table.ids, table.strata
 
 
 def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=None) -> None:
@@ -83,8 +86,6 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
         plan = [("ids", _id_dtype(m)), ("counts", _count_dtype(cmax))]
         if m.rb_dependent:
             plan.append(("strata", np.uint8))
-            if not all(bool(np.all(c)) for c in _chunks_of(table, "first")):
-                plan.append(("first", np.bool_))
     for name, dt in plan:
         ds = g.create_dataset(name, shape=(E,), dtype=dt)  # contiguous: memory-mappable
         pos = 0
@@ -99,7 +100,7 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
     # block index for lazy lookups (see irscale.scales.lookup_kernels)
     if not table.implicit:
         from irscale.scales.scale import streaming_index
-        block_raw, block_cum = streaming_index(m, _triples(table))
+        block_raw, block_cum = streaming_index(m, _pairs(table))
         from irscale.scales.lookup_kernels import BLOCK, RAW_BLOCK
         g.create_dataset("index_raw", data=block_raw)
         g.create_dataset("index_cum", data=block_cum)
@@ -107,9 +108,9 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
     # distinct values per recall base
     if m.rb_dependent and not table.implicit:
         hist = np.zeros(m.n + 1, np.int64)
-        for _, st, fi in _triples(table):
+        for _, st in _pairs(table):
             st = np.asarray(st)
-            sel = st if fi is None else st[np.asarray(fi, dtype=bool)]
+            sel = st[st >= 0x80] & 0x7F
             hist += np.bincount(sel, minlength=m.n + 1)[: m.n + 1]
         by_rb = np.cumsum(hist)[1:].tolist()
         n_distinct = int(hist.sum())

@@ -14,7 +14,7 @@ EXTRA = ["F1", "nDCG_trec", "RBP(p=0.7)", "DCG(b=3)"]
 
 
 def _arrays(t):
-    return [None if a is None else np.asarray(a) for a in (t.ids, t.counts, t.strata, t.first)]
+    return [None if a is None else np.asarray(a) for a in (t.ids, t.counts, t.strata)]
 
 
 @pytest.mark.parametrize("n", [13, 20])

@@ -21,7 +21,7 @@ META = {"measure", "family", "params", "rel", "n", "rb_dependent", "implicit", "
 
 
 def _arrays(t):
-    return tuple(None if a is None else np.array(a) for a in (t.ids, t.counts, t.strata, t.first))
+    return tuple(None if a is None else np.array(a) for a in (t.ids, t.counts, t.strata))
 
 
 def _snapshot(path):
@@ -226,9 +226,9 @@ def test_stored_block_index_equals_recomputed(tmp_path):
         t = store.table(meta["measure"])
         assert t.index is not None and t.n_entries > 2 * lk.BLOCK or meta["measure"] == "nDCG(b=10)@13"
         sf = _split(t.measure)
-        ids, strata, first = t.arrays_for_kernels()
+        ids, strata = t.arrays_for_kernels()
         nr = t.measure.n + 1 if t.strata is not None else 1
-        raw, cum = lk.build_index(np.asarray(ids), False, t.n_entries, np.asarray(strata), np.asarray(first),
+        raw, cum = lk.build_index(np.asarray(ids), False, t.n_entries, np.asarray(strata),
                                   sf.A, sf.state, sf.B, sf.S, nr)
         assert np.array_equal(raw, t.index[0]) and np.array_equal(cum, t.index[1])
 
