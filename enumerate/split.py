@@ -22,7 +22,8 @@ import numpy as np
 
 from irscale.enumerate import split_kernels as sk
 
-TARGET_ITEMS = 1 << 23
+TARGET_ITEMS = 1 << 22     # (prefix group, suffix group) pairs per bucket at most
+MIN_ITEMS = 1 << 18
 
 
 @dataclass
@@ -186,7 +187,7 @@ def process_bucket(measure, sf, g: Grouped, lo: float, hi: float) -> BucketResul
     raw = np.empty(m, np.float64)
     ids = np.empty(m, np.int64)
     cnt = np.empty(m, np.int64)
-    strat = np.empty(m, np.int64)
+    strat = np.empty(m, np.uint8)
     sk.fill_between(g.A, g.state, g.pstrat, g.pcount, g.pmin, g.Bs, g.Bstrat, g.Bcount, g.Bmin, g.S,
                     lo, hi, raw, ids, cnt, strat)
     if m and raw.min() >= 0:
@@ -203,7 +204,7 @@ def process_bucket(measure, sf, g: Grouped, lo: float, hi: float) -> BucketResul
     nstrata = measure.n + 1
     out_ids = np.empty(m, np.int64)
     out_counts = np.empty(m, np.int64)
-    out_strata = np.empty(m, np.int64)
+    out_strata = np.empty(m, np.uint8)
     out_first = np.empty(m, np.bool_)
     flagged = np.empty((m, 2), np.int64) if not sf.exact else np.empty((0, 2), np.int64)
     e, nflag, min_gap = sk.reduce_sorted(raw, ids, cnt, strat, keys, sf.exact, 2 * sf.bound, stratified, nstrata,
@@ -275,9 +276,11 @@ def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: s
     """
     from irscale.scales.split import split_form
 
-    target = target or TARGET_ITEMS
     sf = split_form(measure)
     g = group_split(sf, measure.rb_dependent)
+    # at least ~16 buckets (memory per worker stays small at every N), at most 4M pairs each;
+    # depends on the measure only, so a resumed build finds the same plan
+    target = target or min(TARGET_ITEMS, max(MIN_ITEMS, -(-g.n_items // 16)))
     edges = plan_buckets(g, sf, target)
     n_b = len(edges) - 1
     done: dict[int, BucketResult] = {}
