@@ -73,25 +73,29 @@ def popcount_ids(ids, levels, n):
 
 
 @nb.njit(cache=True)
+def key_of_id(rid, KA, KB, state, S, out):
+    """Exact multi-word key KA[p] + KB[state[p], s] of run ``rid`` into ``out`` (most
+    significant word first), adding word by word with carries."""
+    p = rid // S
+    s = rid - p * S
+    c = state[p]
+    carry = np.uint64(0)
+    for w in range(KA.shape[1] - 1, -1, -1):
+        a = KA[p, w]
+        t = a + KB[c, s, w]
+        c1 = np.uint64(1) if t < a else np.uint64(0)
+        t2 = t + carry
+        c2 = np.uint64(1) if t2 < t else np.uint64(0)
+        out[w] = t2
+        carry = c1 + c2
+
+
+@nb.njit(cache=True)
 def exact_keys(ids, KA, KB, state, S):
-    """Exact multi-word keys KA[p] + KB[state[p], s] (most significant word first)."""
-    m = ids.shape[0]
-    W = KA.shape[1]
-    out = np.empty((m, W), dtype=np.uint64)
-    for i in range(m):
-        p = ids[i] // S
-        s = ids[i] % S
-        c = state[p]
-        carry = np.uint64(0)
-        for w in range(W - 1, -1, -1):
-            a = KA[p, w]
-            b = KB[c, s, w]
-            t = a + b
-            c1 = np.uint64(1) if t < a else np.uint64(0)
-            t2 = t + carry
-            c2 = np.uint64(1) if t2 < t else np.uint64(0)
-            out[i, w] = t2
-            carry = c1 + c2
+    """Exact multi-word keys of runs given by id (see :func:`key_of_id`)."""
+    out = np.empty((ids.shape[0], KA.shape[1]), dtype=np.uint64)
+    for i in range(ids.shape[0]):
+        key_of_id(np.int64(ids[i]), KA, KB, state, S, out[i])
     return out
 
 

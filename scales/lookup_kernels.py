@@ -18,6 +18,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from irscale.enumerate.split_kernels import key_of_id
+
 BLOCK = 1024
 RAW_BLOCK = 64
 FIRST = 0x80      # bit of a strata byte: the entry starts a new distinct value
@@ -192,6 +194,7 @@ def rank_ids(qids, r, exact, two_bound, ids, implicit, n_entries, strata, A, sta
              block_raw, block_cum, qkeys, KA, KB, levels, n, out_rank, out_status):
     """Exact ranks of runs given by id. ``qkeys`` are the runs' exact keys (inexact raws)."""
     hint = 0
+    key = np.empty(KA.shape[1], dtype=np.uint64)
     for i in range(qids.shape[0]):
         q = qids[i]
         # feasibility: number of nonzero digits <= r (strata tables only)
@@ -222,21 +225,10 @@ def rank_ids(qids, r, exact, two_bound, ids, implicit, n_entries, strata, A, sta
             elif abs(v - x) <= two_bound:
                 ncand += 1
                 # exact key of the entry's representative run
-                rid = _rid(ids, implicit, j)
-                pp = rid // S
-                ss = rid - pp * S
-                cc = state[pp]
-                carry = np.uint64(0)
+                key_of_id(_rid(ids, implicit, j), KA, KB, state, S, key)
                 same = True
-                for w in range(KA.shape[1] - 1, -1, -1):
-                    a_ = KA[pp, w]
-                    b_ = KB[cc, ss, w]
-                    t = a_ + b_
-                    c1 = np.uint64(1) if t < a_ else np.uint64(0)
-                    t2 = t + carry
-                    c2 = np.uint64(1) if t2 < t else np.uint64(0)
-                    carry = c1 + c2
-                    if t2 != qkeys[i, w]:
+                for w in range(KA.shape[1]):
+                    if key[w] != qkeys[i, w]:
                         same = False
                 if same:
                     found = j
