@@ -20,6 +20,19 @@ def space_size(levels: int, n: int) -> int:
     return levels ** n
 
 
+def id_dtype(levels: int, n: int):
+    """Smallest unsigned dtype holding every run id of REL^N."""
+    return np.uint32 if levels ** n <= 2 ** 32 else np.uint64
+
+
+def count_dtype(max_count: int):
+    """Smallest unsigned dtype holding run counts up to ``max_count``."""
+    for dt in (np.uint8, np.uint16, np.uint32, np.uint64):
+        if max_count <= np.iinfo(dt).max:
+            return dt
+    raise OverflowError(max_count)
+
+
 def chunks(levels: int, n: int, chunk_size: int) -> Iterator[tuple[int, int]]:
     """(first run id, number of runs) for consecutive chunks covering the space."""
     total = space_size(levels, n)

@@ -210,10 +210,10 @@ def process_bucket(measure, sf, g: Grouped, lo: float, hi: float) -> BucketResul
     e, nflag, min_gap = sk.reduce_sorted(raw, ids, cnt, strat, keys, sf.exact, 2 * sf.bound, stratified, nstrata,
                                          out_ids, out_counts, out_strata, out_first, flagged)
     del raw, ids, cnt, strat, keys
-    id_dt = np.uint32 if measure.levels ** measure.n <= 2 ** 32 else np.uint64
-    cmax = int(out_counts[:e].max()) if e else 0
-    cnt_dt = next(dt for dt in (np.uint8, np.uint16, np.uint32, np.uint64) if cmax <= np.iinfo(dt).max)
-    res = BucketResult(out_ids[:e].astype(id_dt), out_counts[:e].astype(cnt_dt), out_strata[:e].astype(np.uint8),
+    from irscale.enumerate.runspace import count_dtype, id_dtype
+    cnt_dt = count_dtype(int(out_counts[:e].max()) if e else 0)
+    res = BucketResult(out_ids[:e].astype(id_dtype(measure.levels, measure.n)), out_counts[:e].astype(cnt_dt),
+                       out_strata[:e].astype(np.uint8),
                        out_first[:e].copy(), float(min_gap), 0)
     if not stratified:  # every entry is a distinct value: nothing to keep
         res.strata = np.zeros(0, np.uint8)

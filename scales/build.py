@@ -13,6 +13,7 @@ from irscale.errors import RecallBaseError
 from irscale.scales.certify import Certificate, value_order
 from irscale.scales.measure import Measure
 from irscale.scales.parse import parse_measure
+from irscale.enumerate.runspace import count_dtype, id_dtype
 from irscale.scales.scale import Table
 
 METHODS = ("auto", "generic", "split")
@@ -42,16 +43,6 @@ def is_implicit(measure: Measure) -> bool:
     return measure.name == "RBP" and measure.p <= Fraction(1, 2)
 
 
-def _id_dtype(measure):
-    return np.uint32 if measure.levels ** measure.n <= 2 ** 32 else np.uint64
-
-
-def _count_dtype(max_count: int):
-    for dt in (np.uint8, np.uint16, np.uint32, np.uint64):
-        if max_count <= np.iinfo(dt).max:
-            return dt
-
-
 def certificate_from_gap(measure, sf, min_gap_raw: float, pair: tuple, redecided: int) -> Certificate:
     """Certificate of a table, expressed for the full space (rb = N for RB-dependent
     measures): the smallest gap between neighbouring values, decided exactly for the pair
@@ -59,7 +50,7 @@ def certificate_from_gap(measure, sf, min_gap_raw: float, pair: tuple, redecided
     import mpmath
 
     from irscale.enumerate.split_kernels import exact_keys
-    from irscale.scales.keys import MP_DIGITS, FormalLogKey, LinearKey, ints_to_words, words_to_ints
+    from irscale.scales.keys import MP_DIGITS, FormalLogKey, LinearKey, words_to_ints
     spec = measure.key_spec()
     rb = measure.n if measure.rb_dependent else None
     bound = spec.error_bound(measure, rb)
@@ -67,12 +58,7 @@ def certificate_from_gap(measure, sf, min_gap_raw: float, pair: tuple, redecided
     if not sf.exact:  # values come from split raws: include their float error
         if isinstance(spec, LinearKey):
             method = "exact-integer+float-order"
-            factor = float(spec.scale(rb))
-        else:
-            norm = spec.normaliser(rb)
-            factor = 1.0 if norm is None else 1.0 / float(spec.raw_float(
-                ints_to_words([norm], spec.words))[0])
-        bound = max(bound, sf.bound * factor)
+        bound = max(bound, sf.bound * spec.value_factor(rb))
     if not np.isfinite(min_gap_raw) or pair[0] < 0:
         return Certificate(method, bound, float("inf"), "inf", redecided)
     from irscale.scales.keys import ReciprocalRankKey
@@ -118,9 +104,9 @@ def table_from_entries(measure, sf, ids, counts, strata, first, min_gap_raw, pai
     """Assemble a table from entry arrays, with compact dtypes (strata packed with the
     new-value flag)."""
     from irscale.scales.scale import pack_strata
-    ids = np.ascontiguousarray(ids, dtype=_id_dtype(measure))
+    ids = np.ascontiguousarray(ids, dtype=id_dtype(measure.levels, measure.n))
     counts = np.asarray(counts)
-    counts = np.ascontiguousarray(counts, dtype=_count_dtype(int(counts.max()) if counts.size else 1))
+    counts = np.ascontiguousarray(counts, dtype=count_dtype(int(counts.max()) if counts.size else 1))
     packed = np.ascontiguousarray(pack_strata(strata, first)) if measure.rb_dependent else None
     cert = certificate_from_gap(measure, sf, min_gap_raw, pair, redecided)
     return Table(measure, ids, counts, packed, int(ids.shape[0]), n_runs, cert)

@@ -155,6 +155,11 @@ class KeySpec:
         """Absolute bound on |float value - true value| for this table's values."""
         raise NotImplementedError
 
+    def value_factor(self, rb) -> float:
+        """value = raw * factor, raw being the key (or the unnormalised float value);
+        NaN when the value is not proportional to the key."""
+        return float("nan")
+
 
 @dataclass
 class LinearKey(KeySpec):
@@ -173,6 +178,9 @@ class LinearKey(KeySpec):
 
     def exact_value(self, key, measure, rb):
         return key * self.scale(rb)
+
+    def value_factor(self, rb) -> float:
+        return float(self.scale(rb))
 
     def error_bound(self, measure, rb):
         return 4 * U * float(self.max_key * self.scale(rb))
@@ -324,12 +332,19 @@ class FormalLogKey(KeySpec):
         return 2 * (len(self.coords) + 4) * U * max_value
 
     # -- KeySpec interface ------------------------------------------------------------
+    def ideal_float(self, rb) -> float | None:
+        """Unnormalised value of the ideal run for ``rb`` (None: not normalised)."""
+        norm = self.normaliser(rb)
+        return None if norm is None else float(self.raw_float(ints_to_words([norm], self.words))[0])
+
+    def value_factor(self, rb) -> float:
+        ideal = self.ideal_float(rb)
+        return 1.0 if ideal is None else 1.0 / ideal
+
     def float_values(self, keys, measure, rb):
         raw = self.raw_float(keys)
-        norm = self.normaliser(rb)
-        if norm is None:
-            return raw
-        return raw / self.raw_float(ints_to_words([norm], self.words))[0]
+        ideal = self.ideal_float(rb)
+        return raw if ideal is None else raw / ideal
 
     def exact_value(self, key, measure, rb):
         norm = self.normaliser(rb)
@@ -339,11 +354,10 @@ class FormalLogKey(KeySpec):
 
     def error_bound(self, measure, rb):
         top = float(self.raw_float(ints_to_words([self.max_key], self.words))[0])
-        norm = self.normaliser(rb)
-        if norm is None:
+        ideal = self.ideal_float(rb)
+        if ideal is None:
             return self.raw_error_bound(top)
-        idcg = float(self.raw_float(ints_to_words([norm], self.words))[0])
-        return 3 * self.raw_error_bound(top) / idcg
+        return 3 * self.raw_error_bound(top) / ideal
 
 
 def lcm_upto(n: int) -> int:

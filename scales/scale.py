@@ -164,14 +164,7 @@ class Scale:
     # -- raw <-> value -----------------------------------------------------------------
     def _value_factor(self) -> float:
         """value = raw * factor (raw is the exact key, or the unnormalised float value)."""
-        from irscale.scales.keys import FormalLogKey, LinearKey, ints_to_words
-        spec, rb = self._spec, self.rb
-        if isinstance(spec, FormalLogKey):
-            norm = spec.normaliser(rb)
-            return 1.0 if norm is None else 1.0 / float(spec.raw_float(ints_to_words([norm], spec.words))[0])
-        if isinstance(spec, LinearKey):
-            return float(spec.scale(rb))
-        return float("nan")  # reciprocal rank: not linear in its key
+        return self._spec.value_factor(self.rb)
 
     def _values_of_raw(self, raw: np.ndarray) -> np.ndarray:
         from irscale.scales.keys import FormalLogKey, LinearKey

@@ -70,7 +70,7 @@ def _pairs(table):
 
 def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=None) -> None:
     """Write one :class:`~irscale.scales.Table` (replacing a table of the same measure)."""
-    from irscale.scales.build import _count_dtype, _id_dtype
+    from irscale.enumerate.runspace import count_dtype, id_dtype
     from irscale.store.format import new_checksum
 
     m = table.measure
@@ -83,7 +83,7 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
     plan = []
     if not table.implicit:
         cmax = max((int(c.max()) for c in _chunks_of(table, "counts") if c.size), default=1)
-        plan = [("ids", _id_dtype(m)), ("counts", _count_dtype(cmax))]
+        plan = [("ids", id_dtype(m.levels, m.n)), ("counts", count_dtype(cmax))]
         if m.rb_dependent:
             plan.append(("strata", np.uint8))
     for name, dt in plan:
