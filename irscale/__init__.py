@@ -17,14 +17,17 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
 from irscale.errors import (  # noqa: E402
-    CertificationError, IrscaleError, MeasureError, RecallBaseError, RunError, StoreError,
-    TableNotFoundError, ValueNotInScaleError,
+    CertificationError, IrscaleError, IrscaleWarning, MeasureError, OutputError, RecallBaseError, RunError,
+    StoreError, TableNotFoundError, TrecFormatError, ValueNotInScaleError,
 )
 from irscale.scales import Measure, Scale, Table, families, parse_measure, parse_measures, scale  # noqa: E402
 from irscale.store import Store, build_store, open_store  # noqa: E402
+from irscale.scales.transform import read_scores, transform, write_scores  # noqa: E402
+from irscale.scales.trec import read_qrels, read_run  # noqa: E402
 
 __all__ = [
     "__version__", "scale", "open_store", "build_store", "Store", "Scale", "Table", "Measure",
-    "parse_measure", "parse_measures", "families", "IrscaleError", "MeasureError", "RecallBaseError",
+    "parse_measure", "parse_measures", "families", "transform", "read_qrels", "read_run", "read_scores",
+    "write_scores", "IrscaleWarning", "TrecFormatError", "OutputError", "IrscaleError", "MeasureError", "RecallBaseError",
     "RunError", "StoreError", "TableNotFoundError", "ValueNotInScaleError", "CertificationError",
 ]

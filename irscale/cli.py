@@ -25,6 +25,51 @@ def _parse_rbs(text: str):
     return rbs
 
 
+class _ManyValues(click.Option):
+    """An option taking every following argument up to the next option
+    (``--runs a.gz b.gz c.gz``), as well as repeated use (``--runs a.gz --runs b.gz``)."""
+
+    def add_to_parser(self, parser, ctx):
+        super().add_to_parser(parser, ctx)
+        for name in self.opts:
+            opt = parser._long_opt.get(name) or parser._short_opt.get(name)
+            if opt is None:
+                continue
+            original = opt.process
+
+            def process(value, state, original=original):
+                values = [value]
+                while state.rargs and not state.rargs[0].startswith("-"):
+                    values.append(state.rargs.pop(0))
+                for v in values:
+                    original(v, state)
+
+            opt.process = process
+
+
+def _measure_names(measures, preset, depth) -> list[str]:
+    """Measure names from --measures and/or --preset/--depth."""
+    from irscale.presets import preset_measures
+    from irscale.scales.parse import split_measures
+    names = []
+    if preset:
+        if depth is None:
+            raise click.UsageError("--preset needs --depth N")
+        names += preset_measures(preset, depth)
+    elif depth is not None:
+        raise click.UsageError("--depth goes with --preset")
+    if measures:
+        names += split_measures(measures)
+    if not names:
+        raise click.UsageError("give --measures or --preset")
+    return names
+
+
+def _print_warnings(caught) -> None:
+    for w in caught:
+        click.echo(f"irscale: warning: {w.message}", err=True)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="irscale", prog_name="irscale")
 def cli():
@@ -53,22 +98,10 @@ def cli():
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def build(measures, preset, depth, rb_text, out, jobs, rebuild, backend, scheduler, method, bucket_items, quiet):
     """Enumerate every run of length N and write the measures' tables to OUT."""
-    from irscale.presets import preset_measures
     from irscale.scales import parse_measures
     from irscale.store import build_store
 
-    names = []
-    if preset:
-        if depth is None:
-            raise click.UsageError("--preset needs --depth N")
-        names += preset_measures(preset, depth)
-    elif depth is not None:
-        raise click.UsageError("--depth goes with --preset")
-    if measures:
-        from irscale.scales.parse import split_measures
-        names += split_measures(measures)
-    if not names:
-        raise click.UsageError("give --measures or --preset")
+    names = _measure_names(measures, preset, depth)
     if jobs == 0 or jobs < -1:
         raise click.BadParameter("--jobs must be a positive number or -1", param_hint="--jobs")
     ms = parse_measures(names)
@@ -138,6 +171,53 @@ def lookup(path, measure, values, rb):
     click.echo("value\trank\tk\tscaled")
     for v, r, s in zip(values, ranks, scaled):
         click.echo(f"{v}\t{r}\t{scale.k}\t{s:.10g}")
+
+
+@cli.command()
+@click.option("--qrels", required=True, type=click.Path(dir_okay=False),
+              help="Relevance judgments: topic iteration docno rel (gzip allowed).")
+@click.option("--runs", "runs", required=True, multiple=True, cls=_ManyValues,
+              help="Run files (topic Q0 docno rank score tag; gzip allowed), or folders of run files.")
+@click.option("--measures", "-m", help='Comma-separated measure names, e.g. "AP@30,nDCG(b=2)@30".')
+@click.option("--preset", help="A named measure set instead of (or besides) --measures, e.g. 'paper'.")
+@click.option("--depth", type=int, help="Cutoff N for --preset.")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False),
+              help="Table file with a table for every measure; without it only raw scores are written.")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
+              help="Scores file: .csv, .tsv, .parquet (.csv.gz, .tsv.gz); written atomically.")
+@click.option("--rb-scale", type=click.Choice(["feasible", "common"]), default="feasible", show_default=True,
+              help="Scale of RB-dependent measures: each topic's own recall base (feasible runs only), or "
+                   "the one scale of RB >= N for every topic (the original paper).")
+@click.option("--raw-only", is_flag=True, help="Raw scores only, even with --store.")
+@click.option("--build-missing", is_flag=True, help="Build tables missing from --store on the fly (N <= 24).")
+@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Threads reading run files.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
+def transform(qrels, runs, measures, preset, depth, store_path, out, rb_scale, raw_only, build_missing, jobs, quiet):
+    """Score TREC runs per topic and map the scores to their interval scales.
+
+    Writes one row per (run, topic, measure): run, topic, measure, n, rb, raw, rank, k,
+    scaled, rb_scale. Ranks come from the judged runs (exact), following trec_eval's
+    conventions (score descending, docno descending; cut at N; unjudged = non-relevant).
+    """
+    import warnings
+
+    from irscale.scales.transform import check_output, transform as transform_scores, write_scores
+    names = _measure_names(measures, preset, depth)
+    if jobs == 0 or jobs < -1:
+        raise click.BadParameter("--jobs must be a positive number or -1", param_hint="--jobs")
+    if store_path is None and build_missing:
+        raise click.UsageError("--build-missing needs --store (the file to build the tables into)")
+    check_output(out)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scores = transform_scores(qrels, list(runs), names, None if raw_only else store_path, rb_scale=rb_scale,
+                                  build_missing=build_missing, n_jobs=jobs, progress=not quiet)
+    if not quiet:
+        _print_warnings(caught)
+    write_scores(scores, out)
+    what = "raw scores" if raw_only or store_path is None else f"raw and scaled scores ({rb_scale})"
+    click.echo(f"{out}: {len(scores)} rows, {scores['run'].nunique()} runs x {scores['topic'].nunique()} topics x "
+               f"{scores['measure'].nunique()} measures, {what}")
 
 
 @cli.command()

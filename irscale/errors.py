@@ -27,6 +27,20 @@ class RunError(IrscaleError, ValueError):
     """A judged run has the wrong length, relevance degrees outside REL, or is infeasible."""
 
 
+class TrecFormatError(IrscaleError, ValueError):
+    """A qrels or run file cannot be read: missing, binary, empty, or a malformed line
+    (the message names the file and the line)."""
+
+
+class OutputError(IrscaleError):
+    """An output file cannot be written (unknown format, missing folder, permission)."""
+
+
+class IrscaleWarning(UserWarning):
+    """Something in the input was handled by a documented convention that the user may
+    not expect (a run without a ranking for a topic, topics not in the qrels)."""
+
+
 class StoreError(IrscaleError):
     """A table file is missing, unreadable, foreign, incomplete or corrupt."""
 

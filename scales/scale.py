@@ -19,7 +19,6 @@ A :class:`Scale` is a table seen for one actual recall base, with the rank maps
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -106,10 +105,9 @@ def streaming_index(measure, parts_iter):
     return block_raw, np.concatenate(cums)
 
 
-@functools.lru_cache(maxsize=32)
 def _split(measure):
-    from irscale.scales.split import split_form
-    return split_form(measure)
+    from irscale.scales.split import cached_split_form
+    return cached_split_form(measure)
 
 
 class Scale:

@@ -1,0 +1,301 @@
+"""Transform real runs' per-topic scores into interval-scaled scores (SPEC sections 2 and 5).
+
+Every (run, topic) pair is turned into its judged run of length N (trec_eval order, cut at
+N, padded and unjudged documents non-relevant; :mod:`irscale.scales.trec`). The raw score
+is the measure's value of that judged run for the topic's recall base, and its unq rank
+comes from the judged run itself (:meth:`Scale.rank_ids`: exact, no rounded floats).
+
+Output rows, one per (run, topic, measure):
+
+``run``       run name (the run file's tag)
+``topic``     topic id
+``measure``   canonical measure name (``AP@30``)
+``n``         cutoff N
+``rb``        the topic's recall base (number of relevant documents); the scale of a
+              measure that does not depend on it ignores it
+``raw``       the measure's value (float64; equals trec_eval's to its printed digits)
+``rank``      1-based unq rank, 1..k (empty without tables)
+``k``         number of distinct values of the scale used
+``scaled``    (rank - 1) / (k - 1), in [0, 1]
+``rb_scale``  how RB-dependent measures were scaled: ``feasible`` (each topic on the
+              scale of its own recall base, over the runs that can occur for it) or
+              ``common`` (every topic on the one scale of RB >= N, as in the original
+              paper); SPEC section 2
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from irscale.errors import IrscaleError, MeasureError, OutputError, TableNotFoundError
+from irscale.scales.trec import JudgedRuns, Qrels, Run, judge, read_qrels, read_run, warn_coverage
+
+RB_SCALES = ("feasible", "common")
+COLUMNS = ["run", "topic", "measure", "n", "rb", "raw", "rank", "k", "scaled", "rb_scale"]
+OUTPUT_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".csv.gz": "csv", ".tsv.gz": "tsv"}
+
+#: Largest N that ``build_missing`` builds on the fly (2**24 runs: seconds per measure).
+BUILD_ON_THE_FLY_MAX_N = 24
+
+
+# -- inputs ------------------------------------------------------------------------------
+def _measures(measures):
+    from irscale.scales import parse_measures
+    from irscale.scales.parse import split_measures
+    if isinstance(measures, str):
+        measures = split_measures(measures)
+    ms = parse_measures(list(measures))
+    if not ms:
+        raise MeasureError("no measure given")
+    for m in ms:
+        if m.levels != 2:
+            raise MeasureError(f"{m}: transforms of graded measures are not supported yet")
+    return list(dict.fromkeys(ms))
+
+
+def _run_files(runs) -> list:
+    """Run paths (folders expand to their files, sorted) or Run objects."""
+    if isinstance(runs, (str, os.PathLike, Run)):
+        runs = [runs]
+    out = []
+    for r in runs:
+        if isinstance(r, Run):
+            out.append(r)
+            continue
+        p = Path(r)
+        if p.is_dir():
+            files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
+            if not files:
+                raise IrscaleError(f"{p}: folder holds no run files")
+            out.extend(files)
+        else:
+            out.append(p)
+    if not out:
+        raise IrscaleError("no run given")
+    return out
+
+
+def read_runs(runs, progress: bool = False, n_jobs: int = 1) -> list[Run]:
+    """Read run files (paths, folders of run files, or :class:`Run` objects as they are).
+    Two runs with the same name are an error: rows would be ambiguous."""
+    from joblib import Parallel, delayed
+    from tqdm.auto import tqdm
+    items = _run_files(runs)
+    paths = [x for x in items if not isinstance(x, Run)]
+    parsed = iter(Parallel(n_jobs=n_jobs, backend="threading")(delayed(read_run)(p) for p in
+                                                              tqdm(paths, desc="reading runs", unit="run",
+                                                                   disable=not progress or len(paths) < 2)))
+    out = [x if isinstance(x, Run) else next(parsed) for x in items]
+    seen: dict[str, str] = {}
+    for run in out:
+        if run.name in seen:
+            raise IrscaleError(f"run name {run.name} appears twice ({seen[run.name] or 'in memory'} and "
+                               f"{run.path or 'in memory'}); give each run once")
+        seen[run.name] = run.path
+    return out
+
+
+# -- outputs -----------------------------------------------------------------------------
+def output_format(path: str | os.PathLike) -> str:
+    """Format of a scores file from its name (.csv, .tsv, .parquet, .csv.gz, .tsv.gz)."""
+    name = Path(path).name.lower()
+    for suffix, fmt in sorted(OUTPUT_FORMATS.items(), key=lambda kv: -len(kv[0])):
+        if name.endswith(suffix):
+            return fmt
+    raise OutputError(f"{path}: unknown output format; use a name ending in "
+                      f"{', '.join(OUTPUT_FORMATS)}")
+
+
+def check_output(path: str | os.PathLike) -> None:
+    """Fail early (before any work) when ``path`` cannot be written."""
+    path = Path(path)
+    output_format(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise OutputError(f"{path} is a folder")
+    if not folder.is_dir():
+        raise OutputError(f"{path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise OutputError(f"{path}: folder {folder} is not writable")
+
+
+def write_scores(scores: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a scores table atomically (temporary file in the same folder, then rename):
+    a failed or interrupted write leaves no partial file and keeps an older one."""
+    path = Path(path)
+    fmt = output_format(path)
+    check_output(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    compression = "gzip" if path.name.lower().endswith(".gz") else None
+    try:
+        if fmt == "parquet":
+            scores.to_parquet(tmp, index=False)
+        else:
+            scores.to_csv(tmp, index=False, sep="\t" if fmt == "tsv" else ",", compression=compression)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write ({e.strerror or e})") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def read_scores(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a scores file written by :func:`write_scores` (any of its formats)."""
+    fmt = output_format(path)
+    if not Path(path).is_file():
+        raise IrscaleError(f"{path}: no such file")
+    if fmt == "parquet":
+        df = pd.read_parquet(path)
+    else:
+        df = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype={"run": str, "topic": str},
+                         keep_default_na=False, na_values={"rank": [""], "k": [""], "scaled": [""]})
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise IrscaleError(f"{path}: not a scores file of 'irscale transform' (no column {', '.join(missing)})")
+    for c in ("rank", "k"):
+        df[c] = df[c].astype("Int64")
+    return df
+
+
+# -- tables --------------------------------------------------------------------------------
+def _open_tables(store, measures, build_missing: bool, n_jobs: int, progress: bool):
+    """The store holding a table for every measure (building small missing ones if asked)."""
+    from irscale.store import Store, build_store, open_store
+    if isinstance(store, Store):
+        opened = store
+    elif build_missing and not Path(store).exists():
+        opened = None
+    else:
+        opened = open_store(store)
+    missing = [m for m in measures if opened is None or not opened.has(m)]
+    if not missing:
+        return opened
+    path = opened.path if opened is not None else Path(store)
+    command = f'irscale build --measures "{",".join(map(str, missing))}" --out {path}'
+    if not build_missing:
+        raise TableNotFoundError(f"{path} has no table {', '.join(map(str, missing))}; create "
+                                 f"{'it' if len(missing) == 1 else 'them'} with: {command} "
+                                 f"(or pass --build-missing for N <= {BUILD_ON_THE_FLY_MAX_N})")
+    big = [m for m in missing if m.n > BUILD_ON_THE_FLY_MAX_N]
+    if big:
+        raise TableNotFoundError(f"{path} has no table {', '.join(map(str, big))}, too large to build on the "
+                                 f"fly (N > {BUILD_ON_THE_FLY_MAX_N}); build it first with: {command}")
+    return build_store(path, missing, n_jobs=n_jobs, progress=progress)
+
+
+# -- scoring -------------------------------------------------------------------------------
+def _rank_measure(measure, ids: np.ndarray, rb: np.ndarray, tables, rb_scale: str):
+    """Ranks and k of the judged runs ``ids`` (one per row, recall bases ``rb``)."""
+    rank = np.zeros(ids.shape[0], np.int64)
+    k = np.zeros(ids.shape[0], np.int64)
+    if not measure.rb_dependent:
+        groups = [(None, np.ones(ids.shape[0], bool))]
+    elif rb_scale == "common":
+        groups = [(measure.n, np.ones(ids.shape[0], bool))]
+    else:
+        groups = [(int(r), rb == r) for r in np.unique(rb)]
+    for scale_rb, rows in groups:
+        s = tables.scale(measure, scale_rb)
+        rank[rows] = s.rank_ids(ids[rows])
+        k[rows] = s.k
+    return rank, k
+
+
+def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str = "feasible") -> pd.DataFrame:
+    """Rows of :data:`COLUMNS` for judged runs (ranks empty when ``tables`` is None)."""
+    from irscale.enumerate.runspace import ids_of_runs
+    from irscale.scales.split import values_of_ids
+    rel = np.concatenate([j.rel for j in judged]) if judged else np.zeros((0, 1), np.uint8)
+    rb = np.concatenate([j.rb for j in judged]) if judged else np.zeros(0, np.int64)
+    runs = np.repeat(np.array([j.run for j in judged], dtype=object), [len(j.topics) for j in judged])
+    topics = np.array([t for j in judged for t in j.topics], dtype=object)
+    rows = rel.shape[0]
+    frames = []
+    for mi, m in enumerate(measures):
+        ids = ids_of_runs(rel[:, :m.n], m.levels).astype(np.int64)
+        raw = np.empty(rows)
+        if m.rb_dependent:
+            for r in np.unique(rb):
+                sel = rb == r
+                raw[sel] = values_of_ids(m, ids[sel], int(r))
+        else:
+            raw[:] = values_of_ids(m, ids, None)
+        if tables is not None:
+            rank, k = _rank_measure(m, ids, rb, tables, rb_scale)
+            scaled = np.where(k > 1, (rank - 1) / np.maximum(k - 1, 1), 0.0)
+            rank, k = pd.array(rank, dtype="Int64"), pd.array(k, dtype="Int64")
+        else:
+            rank = k = pd.array(np.full(rows, pd.NA), dtype="Int64")
+            scaled = np.full(rows, np.nan)
+        frames.append(pd.DataFrame({
+            "run": runs, "topic": topics, "measure": str(m), "n": m.n, "rb": rb, "raw": raw,
+            "rank": rank, "k": k, "scaled": scaled, "rb_scale": rb_scale, "_row": np.arange(rows), "_m": mi}))
+    if not frames:
+        return pd.DataFrame(columns=COLUMNS)
+    out = pd.concat(frames, ignore_index=True).sort_values(["_row", "_m"], kind="stable")
+    return out.drop(columns=["_row", "_m"]).reset_index(drop=True)
+
+
+def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", raw_only: bool = False,
+              build_missing: bool = False, n_jobs: int = 1, progress: bool = False) -> pd.DataFrame:
+    """Raw and interval-scaled per-topic scores of TREC runs.
+
+    Parameters
+    ----------
+    qrels : str, path or Qrels
+        Relevance judgments (``topic iteration docno rel``; gzip allowed).
+    runs : path, folder, Run, or a list of them
+        Run files (``topic Q0 docno rank score tag``); a folder stands for its files.
+    measures : str or list
+        Measure names, e.g. ``"AP@30,nDCG(b=2)@30"`` or ``["P@30", "RR@30"]``.
+    store : str, path or Store, optional
+        Table file with a table for every measure. Without it (or with ``raw_only``)
+        only raw scores are computed and ``rank``, ``k``, ``scaled`` are empty.
+    rb_scale : {"feasible", "common"}
+        Scale of RB-dependent measures: per topic recall base over its feasible runs
+        (default), or the one scale of RB >= N for every topic (the original paper).
+    build_missing : bool
+        Build tables missing from ``store`` (N <= 24) instead of failing.
+    n_jobs : int
+        Threads reading run files (and workers building missing tables).
+    progress : bool
+        Progress bar while reading runs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (run, topic, measure) with the columns :data:`COLUMNS` (see the
+        module docstring), runs in the order given, topics in qrels order.
+
+    Warns
+    -----
+    IrscaleWarning
+        For a run without a ranking for an evaluated topic (scored as all
+        non-relevant) and for run topics the qrels do not evaluate (ignored).
+    """
+    if rb_scale not in RB_SCALES:
+        raise IrscaleError(f"rb_scale must be one of {', '.join(RB_SCALES)}, got {rb_scale!r}")
+    ms = _measures(measures)
+    tables = None
+    if store is not None and not raw_only:
+        tables = _open_tables(store, ms, build_missing, n_jobs, progress)
+    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    if not q.topics:
+        raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
+    run_list = read_runs(runs, progress=progress, n_jobs=n_jobs)
+    depth = max(m.n for m in ms)
+    judged = []
+    for run in run_list:
+        j = judge(run, q, depth)
+        warn_coverage(j)
+        judged.append(j)
+    return score_judged(judged, ms, tables, rb_scale)
+
+
+__all__ = ["COLUMNS", "RB_SCALES", "check_output", "read_runs", "read_scores", "score_judged", "transform",
+           "write_scores"]

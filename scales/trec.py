@@ -1,0 +1,323 @@
+"""Reading TREC qrels and run files, and judging runs the way trec_eval does (SPEC section 5).
+
+* Qrels: ``topic iteration docno rel`` per line, whitespace separated. ``rel`` is an
+  integer; in the binary (lenient) mapping ``rel > 0`` is relevant and negative levels
+  count as non-relevant. The recall base RB of a topic is its number of relevant
+  documents; only topics with RB >= 1 are evaluated.
+* Runs: ``topic Q0 docno rank score tag`` per line. Documents are ordered as trec_eval
+  orders them: score descending, ties broken by docno descending (byte-wise string
+  comparison); the rank column is ignored. A docno repeated within a topic is an error.
+* A ranking is cut at N and padded with non-relevant documents; unjudged documents are
+  non-relevant. A run without a ranking for an evaluated topic gets the all-non-relevant
+  run (with a warning); topics of the run that the qrels do not evaluate are ignored (with
+  a warning).
+* Gzipped files are recognised by their magic bytes, whatever their name.
+
+Lines are parsed with pandas' C reader. When anything is wrong with a file, it is read
+again line by line to report the first problem as ``FILE:LINE: what is wrong`` in a
+:class:`~irscale.errors.TrecFormatError`.
+"""
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import os
+import warnings
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from irscale.errors import IrscaleWarning, TrecFormatError
+
+RUN_COLUMNS = ("topic", "q0", "docno", "rank", "score", "tag")
+QRELS_COLUMNS = ("topic", "iteration", "docno", "rel")
+RUN_FORMAT = "topic Q0 docno rank score tag"
+QRELS_FORMAT = "topic iteration docno rel"
+
+
+# -- raw bytes -----------------------------------------------------------------------------
+def read_bytes(path: str | os.PathLike, kind: str) -> bytes:
+    """Content of a (possibly gzipped) text file, with user errors as TrecFormatError."""
+    path = Path(path)
+    if not path.exists():
+        raise TrecFormatError(f"{path}: no such file")
+    if path.is_dir():
+        raise TrecFormatError(f"{path} is a folder, not a {kind} file")
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise TrecFormatError(f"{path}: cannot read ({e.strerror or e})") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise TrecFormatError(f"{path}: corrupt gzip file ({e})") from None
+    return data
+
+
+def _text_lines(path, data: bytes, kind: str):
+    """(line number, fields) of the non-blank lines; binary content is an error."""
+    for no, raw in enumerate(data.split(b"\n"), start=1):
+        if b"\x00" in raw:
+            raise TrecFormatError(f"{path}:{no}: binary content; not a {kind} file")
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise TrecFormatError(f"{path}:{no}: not UTF-8 text; not a {kind} file") from None
+        fields = line.split()
+        if fields:
+            yield no, fields
+
+
+def _check_text(path, data: bytes, kind: str) -> None:
+    if b"\x00" in data:
+        no = data[: data.index(b"\x00")].count(b"\n") + 1
+        raise TrecFormatError(f"{path}:{no}: binary content; not a {kind} file")
+    if not data.strip():
+        raise TrecFormatError(f"{path}: empty {kind} file")
+
+
+def _frame(data: bytes, columns, dtypes) -> pd.DataFrame:
+    return pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=list(columns), dtype=dtypes,
+                       na_filter=False, engine="c", skip_blank_lines=True, encoding="utf-8")
+
+
+# -- qrels -----------------------------------------------------------------------------
+@dataclass
+class Qrels:
+    """Relevance judgments of a test collection.
+
+    Attributes
+    ----------
+    path : str
+        Where they were read from ("" when built in memory).
+    judgments : dict
+        ``topic -> {docno: rel}`` with the integer levels of the file.
+    """
+
+    judgments: dict[str, dict[str, int]]
+    path: str = ""
+
+    def recall_base(self, topic: str) -> int:
+        """Number of relevant documents (rel > 0) of ``topic`` (0 for unknown topics)."""
+        return sum(1 for r in self.judgments.get(topic, {}).values() if r > 0)
+
+    @property
+    def topics(self) -> list[str]:
+        """Topics with at least one relevant document (the evaluated ones), in topic order."""
+        return sort_topics(t for t in self.judgments if self.recall_base(t) >= 1)
+
+    def recall_bases(self, topics) -> np.ndarray:
+        return np.array([self.recall_base(t) for t in topics], dtype=np.int64)
+
+
+def sort_topics(topics) -> list[str]:
+    """Topics in numeric order when they are all integers, else in string order."""
+    topics = list(topics)
+    if all(t.isdigit() for t in topics):
+        return sorted(topics, key=lambda t: (int(t), t))
+    return sorted(topics)
+
+
+def read_qrels(path: str | os.PathLike) -> Qrels:
+    """Read a qrels file (``topic iteration docno rel``; gzip allowed).
+
+    Raises :class:`~irscale.errors.TrecFormatError` naming the file and line of the first
+    malformed line, non-integer level, or document judged twice for a topic.
+    """
+    data = read_bytes(path, "qrels")
+    _check_text(path, data, "qrels")
+    try:
+        df = _frame(data, QRELS_COLUMNS, {"topic": str, "iteration": str, "docno": str, "rel": np.int64})
+        ok = not (df["rel"].isna().any() or (df["docno"] == "").any()
+                  or df.duplicated(["topic", "docno"]).any())
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
+        ok = False
+    if not ok:
+        _diagnose_qrels(path, data)
+        raise TrecFormatError(f"{path}: cannot parse as qrels ({QRELS_FORMAT})")
+    judgments: dict[str, dict[str, int]] = {}
+    for topic, docno, rel in zip(df["topic"].tolist(), df["docno"].tolist(), df["rel"].tolist()):
+        judgments.setdefault(topic, {})[docno] = rel
+    return Qrels(judgments, str(path))
+
+
+def _diagnose_qrels(path, data: bytes) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for no, f in _text_lines(path, data, "qrels"):
+        if len(f) != 4:
+            hint = "; this looks like a run file" if len(f) == 6 else ""
+            raise TrecFormatError(f"{path}:{no}: expected 4 columns ({QRELS_FORMAT}), found {len(f)}{hint}")
+        try:
+            int(f[3])
+        except ValueError:
+            raise TrecFormatError(f"{path}:{no}: relevance level {f[3]!r} is not an integer") from None
+        key = (f[0], f[2])
+        if key in seen:
+            raise TrecFormatError(f"{path}:{no}: document {f[2]} is judged twice for topic {f[0]} "
+                                  f"(also at line {seen[key]})")
+        seen[key] = no
+
+
+# -- runs ------------------------------------------------------------------------------
+@dataclass
+class Run:
+    """A system's ranked lists, in trec_eval order.
+
+    Attributes
+    ----------
+    name : str
+        The run tag (column 6 of the first line), as trec_eval reports it.
+    topics, docnos : ndarray of str
+        One entry per retrieved document, grouped by topic, each topic's documents in
+        trec_eval order (score descending, docno descending).
+    scores : ndarray of float64
+    path : str
+    """
+
+    name: str
+    topics: np.ndarray
+    docnos: np.ndarray
+    scores: np.ndarray
+    path: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def rankings(self, depth: int | None = None) -> dict[str, list[str]]:
+        """``topic -> docnos`` of the top ``depth`` documents (all when None)."""
+        out: dict[str, list[str]] = {}
+        if len(self.topics) == 0:
+            return out
+        starts = np.flatnonzero(np.r_[True, self.topics[1:] != self.topics[:-1]])
+        ends = np.r_[starts[1:], len(self.topics)]
+        for s, e in zip(starts.tolist(), ends.tolist()):
+            stop = e if depth is None else min(e, s + depth)
+            out[self.topics[s]] = self.docnos[s:stop].tolist()
+        return out
+
+
+def trec_order(topics: np.ndarray, docnos: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Permutation putting documents in trec_eval order: by topic, score descending,
+    docno descending (code-point order, which is byte order for UTF-8)."""
+    _, topic_code = np.unique(topics, return_inverse=True)
+    _, doc_code = np.unique(docnos, return_inverse=True)
+    return np.lexsort((-doc_code, -scores, topic_code))
+
+
+def read_run(path: str | os.PathLike) -> Run:
+    """Read a run file (``topic Q0 docno rank score tag``; gzip allowed) and order its
+    documents as trec_eval does.
+
+    Raises :class:`~irscale.errors.TrecFormatError` naming the file and line of the first
+    malformed line, wrong column count, non-numeric or NaN score, or docno repeated within
+    a topic; empty and binary files are errors too.
+    """
+    data = read_bytes(path, "run")
+    _check_text(path, data, "run")
+    try:
+        df = _frame(data, RUN_COLUMNS, {"topic": str, "q0": str, "docno": str, "rank": str,
+                                         "score": np.float64, "tag": str})
+        ok = not ((df["tag"] == "").any() or df["score"].isna().any()
+                  or df.duplicated(["topic", "docno"]).any())
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
+        ok = False
+    if not ok:
+        _diagnose_run(path, data)
+        raise TrecFormatError(f"{path}: cannot parse as a run ({RUN_FORMAT})")
+    topics = df["topic"].to_numpy(dtype=str)
+    docnos = df["docno"].to_numpy(dtype=str)
+    scores = df["score"].to_numpy(dtype=np.float64)
+    order = trec_order(topics, docnos, scores)
+    tags = df["tag"]
+    run = Run(str(tags.iat[0]), topics[order], docnos[order], scores[order], str(path))
+    if (tags != tags.iat[0]).any():
+        others = sorted(set(tags.unique()) - {tags.iat[0]})
+        run.notes.append(f"{path}: several run tags ({tags.iat[0]}, {', '.join(others[:3])}); using the first, "
+                         f"{tags.iat[0]}")
+    return run
+
+
+def _diagnose_run(path, data: bytes) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for no, f in _text_lines(path, data, "run"):
+        if len(f) != 6:
+            hint = "; this looks like a qrels file" if len(f) == 4 else ""
+            raise TrecFormatError(f"{path}:{no}: expected 6 columns ({RUN_FORMAT}), found {len(f)}{hint}")
+        try:
+            score = float(f[4])
+        except ValueError:
+            raise TrecFormatError(f"{path}:{no}: score {f[4]!r} is not a number") from None
+        if math.isnan(score):
+            raise TrecFormatError(f"{path}:{no}: score is NaN")
+        key = (f[0], f[2])
+        if key in seen:
+            raise TrecFormatError(f"{path}:{no}: document {f[2]} appears twice for topic {f[0]} "
+                                  f"(also at line {seen[key]}); trec_eval refuses such runs")
+        seen[key] = no
+
+
+# -- judging -----------------------------------------------------------------------------
+@dataclass
+class JudgedRuns:
+    """The judged rankings of one run on the evaluated topics.
+
+    Attributes
+    ----------
+    run : str
+        Run name.
+    topics : list of str
+        Evaluated topics (qrels topics with RB >= 1), in topic order.
+    rb : ndarray of int64
+        Recall base per topic.
+    rel : ndarray of uint8, shape (len(topics), depth)
+        Relevance degree of the document at rank k (column k - 1), 0 for padding and
+        unjudged documents.
+    missing : list of str
+        Evaluated topics the run has no ranking for (scored as all non-relevant).
+    ignored : list of str
+        Topics of the run that the qrels do not evaluate.
+    """
+
+    run: str
+    topics: list[str]
+    rb: np.ndarray
+    rel: np.ndarray
+    missing: list[str]
+    ignored: list[str]
+
+
+def judge(run: Run, qrels: Qrels, depth: int) -> JudgedRuns:
+    """Cut each ranking of ``run`` at ``depth``, pad with non-relevant documents and read
+    the binary relevance of every document from ``qrels`` (rel > 0 relevant)."""
+    topics = qrels.topics
+    rankings = run.rankings(depth)
+    rel = np.zeros((len(topics), depth), dtype=np.uint8)
+    missing = []
+    for i, topic in enumerate(topics):
+        docs = rankings.get(topic)
+        if docs is None:
+            missing.append(topic)
+            continue
+        judged = qrels.judgments[topic]
+        rel[i, :len(docs)] = [judged.get(d, 0) > 0 for d in docs]
+    evaluated = set(topics)
+    ignored = sort_topics(t for t in rankings if t not in evaluated)
+    return JudgedRuns(run.name, topics, qrels.recall_bases(topics), rel, missing, ignored)
+
+
+def warn_coverage(judged: JudgedRuns) -> None:
+    """Warn about missing and ignored topics of a judged run."""
+    if judged.missing:
+        warnings.warn(f"run {judged.run}: no ranking for topic(s) {_few(judged.missing)}; "
+                      f"scored as all non-relevant", IrscaleWarning, stacklevel=3)
+    if judged.ignored:
+        warnings.warn(f"run {judged.run}: topic(s) {_few(judged.ignored)} not in the qrels (or without "
+                      f"relevant documents); ignored", IrscaleWarning, stacklevel=3)
+
+
+def _few(items: list[str], limit: int = 8) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
