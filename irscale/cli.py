@@ -190,7 +190,7 @@ def lookup(path, measure, values, rb):
                    "the one scale of RB >= N for every topic (the original paper).")
 @click.option("--raw-only", is_flag=True, help="Raw scores only, even with --store.")
 @click.option("--build-missing", is_flag=True, help="Build tables missing from --store on the fly (N <= 24).")
-@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Threads reading run files.")
+@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Workers building missing tables.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
 def transform(qrels, runs, measures, preset, depth, store_path, out, rb_scale, raw_only, build_missing, jobs, quiet):
     """Score TREC runs per topic and map the scores to their interval scales.

@@ -79,17 +79,14 @@ def _run_files(runs) -> list:
     return out
 
 
-def read_runs(runs, progress: bool = False, n_jobs: int = 1) -> list[Run]:
-    """Read run files (paths, folders of run files, or :class:`Run` objects as they are).
-    Two runs with the same name are an error: rows would be ambiguous."""
-    from joblib import Parallel, delayed
+def read_runs(runs, depth: int | None = None, progress: bool = False) -> list[Run]:
+    """Read run files (paths, folders of run files, or :class:`Run` objects as they are),
+    keeping each topic's top ``depth`` documents (all when None). Two runs with the same
+    name are an error: rows would be ambiguous."""
     from tqdm.auto import tqdm
     items = _run_files(runs)
-    paths = [x for x in items if not isinstance(x, Run)]
-    parsed = iter(Parallel(n_jobs=n_jobs, backend="threading")(delayed(read_run)(p) for p in
-                                                              tqdm(paths, desc="reading runs", unit="run",
-                                                                   disable=not progress or len(paths) < 2)))
-    out = [x if isinstance(x, Run) else next(parsed) for x in items]
+    out = [x if isinstance(x, Run) else read_run(x, depth)
+           for x in tqdm(items, desc="reading runs", unit="run", disable=not progress or len(items) < 2)]
     seen: dict[str, str] = {}
     for run in out:
         if run.name in seen:
@@ -262,7 +259,7 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
     build_missing : bool
         Build tables missing from ``store`` (N <= 24) instead of failing.
     n_jobs : int
-        Threads reading run files (and workers building missing tables).
+        Workers building missing tables.
     progress : bool
         Progress bar while reading runs.
 
@@ -287,8 +284,8 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     if not q.topics:
         raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
-    run_list = read_runs(runs, progress=progress, n_jobs=n_jobs)
     depth = max(m.n for m in ms)
+    run_list = read_runs(runs, depth, progress=progress)
     judged = []
     for run in run_list:
         j = judge(run, q, depth)

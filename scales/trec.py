@@ -132,8 +132,8 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     data = read_bytes(path, "qrels")
     _check_text(path, data, "qrels")
     try:
-        df = _frame(data, QRELS_COLUMNS, {"topic": str, "iteration": str, "docno": str, "rel": np.int64})
-        ok = not (df["rel"].isna().any() or (df["docno"] == "").any()
+        df = _frame(data, QRELS_COLUMNS, {"topic": object, "iteration": object, "docno": object, "rel": np.int64})
+        ok = not (df["rel"].isna().any() or df["docno"].isna().any() or (df["docno"] == "").any()
                   or df.duplicated(["topic", "docno"]).any())
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
         ok = False
@@ -172,10 +172,12 @@ class Run:
     ----------
     name : str
         The run tag (column 6 of the first line), as trec_eval reports it.
-    topics, docnos : ndarray of str
-        One entry per retrieved document, grouped by topic, each topic's documents in
+    topics, docnos : ndarray of object (str)
+        One entry per kept document, grouped by topic, each topic's documents in
         trec_eval order (score descending, docno descending).
     scores : ndarray of float64
+    depth : int or None
+        Only the top ``depth`` documents of each topic are kept (None: all).
     path : str
     """
 
@@ -183,11 +185,13 @@ class Run:
     topics: np.ndarray
     docnos: np.ndarray
     scores: np.ndarray
+    depth: int | None = None
     path: str = ""
-    notes: list[str] = field(default_factory=list)
 
     def rankings(self, depth: int | None = None) -> dict[str, list[str]]:
-        """``topic -> docnos`` of the top ``depth`` documents (all when None)."""
+        """``topic -> docnos`` of the top ``depth`` documents (all kept ones when None)."""
+        if depth is not None and self.depth is not None and depth > self.depth:
+            raise ValueError(f"run {self.name} was read to depth {self.depth}, not {depth}")
         out: dict[str, list[str]] = {}
         if len(self.topics) == 0:
             return out
@@ -199,17 +203,31 @@ class Run:
         return out
 
 
-def trec_order(topics: np.ndarray, docnos: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Permutation putting documents in trec_eval order: by topic, score descending,
-    docno descending (code-point order, which is byte order for UTF-8)."""
-    _, topic_code = np.unique(topics, return_inverse=True)
-    _, doc_code = np.unique(docnos, return_inverse=True)
-    return np.lexsort((-doc_code, -scores, topic_code))
+def trec_order(topics: np.ndarray, docnos: np.ndarray, scores: np.ndarray, depth: int | None = None) -> np.ndarray:
+    """Indices of the documents in trec_eval order: grouped by topic, score descending,
+    docno descending (code-point order, which is byte order for UTF-8).
+
+    With ``depth``, only documents that can be among a topic's top ``depth`` are returned
+    (those scoring at least the depth-th best score of their topic); sorting by docno,
+    the costly part, is then done for those few only.
+    """
+    topic_code, _ = pd.factorize(topics)
+    by_score = np.lexsort((-scores, topic_code))
+    if depth is not None and len(by_score):
+        code = topic_code[by_score]
+        start = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+        size = np.diff(np.r_[start, len(code)])
+        cut = start + np.minimum(size, depth) - 1          # position of each topic's depth-th document
+        threshold = np.repeat(scores[by_score][cut], size)
+        by_score = by_score[scores[by_score] >= threshold]
+    _, doc_code = np.unique(docnos[by_score].astype(str), return_inverse=True)
+    order = np.lexsort((-doc_code, -scores[by_score], topic_code[by_score]))
+    return by_score[order]
 
 
-def read_run(path: str | os.PathLike) -> Run:
+def read_run(path: str | os.PathLike, depth: int | None = None) -> Run:
     """Read a run file (``topic Q0 docno rank score tag``; gzip allowed) and order its
-    documents as trec_eval does.
+    documents as trec_eval does; with ``depth``, keep each topic's top ``depth`` only.
 
     Raises :class:`~irscale.errors.TrecFormatError` naming the file and line of the first
     malformed line, wrong column count, non-numeric or NaN score, or docno repeated within
@@ -218,26 +236,26 @@ def read_run(path: str | os.PathLike) -> Run:
     data = read_bytes(path, "run")
     _check_text(path, data, "run")
     try:
-        df = _frame(data, RUN_COLUMNS, {"topic": str, "q0": str, "docno": str, "rank": str,
-                                         "score": np.float64, "tag": str})
-        ok = not ((df["tag"] == "").any() or df["score"].isna().any()
+        df = _frame(data, RUN_COLUMNS, {"topic": object, "q0": object, "docno": object, "rank": object,
+                                         "score": np.float64, "tag": object})
+        tags = df["tag"]
+        ok = not (tags.isna().any() or (tags == "").any() or df["score"].isna().any()
                   or df.duplicated(["topic", "docno"]).any())
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
+    except (ValueError, TypeError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
         ok = False
     if not ok:
         _diagnose_run(path, data)
         raise TrecFormatError(f"{path}: cannot parse as a run ({RUN_FORMAT})")
-    topics = df["topic"].to_numpy(dtype=str)
-    docnos = df["docno"].to_numpy(dtype=str)
+    topics = df["topic"].to_numpy()
+    docnos = df["docno"].to_numpy()
     scores = df["score"].to_numpy(dtype=np.float64)
-    order = trec_order(topics, docnos, scores)
-    tags = df["tag"]
-    run = Run(str(tags.iat[0]), topics[order], docnos[order], scores[order], str(path))
-    if (tags != tags.iat[0]).any():
-        others = sorted(set(tags.unique()) - {tags.iat[0]})
-        run.notes.append(f"{path}: several run tags ({tags.iat[0]}, {', '.join(others[:3])}); using the first, "
-                         f"{tags.iat[0]}")
-    return run
+    keep = trec_order(topics, docnos, scores, depth)
+    name = str(tags.iat[0])
+    if (tags != name).any():
+        others = sorted(set(tags.unique()) - {name})
+        warnings.warn(f"{path}: several run tags ({name}, {_few(others, 3)}); using the first, {name}",
+                      IrscaleWarning, stacklevel=2)
+    return Run(name, topics[keep], docnos[keep], scores[keep], depth, str(path))
 
 
 def _diagnose_run(path, data: bytes) -> None:

@@ -66,7 +66,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 import irscale
-from irscale.errors import (IrscaleError, MeasureError, StoreError, TableNotFoundError,
+from irscale.errors import (IrscaleError, MeasureError, RunError, StoreError, TableNotFoundError,
                             ValueNotInScaleError)
 from irscale.scales import parse_measure
 from irscale.scales.scale import RTOL
@@ -82,7 +82,12 @@ MAX_DETAILS = 20
 
 # -- errors ----------------------------------------------------------------------------
 class RequestError(IrscaleError, ValueError):
-    """A lookup request that is valid JSON but not a valid request (HTTP 422)."""
+    """A lookup request that is valid JSON but not a valid request (HTTP 422);
+    ``details`` lists validation problems as ``{"loc": ..., "message": ...}``."""
+
+    def __init__(self, message: str, details: list | None = None):
+        super().__init__(message)
+        self.details = details
 
 
 class InvalidJSONError(RequestError):
@@ -129,7 +134,7 @@ class RankRequest(BaseModel):
         {"measure": "DCG(b=2)@4", "runs": [[1, 0, 1, 0], [0, 0, 0, 1]]},
     ]})
 
-    measure: str = Field(description="Measure name in ir_measures style, e.g. AP@30, RBP(p=0.8)@30, "
+    measure: str = Field(max_length=200, description="Measure name in ir_measures style, e.g. AP@30, RBP(p=0.8)@30, "
                                      "nDCG(b=2)@30 (answers use the canonical spelling).",
                          examples=["AP@30"])
     rb: int | None = Field(None, le=2 ** 63 - 1,
@@ -137,7 +142,8 @@ class RankRequest(BaseModel):
                                        "required for RB-dependent measures, refused for the others.",
                            examples=[12])
     values: list[FiniteFloat] | None = Field(
-        None, description="Raw measure values to rank (finite numbers). Give exactly one of values and runs.",
+        None, fail_fast=True,  # one bad item is reported; a million of them would take seconds
+        description="Raw measure values to rank (finite numbers). Give exactly one of values and runs.",
         examples=[[0.0, 0.25, 1.0]])
     runs: list[list[int]] | None = Field(
         None, description="Judged runs to rank exactly: each the list of N relevance degrees r_1..r_N, "
@@ -162,7 +168,7 @@ class RankResponse(BaseModel):
         {"measure": "AP@10", "rb": 5, "k": 1094, "rank": [1, 530, 1094], "scaled": [0.0, 0.48490393, 1.0]},
     ]})
 
-    measure: str = Field(description="Canonical measure name.")
+    measure: str = Field(max_length=200, description="Canonical measure name.")
     rb: int | None = Field(description="The recall base of the request (null for measures without one).")
     k: int = Field(description="Number of distinct values K: ranks run from 1 to K.")
     rank: list[int] = Field(description="1-based unq rank of each value or run.")
@@ -172,7 +178,7 @@ class RankResponse(BaseModel):
 class TableInfo(BaseModel):
     """Metadata of one table of the store."""
 
-    measure: str = Field(description="Canonical measure name (use it in POST /v1/rank).")
+    measure: str = Field(max_length=200, description="Canonical measure name (use it in POST /v1/rank).")
     family: str = Field(description="Measure family, e.g. AP.")
     params: dict[str, int | str] = Field(description="Parameter values; probabilities as exact fractions ('4/5').")
     n: int = Field(description="Cutoff N (run length).")
@@ -187,7 +193,7 @@ class TableInfo(BaseModel):
     tie_method: str = Field(description="How ties were decided, e.g. exact-integer, formal-log+mpmath60.")
     error_bound: float = Field(description="Proven float error bound of the computed values.")
     min_gap: float = Field(description="Smallest gap between neighbouring distinct values.")
-    min_gap_exact: str = Field(description="The smallest gap, exact (a fraction) or to 20 digits.")
+    min_gap_exact: str = Field(description="The smallest gap: an exact fraction, or decimal digits when irrational.")
     redecided: int = Field(description="Neighbour pairs re-decided in high precision.")
     created: str = Field(description="Creation time of the table (ISO 8601).")
     build_seconds: float | None = Field(description="Build time in seconds (null when unknown).")
@@ -212,16 +218,22 @@ class TablesResponse(BaseModel):
 
 
 class HealthResponse(BaseModel):
+    """The service is up and answers for this many tables."""
+
     status: str = Field(examples=["ok"])
     tables: int = Field(description="Number of tables served.")
 
 
 class ErrorDetail(BaseModel):
+    """One request validation problem."""
+
     loc: str = Field(description="Where in the request, e.g. values[3] or runs[0][2].")
     message: str
 
 
 class ErrorInfo(BaseModel):
+    """What went wrong."""
+
     type: str = Field(description="Kind of error, e.g. MeasureError, RunError, RequestError.", examples=["RunError"])
     message: str = Field(description="What is wrong, naming the field or the index of the offending item.",
                          examples=["runs[2] has length 7; runs of AP@8 have length N = 8"])
@@ -262,10 +274,8 @@ def _validation_error(error: ValidationError) -> RequestError:
         details.append({"loc": loc, "message": message})
     more = error.error_count() - 1
     first = details[0]
-    request_error = RequestError(f"{first['loc']}: {first['message']}"
-                                 + (f" (and {more} more problem{'s' * (more > 1)})" if more else ""))
-    request_error.details = details
-    return request_error
+    return RequestError(f"{first['loc']}: {first['message']}"
+                        + (f" (and {more} more problem{'s' * (more > 1)})" if more else ""), details)
 
 
 def _raise_first_bad_run(runs: list, measure) -> None:
@@ -273,13 +283,13 @@ def _raise_first_bad_run(runs: list, measure) -> None:
     n = measure.n
     for i, run in enumerate(runs):
         if not isinstance(run, list):
-            raise irscale.RunError(f"runs[{i}] must be a list of {n} relevance degrees, got {_short(run)}")
+            raise RunError(f"runs[{i}] must be a list of {n} relevance degrees, got {_short(run)}")
         if len(run) != n:
-            raise irscale.RunError(f"runs[{i}] has length {len(run)}; runs of {measure} have length N = {n}")
+            raise RunError(f"runs[{i}] has length {len(run)}; runs of {measure} have length N = {n}")
         for k, degree in enumerate(run):
             if type(degree) is not int:
-                raise irscale.RunError(f"runs[{i}][{k}]: relevance degrees must be integers, got {_short(degree)}")
-    raise irscale.RunError(f"runs must be lists of {n} integer relevance degrees")
+                raise RunError(f"runs[{i}][{k}]: relevance degrees must be integers, got {_short(degree)}")
+    raise RunError(f"runs must be lists of {n} integer relevance degrees")
 
 
 def runs_array(runs: list, measure) -> np.ndarray:
@@ -295,7 +305,7 @@ def runs_array(runs: list, measure) -> np.ndarray:
     outside = (arr < 0) | (arr >= measure.levels)
     if outside.any():
         i, k = np.argwhere(outside)[0]
-        raise irscale.RunError(f"runs[{i}]: relevance degree {arr[i, k]} at rank {k + 1} is outside "
+        raise RunError(f"runs[{i}]: relevance degree {arr[i, k]} at rank {k + 1} is outside "
                                f"REL = {{0..{measure.levels - 1}}}")
     return arr.astype(np.int64, copy=False)
 
@@ -326,7 +336,8 @@ class LookupService:
     max_items : int
         Most values or runs answered in one request.
 
-    Every table is opened (memory-mapped) here, so requests never touch the file system.
+    Every table is opened (memory-mapped) and its lookup structures prepared here, so
+    requests never touch the file system and the first one is as fast as the others.
     Methods are thread-safe; scales are cached per (measure, rb).
     """
 
@@ -340,7 +351,6 @@ class LookupService:
             except MeasureError as e:  # a family this irscale does not know
                 log.warning("skipping table %s: %s", meta["measure"], e)
                 continue
-            self.store.table(info["measure"])
             self.tables[info["measure"]] = info
         if not self.tables:
             raise StoreError(f"{self.store.path} holds no table to serve; build some with 'irscale build'")
@@ -348,6 +358,8 @@ class LookupService:
         self.store_info = {"format": attrs.get("format"), "format_version": attrs.get("format_version"),
                            "created": attrs.get("created"), "irscale_version": attrs.get("generator_version")}
         self.scale = functools.lru_cache(maxsize=SCALE_CACHE_SIZE)(self._open_scale)
+        for name, info in self.tables.items():
+            self.scale(name, 1 if info["rb_dependent"] else None)
 
     def _open_scale(self, measure: str, rb: int | None):
         m = parse_measure(measure)
@@ -522,6 +534,7 @@ def create_app(store: str | os.PathLike | Store, max_items: int = 1_000_000,
 
     @app.get("/healthz", response_model=HealthResponse, summary="Liveness")
     def healthz() -> dict:
+        """The service is up; the number of tables it answers for."""
         return {"status": "ok", "tables": len(service.tables)}
 
     return app
