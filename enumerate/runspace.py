@@ -73,6 +73,8 @@ def validate_runs(runs, levels: int, n: int) -> np.ndarray:
         arr = np.asarray(runs)
     except ValueError:
         raise RunError("runs must be a rectangular array of relevance degrees") from None
+    if arr.ndim == 1 and arr.size == 0:   # no run at all
+        return np.zeros((0, n), dtype=np.uint8)
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:

@@ -31,6 +31,9 @@ from irscale.errors import MeasureError, RecallBaseError
 #: exact key is checked not to overflow up to here).
 MAX_N = 32
 
+#: Largest recall base accepted (values for rb > N are computed in float64 from rb).
+MAX_RB = 2 ** 53
+
 REQUIRED = object()
 
 
@@ -161,6 +164,8 @@ class Measure:
                                   f"relevant documents, >= 1)")
         if isinstance(rb, bool) or not isinstance(rb, (int, np.integer)) or rb < 1:
             raise RecallBaseError(f"{self}: rb must be an integer >= 1, got {rb!r}")
+        if rb > MAX_RB:
+            raise RecallBaseError(f"{self}: rb = {rb} is larger than any recall base irscale handles ({MAX_RB})")
         return int(rb)
 
     def table_rb(self, rb: int | None) -> int | None:
