@@ -289,6 +289,10 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
     judged = []
     for run in run_list:
         j = judge(run, q, depth)
+        if len(j.missing) == len(j.topics) and j.ignored:
+            raise IrscaleError(f"run {run.name} ({run.path or 'in memory'}) has no topic in common with the qrels "
+                               f"{q.path or ''} (its topics: {', '.join(j.ignored[:3])}...; the qrels': "
+                               f"{', '.join(j.topics[:3])}...): are these the right qrels?")
         warn_coverage(j)
         judged.append(j)
     return score_judged(judged, ms, tables, rb_scale)

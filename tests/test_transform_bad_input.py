@@ -122,6 +122,13 @@ def test_qrels_without_relevant_documents(files, capsys):
     _fails(capsys, _transform(none, [good], out), "no topic has a relevant document", out_dir=out)
 
 
+def test_run_without_common_topic(files, capsys):
+    inputs, qrels, good, out = files
+    other = _lines(inputs / "other.run", ["501 Q0 D1 1 3.5 sysB", "502 Q0 D2 1 1.0 sysB"])
+    _fails(capsys, _transform(qrels, [good, other], out), "run sysB", "no topic in common with the qrels",
+           out_dir=out)
+
+
 def test_duplicate_run_names(files, capsys):
     inputs, qrels, good, out = files
     copy = _lines(inputs / "copy.run", GOOD_RUN)
