@@ -189,14 +189,17 @@ def lookup(path, measure, values, rb):
               help="Scale of RB-dependent measures: each topic's own recall base (feasible runs only), or "
                    "the one scale of RB >= N for every topic (the original paper).")
 @click.option("--raw-only", is_flag=True, help="Raw scores only, even with --store.")
+@click.option("--midranks", is_flag=True, help="Also write mid-ranks (for comparing tie strategies; one pass over "
+                                                "each table's run counts).")
 @click.option("--build-missing", is_flag=True, help="Build tables missing from --store on the fly (N <= 24).")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Workers building missing tables.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
-def transform(qrels, runs, measures, preset, depth, store_path, out, rb_scale, raw_only, build_missing, jobs, quiet):
+def transform(qrels, runs, measures, preset, depth, store_path, out, rb_scale, raw_only, midranks, build_missing, jobs,
+              quiet):
     """Score TREC runs per topic and map the scores to their interval scales.
 
     Writes one row per (run, topic, measure): run, topic, measure, n, rb, raw, rank, k,
-    scaled, rb_scale. Ranks come from the judged runs (exact), following trec_eval's
+    scaled, midrank (with --midranks), n_runs, rb_scale. Ranks come from the judged runs (exact), following trec_eval's
     conventions (score descending, docno descending; cut at N; unjudged = non-relevant).
     """
     import warnings
@@ -211,7 +214,7 @@ def transform(qrels, runs, measures, preset, depth, store_path, out, rb_scale, r
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scores = transform_scores(qrels, list(runs), names, None if raw_only else store_path, rb_scale=rb_scale,
-                                  build_missing=build_missing, n_jobs=jobs, progress=not quiet)
+                                  midranks=midranks, build_missing=build_missing, n_jobs=jobs, progress=not quiet)
     if not quiet:
         _print_warnings(caught)
     write_scores(scores, out)

@@ -239,3 +239,72 @@ def rank_ids(qids, r, exact, two_bound, ids, implicit, n_entries, strata, A, sta
         else:
             out_status[i] = 0
             out_rank[i] = _rank_of(_value_start(strata, found), r, strata, block_cum)
+
+
+@nb.njit(cache=True)
+def build_run_index(counts, strata, n_entries, nr):
+    """Runs (with multiplicity) in the entries before each BLOCK, per table recall base
+    (column r: entries of stratum <= r; one column without strata): shape (blocks + 1, nr).
+    ``counts`` empty means one run per entry."""
+    nb_ = (n_entries + BLOCK - 1) // BLOCK
+    out = np.zeros((nb_ + 1, nr), dtype=np.int64)
+    has_counts = counts.shape[0] > 0
+    has_strata = strata.shape[0] > 0
+    hist = np.zeros(nr, dtype=np.int64)
+    for b in range(nb_):
+        hist[:] = 0
+        end = min(n_entries, (b + 1) * BLOCK)
+        for j in range(b * BLOCK, end):
+            c = np.int64(counts[j]) if has_counts else np.int64(1)
+            hist[(strata[j] & STRATUM) if has_strata else 0] += c
+        run = 0
+        for r in range(nr):
+            run += hist[r]
+            out[b + 1, r] = out[b, r] + run
+    return out
+
+
+@nb.njit(cache=True)
+def _entry_of_rank(q, r, strata, block_cum, n_entries):
+    """First entry of the value of 1-based rank q in the table of recall base r."""
+    if strata.shape[0] == 0:
+        return q - 1
+    lo, hi = 0, block_cum.shape[0] - 1          # last block b with block_cum[b, r] < q
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if block_cum[mid, r] < q:
+            lo = mid
+        else:
+            hi = mid - 1
+    need = q - block_cum[lo, r]
+    j = lo * BLOCK
+    while j < n_entries:
+        if _present(strata, j, r):
+            need -= 1
+            if need == 0:
+                return j
+        j += 1
+    return -1
+
+
+@nb.njit(cache=True)
+def midranks_of_ranks(qs, r, counts, strata, n_entries, block_cum, block_runs, out):
+    """Mid-ranks of the values of unq ranks ``qs`` in the table of recall base r: runs of
+    smaller value plus (runs of this value + 1) / 2, counting feasible runs only."""
+    has_counts = counts.shape[0] > 0
+    has_strata = strata.shape[0] > 0
+    col = r if has_strata else 0
+    for i in range(qs.shape[0]):
+        j = _entry_of_rank(qs[i], r, strata, block_cum, n_entries)
+        b = j // BLOCK
+        before = block_runs[b, col]
+        for t in range(b * BLOCK, j):
+            if not has_strata or (strata[t] & STRATUM) <= r:
+                before += np.int64(counts[t]) if has_counts else 1
+        here = 0
+        t = j
+        while t < n_entries and (t == j or (has_strata and not (strata[t] & FIRST))):
+            if not has_strata or (strata[t] & STRATUM) <= r:
+                here += np.int64(counts[t]) if has_counts else 1
+            t += 1
+        out[i] = before + (here + 1) / 2.0

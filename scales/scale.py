@@ -57,6 +57,7 @@ class Table:
     meta: dict = field(default_factory=dict)
     parts: list | None = None   # bucket results not yet concatenated (written by the store)
     index: tuple | None = None  # stored block index (block_raw, block_cum), see lookup_kernels
+    run_index: np.ndarray | None = None  # runs before each block per recall base (built on demand)
 
     @property
     def implicit(self) -> bool:
@@ -311,7 +312,27 @@ class Scale:
 
     def midrank(self, values, rtol: float = RTOL, atol: float | None = ATOL) -> np.ndarray:
         """Mid-ranks of raw values (comparison only; see :attr:`midranks`)."""
-        return self.midranks[self.rank(values, rtol, atol) - 1]
+        return self.midranks_of_ranks(self.rank(values, rtol, atol))
+
+    def midranks_of_ranks(self, ranks) -> np.ndarray:
+        """Mid-ranks (float64, 1-based positions among all feasible runs; see
+        :attr:`midranks`) of the values with unq ranks ``ranks``, read from the table
+        without materialising it: the first call builds a run-count index of the table
+        (one pass over its counts, cached with the table)."""
+        q = np.asarray(ranks, dtype=np.int64).reshape(-1)
+        if q.size and (q.min() < 1 or q.max() > self.k):
+            raise ValueError(f"ranks must be in 1..{self.k}")
+        t = self.table
+        if t.implicit or (t.counts is None and t.strata is None):
+            return q.astype(np.float64)     # one run per value: the mid-rank is the rank
+        if getattr(t, "run_index", None) is None:
+            counts = np.zeros(0, np.uint8) if t.counts is None else t.counts
+            nr = self.measure.n + 1 if t.strata is not None else 1
+            t.run_index = lk.build_run_index(counts, self._strata, t.n_entries, nr)
+        counts = np.zeros(0, np.uint8) if t.counts is None else t.counts
+        out = np.empty(q.size, np.float64)
+        lk.midranks_of_ranks(q, self.r, counts, self._strata, t.n_entries, self._idx()[1], t.run_index, out)
+        return out
 
     def scaled(self, ranks) -> np.ndarray:
         """Ranks mapped to [0, 1]: (rank - 1) / (K - 1) (0 when K = 1)."""

@@ -17,6 +17,10 @@ Output rows, one per (run, topic, measure):
 ``rank``      1-based unq rank, 1..k (empty without tables)
 ``k``         number of distinct values of the scale used
 ``scaled``    (rank - 1) / (k - 1), in [0, 1]
+``midrank``   with ``midranks=True``: the mean 1-based position of the run's value in the
+              sorted list of all runs of the scale (ties get the average of the positions
+              they occupy); for comparison with unq ranks only
+``n_runs``    number of runs of the scale used (feasible runs for the topic's recall base)
 ``rb_scale``  how RB-dependent measures were scaled: ``feasible`` (each topic on the
               scale of its own recall base, over the runs that can occur for it) or
               ``common`` (every topic on the one scale of RB >= N, as in the original
@@ -35,7 +39,7 @@ from irscale.errors import IrscaleError, MeasureError, OutputError, TableNotFoun
 from irscale.scales.trec import JudgedRuns, Qrels, Run, judge, read_qrels, read_run, warn_coverage
 
 RB_SCALES = ("feasible", "common")
-COLUMNS = ["run", "topic", "measure", "n", "rb", "raw", "rank", "k", "scaled", "rb_scale"]
+COLUMNS = ["run", "topic", "measure", "n", "rb", "raw", "rank", "k", "scaled", "midrank", "n_runs", "rb_scale"]
 OUTPUT_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".csv.gz": "csv", ".tsv.gz": "tsv"}
 
 #: Largest N that ``build_missing`` builds on the fly (2**24 runs: seconds per measure).
@@ -150,11 +154,11 @@ def read_scores(path: str | os.PathLike) -> pd.DataFrame:
         df = pd.read_parquet(path)
     else:
         df = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype={"run": str, "topic": str},
-                         keep_default_na=False, na_values={"rank": [""], "k": [""], "scaled": [""]})
+                         keep_default_na=False, na_values={c: [""] for c in ("rank", "k", "scaled", "midrank", "n_runs")})
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise IrscaleError(f"{path}: not a scores file of 'irscale transform' (no column {', '.join(missing)})")
-    for c in ("rank", "k"):
+    for c in ("rank", "k", "n_runs"):
         df[c] = df[c].astype("Int64")
     return df
 
@@ -186,10 +190,13 @@ def _open_tables(store, measures, build_missing: bool, n_jobs: int, progress: bo
 
 
 # -- scoring -------------------------------------------------------------------------------
-def _rank_measure(measure, ids: np.ndarray, rb: np.ndarray, tables, rb_scale: str):
-    """Ranks and k of the judged runs ``ids`` (one per row, recall bases ``rb``)."""
+def _rank_measure(measure, ids: np.ndarray, rb: np.ndarray, tables, rb_scale: str, midranks: bool):
+    """Ranks, k, mid-ranks (NaN unless asked) and n_runs of the judged runs ``ids`` (one per
+    row, recall bases ``rb``)."""
     rank = np.zeros(ids.shape[0], np.int64)
     k = np.zeros(ids.shape[0], np.int64)
+    mid = np.full(ids.shape[0], np.nan)
+    n_runs = np.zeros(ids.shape[0], np.int64)
     if not measure.rb_dependent:
         groups = [(None, np.ones(ids.shape[0], bool))]
     elif rb_scale == "common":
@@ -200,10 +207,14 @@ def _rank_measure(measure, ids: np.ndarray, rb: np.ndarray, tables, rb_scale: st
         s = tables.scale(measure, scale_rb)
         rank[rows] = s.rank_ids(ids[rows])
         k[rows] = s.k
-    return rank, k
+        n_runs[rows] = s.n_runs
+        if midranks:
+            mid[rows] = s.midranks_of_ranks(rank[rows])
+    return rank, k, mid, n_runs
 
 
-def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str = "feasible") -> pd.DataFrame:
+def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str = "feasible",
+                 midranks: bool = False) -> pd.DataFrame:
     """Rows of :data:`COLUMNS` for judged runs (ranks empty when ``tables`` is None)."""
     from irscale.enumerate.runspace import ids_of_runs
     from irscale.scales.split import values_of_ids
@@ -223,15 +234,16 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
         else:
             raw[:] = values_of_ids(m, ids, None)
         if tables is not None:
-            rank, k = _rank_measure(m, ids, rb, tables, rb_scale)
+            rank, k, mid, n_runs = _rank_measure(m, ids, rb, tables, rb_scale, midranks)
             scaled = np.where(k > 1, (rank - 1) / np.maximum(k - 1, 1), 0.0)
-            rank, k = pd.array(rank, dtype="Int64"), pd.array(k, dtype="Int64")
+            rank, k, n_runs = (pd.array(a, dtype="Int64") for a in (rank, k, n_runs))
         else:
-            rank = k = pd.array(np.full(rows, pd.NA), dtype="Int64")
-            scaled = np.full(rows, np.nan)
+            rank = k = n_runs = pd.array(np.full(rows, pd.NA), dtype="Int64")
+            scaled = mid = np.full(rows, np.nan)
         frames.append(pd.DataFrame({
             "run": runs, "topic": topics, "measure": str(m), "n": m.n, "rb": rb, "raw": raw,
-            "rank": rank, "k": k, "scaled": scaled, "rb_scale": rb_scale, "_row": np.arange(rows), "_m": mi}))
+            "rank": rank, "k": k, "scaled": scaled, "midrank": mid, "n_runs": n_runs, "rb_scale": rb_scale,
+            "_row": np.arange(rows), "_m": mi}))
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
     out = pd.concat(frames, ignore_index=True).sort_values(["_row", "_m"], kind="stable")
@@ -239,7 +251,8 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
 
 
 def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", raw_only: bool = False,
-              build_missing: bool = False, n_jobs: int = 1, progress: bool = False) -> pd.DataFrame:
+              midranks: bool = False, build_missing: bool = False, n_jobs: int = 1,
+              progress: bool = False) -> pd.DataFrame:
     """Raw and interval-scaled per-topic scores of TREC runs.
 
     Parameters
@@ -256,6 +269,8 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
     rb_scale : {"feasible", "common"}
         Scale of RB-dependent measures: per topic recall base over its feasible runs
         (default), or the one scale of RB >= N for every topic (the original paper).
+    midranks : bool
+        Also fill the ``midrank`` column (one pass over each table's run counts).
     build_missing : bool
         Build tables missing from ``store`` (N <= 24) instead of failing.
     n_jobs : int
@@ -295,7 +310,7 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
                                f"{', '.join(j.topics[:3])}...): are these the right qrels?")
         warn_coverage(j)
         judged.append(j)
-    return score_judged(judged, ms, tables, rb_scale)
+    return score_judged(judged, ms, tables, rb_scale, midranks)
 
 
 __all__ = ["COLUMNS", "RB_SCALES", "check_output", "read_runs", "read_scores", "score_judged", "transform",

@@ -92,22 +92,26 @@ def scored(collection):
     names = [f"{m}@{N}" for m in MEASURES]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        feasible = transform(q, paths, names, tmp / "t.h5", build_missing=True)
-        common = transform(q, paths, names, tmp / "t.h5", rb_scale="common")
+        feasible = transform(q, paths, names, tmp / "t.h5", build_missing=True, midranks=True)
+        common = transform(q, paths, names, tmp / "t.h5", rb_scale="common", midranks=True)
     return feasible, common, [str(w.message) for w in caught if issubclass(w.category, IrscaleWarning)]
 
 
 def _exact_rank(fn, run, rb, n):
-    """unq rank of ``run`` among the distinct values of the feasible runs for ``rb``."""
-    _, _, distinct, _ = naive.oracle(fn, n, rb)
+    """(unq rank, k, mid-rank, runs) of ``run`` among the feasible runs for ``rb``."""
+    runs, _, distinct, ranks = naive.oracle(fn, n, rb)
     value = fn(run, rb)
-    return 1 + sum(1 for d in distinct if d < value and not naive._equal(d, value)), len(distinct)
+    rank = 1 + sum(1 for d in distinct if d < value and not naive._equal(d, value))
+    below = sum(1 for r in ranks if r < rank)
+    here = sum(1 for r in ranks if r == rank)
+    return rank, len(distinct), below + (here + 1) / 2, len(runs)
 
 
 def test_rows_columns_and_coverage(collection, scored):
     _, qrels, runs, _, _ = collection
     feasible, common, caught = scored
-    assert list(feasible.columns) == ["run", "topic", "measure", "n", "rb", "raw", "rank", "k", "scaled", "rb_scale"]
+    assert list(feasible.columns) == ["run", "topic", "measure", "n", "rb", "raw", "rank", "k", "scaled", "midrank",
+                                      "n_runs", "rb_scale"]
     ref = _judged_reference(qrels, runs, N)
     topics = sorted({t for _, t in ref}, key=int)
     assert len(feasible) == len(runs) * len(topics) * len(MEASURES)
@@ -132,8 +136,8 @@ def test_raw_and_ranks_match_brute_force(collection, scored, mode):
         dependent = name in naive.RB_DEPENDENT
         assert row.raw == pytest.approx(float(fn(run, rb if dependent else None)), rel=1e-12, abs=1e-15)
         scale_rb = (rb if mode == "feasible" else N) if dependent else None
-        rank, k = _exact_rank(fn, run, scale_rb, N)
-        assert (row.rank, row.k) == (rank, k), (row, run)
+        rank, k, midrank, n_runs = _exact_rank(fn, run, scale_rb, N)
+        assert (row.rank, row.k, row.midrank, row.n_runs) == (rank, k, midrank, n_runs), (row, run)
         assert row.scaled == pytest.approx((rank - 1) / (k - 1))
 
 
@@ -187,4 +191,5 @@ def test_raw_only_has_empty_rank_columns(collection):
     _, _, _, q, paths = collection
     raw = transform(q, paths[:1], "AP@6,P@6")
     assert raw["rank"].isna().all() and raw["k"].isna().all() and raw["scaled"].isna().all()
+    assert raw["midrank"].isna().all() and raw["n_runs"].isna().all()
     assert raw["raw"].notna().all()
