@@ -224,6 +224,96 @@ def transform(qrels, runs, measures, preset, depth, store_path, out, rb_scale, r
 
 
 @cli.command()
+@click.argument("scores", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False),
+              help="Folder for report.md, the CSV/JSON tables and the figures.")
+@click.option("--stores", "stores", multiple=True, cls=_ManyValues, type=click.Path(dir_okay=False),
+              help="Table files of the measures: adds spacing statistics and value-distribution figures.")
+@click.option("--tests", help="Comma-separated significance tests (default: all): "
+                              "sign,ranksum,signrank,ttest,anova1,anova2,kruskal,friedman; 'none' skips them.")
+@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Worker processes.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def analyze(scores, out, stores, tests, jobs, quiet):
+    """Kendall tau and significance analyses of SCORES (files written by 'irscale transform'
+    with --store; several files are concatenated), with a markdown report."""
+    import pandas as pd
+
+    from irscale.scales.analyze import analyze as run_analysis
+    from irscale.scales.report import write_report
+    from irscale.scales.transform import read_scores
+    from irscale.store import open_store
+    if jobs == 0 or jobs < -1:
+        raise click.BadParameter("--jobs must be a positive number or -1", param_hint="--jobs")
+    opened = [open_store(p) for p in stores]
+    table = pd.concat([read_scores(p) for p in scores], ignore_index=True)
+    chosen = None if tests is None else ([] if tests.strip().lower() == "none" else
+                                         [t.strip() for t in tests.split(",") if t.strip()])
+    result = run_analysis(table, tests=chosen, n_jobs=jobs, progress=not quiet)
+    result.save(out)
+    spacing, figures = _spacing_and_figures(opened, sorted(table["n"].unique()), out)
+    path = write_report(result, out, spacing=spacing, figures=figures)
+    click.echo(f"{path}: {len(result.tau_scaled)} measure rows, {len(result.significance)} test rows, "
+               f"{result.seconds:.0f} s")
+
+
+def _spacing_and_figures(stores, ns, out):
+    """Spacing rows of the stores' tables and the report's figures (PNG and SVG in out)."""
+    from pathlib import Path
+
+    from irscale.scales import parse_measure
+    from irscale.scales.figures import plot_hasse, plot_runs_length4, plot_value_distributions
+    from irscale.scales.spacing import store_spacing
+    out = Path(out)
+    spacing = [row for s in stores for row in store_spacing(s)]
+    by_name = {t["measure"]: s for s in stores for t in s.tables()}
+    figures = []
+
+    def scale_of(name):
+        m = parse_measure(name)
+        if str(m) not in by_name:
+            raise KeyError(name)
+        return by_name[str(m)].scale(m, m.n if m.rb_dependent else None)
+
+    wanted = ("P", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "RR", "DCG(b=2)", "DCG(b=10)")
+    covered = tuple(n for n in ns if all(f"{w}@{n}" in by_name for w in wanted))
+    if covered:
+        paths = plot_value_distributions(scale_of, measures=wanted, ns=covered, out_prefix=out / "value-distributions")
+        figures.append((f"Values against the fraction of runs, N = {', '.join(map(str, covered))}",
+                        _png(paths)))
+    figures.append(("Ordering and spacing of the 16 runs of length 4", _png(plot_runs_length4(out / "runs-length4"))))
+    figures.append(("Hasse diagram of the partial order of binary runs of length 4", _png(plot_hasse(out / "hasse4"))))
+    return spacing, figures
+
+
+def _png(paths) -> str:
+    from pathlib import Path
+    return Path([p for p in paths if str(p).endswith(".png")][0]).name
+
+
+@cli.command()
+@click.argument("path", type=click.Path(dir_okay=False))
+@click.option("--measures", "-m", help="Comma-separated measures (default: every table).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def spacing(path, measures, as_json):
+    """Spacing statistics of the tables in PATH: distinct values, gaps, coverage of the
+    value range, distance from equal spacing (RB-dependent measures at RB = N)."""
+    from irscale.scales.parse import split_measures
+    from irscale.scales.spacing import store_spacing
+    from irscale.store import open_store
+    store = open_store(path)
+    rows = store_spacing(store, split_measures(measures) if measures else None)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=float))
+        return
+    header = ["measure", "distinct", "runs", "min", "max", "gap_cv", "uncovered", "max_deviation"]
+    table = [[str(r.get(h, "")) if isinstance(r.get(h), (int, str)) else f"{r.get(h, float('nan')):.6g}"
+              for h in header] for r in rows]
+    widths = [max(len(x) for x in col) for col in zip(header, *table)]
+    for row in [header] + table:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
+@cli.command()
 @click.option("--store", "store_path", required=True, type=click.Path(dir_okay=False),
               help="Table file (HDF5) to serve, read-only.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
