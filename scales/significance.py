@@ -352,7 +352,9 @@ def _signrank_chunk(d: np.ndarray, tol: float = 0.0) -> np.ndarray:
     order = np.argsort(a, axis=1, kind="stable")
     s = np.take_along_axis(a, order, axis=1)
     positive = np.take_along_axis(d, order, axis=1) > 0
-    first, last = _sorted_tie_groups(s, tol)
+    # zeros (sorted first) tie only with each other, whatever the tolerance
+    with np.errstate(invalid="ignore"):
+        first, last = _sorted_tie_groups(np.where(s == 0, -np.inf, s), tol)
     nonzero = s != 0
     n0 = n - np.count_nonzero(nonzero, axis=1)          # zeros sort first
     count = n - n0

@@ -425,3 +425,11 @@ def test_signrank_ties_survive_inexact_scaling():
     exact = S.pairwise_pvalues(ids / 1024.0, tests=("signrank",))["signrank"]   # dyadic: exact
     inexact = S.pairwise_pvalues(ids / 1023.0, tests=("signrank",))["signrank"]
     assert np.allclose(exact, inexact, rtol=1e-12, atol=0)
+
+
+def test_signrank_zeros_never_tie_with_tiny_differences():
+    x = np.zeros((20, 2))
+    x[16:, 1] = 1e-20   # 15 zero differences, 4 tiny ones, one of 1
+    x[0, 0] = 1.0      # sets the scale: tolerance 64 ulps of 1 >> 1e-20
+    p = S.pairwise_pvalues(x, tests=("signrank",))["signrank"]
+    assert np.isfinite(p).all() and 0 < p[0] <= 1
