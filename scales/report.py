@@ -164,10 +164,13 @@ def modes_section(tau: pd.DataFrame, sig: pd.DataFrame) -> str:
               "runs that can occur for its recall base, which is the proper interval scale per topic.\n")
 
 
-def spacing_section(spacing: list[dict]) -> str:
+def spacing_section(spacing: list[dict], order: list[str] | None = None) -> str:
     if not spacing:
         return ""
     df = pd.DataFrame(spacing)
+    if order:   # the analysis' measure order (paper order), other tables after
+        rank = {m: i for i, m in enumerate(order)}
+        df = df.assign(_o=df.measure.map(lambda m: rank.get(m, len(rank)))).sort_values(["n", "_o"], kind="stable")
     text = []
     for n in sorted(df.n.unique()):
         d = df[df.n == n]
@@ -218,7 +221,7 @@ def write_report(analysis, folder: str | Path, spacing: list[dict] | None = None
                 out.append(significance_section(sig, n, mode))
     out += ["## 5. Where `common` and `feasible` differ", "", modes_section(tau, sig)]
     if spacing:
-        out += ["## 6. Spacing of the measures' values", "", spacing_section(spacing)]
+        out += ["## 6. Spacing of the measures' values", "", spacing_section(spacing, _measures(tau))]
     if figures:
         out += ["## Figures", ""]
         for caption, path in figures:
