@@ -82,24 +82,28 @@ def topic_check_section(tau: pd.DataFrame) -> str:
 
 
 def measure_pairs_section(pairs: pd.DataFrame, n: int) -> str:
+    """Per scaling mode, a matrix with measures in rows and columns: above the diagonal
+    tau on raw means -> tau on scaled means, below it Delta%."""
     p = pairs[pairs.n == n]
-    modes = sorted(p.rb_scale.unique())
-    header = ["measure pair"] + [f"{c}, {mode}" for mode in modes for c in ("raw", "scaled", "Δ%")]
-    keys = list(dict.fromkeys(zip(p.measure_a, p.measure_b)))
-    rows = []
-    for a, b in keys:
-        row = [f"{short(a)} – {short(b)}"]
-        for mode in modes:
-            r = p[(p.rb_scale == mode) & (p.measure_a == a) & (p.measure_b == b)].iloc[0]
-            row += [r.tau_raw, r.tau_scaled, _fmt(r.delta_pct, 2)]
-        rows.append(row)
-    text = [f"#### N = {n}: Kendall tau between measures, raw and scaled", "", markdown_table(header, rows), ""]
-    for mode in modes:
-        pm = p[p.rb_scale == mode].assign(change=lambda d: d.tau_scaled - d.tau_raw)
+    text = []
+    for mode in sorted(p.rb_scale.unique()):
+        pm = p[p.rb_scale == mode]
+        measures = list(dict.fromkeys(list(pm.measure_a) + list(pm.measure_b)))
+        index = {m: i for i, m in enumerate(measures)}
+        cells = [["–"] * len(measures) for _ in measures]
+        for r in pm.itertuples():
+            a, b = index[r.measure_a], index[r.measure_b]
+            cells[min(a, b)][max(a, b)] = f"{r.tau_raw:.3f} → {r.tau_scaled:.3f}"
+            cells[max(a, b)][min(a, b)] = f"{r.delta_pct:+.1f}%"
+        rows = [[short(m)] + cells[i] for i, m in enumerate(measures)]
+        text += [f"#### N = {n}, `{mode}` scales: Kendall tau between measures "
+                 "(above the diagonal: raw → scaled; below: Δ%)", "",
+                 markdown_table([""] + [short(m) for m in measures], rows), ""]
+        pm = pm.assign(change=pm.tau_scaled - pm.tau_raw)
         up = pm.loc[pm.change.idxmax()]
         down = pm.loc[pm.change.idxmin()]
-        text.append(f"`{mode}`: scaling changes the agreement between measures by {pm.change.abs().mean():.4f} "
-                    f"on average; most towards agreement for {short(up.measure_a)} – {short(up.measure_b)} "
+        text.append(f"Scaling changes the agreement between measures by {pm.change.abs().mean():.4f} on average; "
+                    f"most towards agreement for {short(up.measure_a)} – {short(up.measure_b)} "
                     f"({up.tau_raw:.4f} → {up.tau_scaled:.4f}), most away from it for {short(down.measure_a)} – "
                     f"{short(down.measure_b)} ({down.tau_raw:.4f} → {down.tau_scaled:.4f}).")
         text.append("")
