@@ -264,7 +264,8 @@ def _spacing_and_figures(stores, ns, out):
     from irscale.scales.figures import plot_hasse, plot_runs_length4, plot_value_distributions
     from irscale.scales.spacing import store_spacing
     out = Path(out)
-    spacing = [row for s in stores for row in store_spacing(s)]
+    from irscale.scales.axioms import add_axioms
+    spacing = add_axioms([row for s in stores for row in store_spacing(s)])
     by_name = {t["measure"]: s for s in stores for t in s.tables()}
     figures = []
 
@@ -294,7 +295,10 @@ def _png(paths) -> str:
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--measures", "-m", help="Comma-separated measures (default: every table).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def spacing(path, measures, as_json):
+@click.option("--axioms/--no-axioms", default=True, show_default=True,
+              help="Add the order-theoretic checks (axiom, balancing index B(N), exact equal spacing; "
+                   "exhaustive up to 2^20 runs).")
+def spacing(path, measures, as_json, axioms):
     """Spacing statistics of the tables in PATH: distinct values, gaps, coverage of the
     value range, distance from equal spacing (RB-dependent measures at RB = N)."""
     from irscale.scales.parse import split_measures
@@ -302,14 +306,75 @@ def spacing(path, measures, as_json):
     from irscale.store import open_store
     store = open_store(path)
     rows = store_spacing(store, split_measures(measures) if measures else None)
+    if axioms:
+        from irscale.scales.axioms import add_axioms
+        add_axioms(rows)
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=float))
         return
     header = ["measure", "distinct", "runs", "min", "max", "gap_cv", "uncovered", "max_deviation"]
+    extra = ["axiom", "B", "equal"] if axioms else []
     table = [[str(r.get(h, "")) if isinstance(r.get(h), (int, str)) else f"{r.get(h, float('nan')):.6g}"
-              for h in header] for r in rows]
-    widths = [max(len(x) for x in col) for col in zip(header, *table)]
-    for row in [header] + table:
+              for h in header] + [_cell(r.get(k)) for k in ("axiom_holds", "balancing_index", "equal_spacing")
+                                  if axioms] for r in rows]
+    _print_table(header + extra, table)
+    if axioms and any(r.get("axiom_holds") is None for r in rows):
+        click.echo("axiom / equal: '-' where the run space exceeds 2^20 runs (checked exhaustively only up to it)")
+
+
+@cli.command()
+@click.option("--measures", "-m", help='Comma-separated measure names, e.g. "AP@10,DCG(b=2)@10".')
+@click.option("--preset", help="A named measure set instead of (or besides) --measures, e.g. 'paper'.")
+@click.option("--depth", type=int, help="Cutoff N for --preset.")
+@click.option("--limit", type=click.IntRange(min=2), default=2 ** 20, show_default=True,
+              help="Largest run space (levels^N runs) checked exhaustively; beyond it only the balancing "
+                   "index is computed.")
+@click.option("--pairs", is_flag=True, help="Also count, for every two measures on the same run space, the "
+                                            "pairs of runs they order in opposite directions.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def axioms(measures, preset, depth, limit, pairs, as_json):
+    """Order-theoretic checks over all runs of length N: the axiom (a run that is better
+    in the partial order never scores lower: violations and ties over the generating
+    moves), the balancing index B(N) and exact equal spacing. RB-dependent measures at
+    RB = N (every run feasible). Exhaustive up to --limit runs."""
+    from irscale.scales import parse_measures
+    from irscale.scales.axioms import axioms_summary, disagreements
+    ms = parse_measures(_measure_names(measures, preset, depth))
+    rows = [axioms_summary(m, limit=limit) for m in ms]
+    pair_rows = []
+    if pairs:
+        for i, a in enumerate(ms):
+            for b in ms[i + 1:]:
+                if (a.n, a.levels) == (b.n, b.levels) and a.levels ** a.n <= limit:
+                    pair_rows.append(disagreements(a, b, limit=limit).to_dict())
+    if as_json:
+        click.echo(json.dumps({"measures": rows, "pairs": pair_rows}, indent=2, default=str))
+        return
+    header = ["measure", "runs", "axiom", "moves", "violations", "ties", "B", "equal", "distinct", "gaps",
+              "seconds"]
+    keys = ["measure", "runs", "axiom_holds", "moves_checked", "violations", "ties", "balancing_index",
+            "equal_spacing", "distinct_values", "distinct_gaps", "seconds"]
+    _print_table(header, [[_cell(r[k]) for k in keys] for r in rows])
+    for r in rows:
+        if r["violation_examples"]:
+            click.echo(f"{r['measure']}: {r['violations']} violations, e.g. " + ", ".join(r["violation_examples"]))
+        if not r["exhaustive"]:
+            click.echo(f"{r['measure']}: {r['runs']} runs > --limit {limit}: axiom and spacing not checked")
+    for p in pair_rows:
+        share = 100.0 * p["discordant"] / p["n_pairs"] if p["n_pairs"] else 0.0
+        tau = "-" if p["tau_b"] is None else f"{p['tau_b']:.4f}"
+        click.echo(f"{p['first']} vs {p['second']}: {p['discordant']} of {p['n_pairs']} pairs ordered oppositely "
+                   f"({share:.2f}%), comparable among them: {_cell(p['comparable_discordant'])} "
+                   f"({p['comparable_method']}); tau_b {tau}")
+
+
+def _cell(v) -> str:
+    return "-" if v is None else "yes" if v is True else "no" if v is False else str(v)
+
+
+def _print_table(header, rows) -> None:
+    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+    for row in [header] + rows:
         click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
 
 

@@ -32,6 +32,14 @@ def _fmt(x, digits=4) -> str:
     return f"{x:.{digits}f}"
 
 
+def _yes_no(v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, (bool, np.bool_)):
+        return "yes" if v else "no"
+    return str(int(v)) if isinstance(v, (int, float, np.integer, np.floating)) else str(v)
+
+
 def markdown_table(header: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(_fmt(c) if not isinstance(c, str) else c for c in row) + " |" for row in rows]
@@ -185,6 +193,10 @@ def spacing_section(spacing: list[dict], order: list[str] | None = None) -> str:
                  ("mean_abs_deviation", "mean deviation from equal spacing")]
         rows = [[label] + [d.set_index("measure").loc[m].get(key, float("nan")) for m in measures]
                 for key, label in stats if key in d.columns]
+        for key, label in (("axiom_holds", "axiom holds (exhaustive)"), ("balancing_index", "balancing index B(N)"),
+                           ("equal_spacing", "equally spaced (exact)")):
+            if key in d.columns:
+                rows.append([label] + [_yes_no(d.set_index("measure").loc[m].get(key)) for m in measures])
         text += [f"#### N = {n}: spacing of the values (RB-dependent measures at RB = N)", "",
                  markdown_table(header, rows), ""]
         if "max_deviation" in d.columns:

@@ -82,8 +82,9 @@ def main() -> int:
 
     t0 = time.perf_counter()
     from irscale.scales.figures import plot_hasse, plot_runs_length4, plot_value_distributions
+    from irscale.scales.axioms import add_axioms
     from irscale.scales.spacing import store_spacing
-    spacing = [row for n in args.depths for row in store_spacing(stores[n])]
+    spacing = add_axioms([row for n in args.depths for row in store_spacing(stores[n])])
     pd.DataFrame(spacing).drop(columns=[c for c in ("gap_hist_edges", "gap_hist_counts") if c in spacing[0]]) \
         .to_csv(report_dir / "spacing.csv", index=False)
     timings["spacing"] = time.perf_counter() - t0
