@@ -38,9 +38,10 @@ def table_rbs(measure: Measure, rbs="all") -> list[int | None]:
 
 
 def is_implicit(measure: Measure) -> bool:
-    """RBP with p <= 1/2 orders runs lexicographically with all values distinct
-    (p^(k-1) > sum_{j>k} p^(j-1)), so its table is the identity: rank = run id + 1."""
-    return measure.name == "RBP" and measure.p <= Fraction(1, 2)
+    """Binary RBP with p <= 1/2 orders runs lexicographically with all values distinct
+    (p^(k-1) > sum_{j>k} p^(j-1)), so its table is the identity: rank = run id + 1.
+    (Not graded RBP: with gains (0,1,2) and p = 1/2, (0,2,2,...) beats (1,0,0,...).)"""
+    return measure.name == "RBP" and measure.levels == 2 and measure.p <= Fraction(1, 2)
 
 
 def certificate_from_gap(measure, sf, min_gap_raw: float, pair: tuple, redecided: int) -> Certificate:

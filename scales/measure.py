@@ -31,6 +31,9 @@ from irscale.errors import MeasureError, RecallBaseError
 #: exact key is checked not to overflow up to here).
 MAX_N = 32
 
+#: Largest number of relevance degrees |REL| (graded measures: G <= 9).
+MAX_LEVELS = 10
+
 #: Largest recall base accepted (values for rb > N are computed in float64 from rb).
 MAX_RB = 2 ** 53
 
@@ -43,7 +46,9 @@ class Param:
 
     ``kind`` selects parsing and validation: ``"prob"`` is a rational number strictly
     between 0 and 1 (kept exact as a :class:`fractions.Fraction` parsed from its decimal
-    text), ``"log_base"`` an integer >= 2.
+    text), ``"log_base"`` an integer >= 2, ``"gains"`` the gains g(0), ..., g(G) of the
+    relevance degrees 0..G: a tuple of non-negative integers, non-decreasing, g(0) = 0 and
+    g(G) > 0 (its length sets REL = {0..G}; ``(0, 1)`` is binary relevance).
     """
 
     name: str
@@ -63,6 +68,16 @@ class Param:
             if not 0 < frac < 1:
                 raise MeasureError(f"{family}: parameter {self.name} must be in (0, 1), got {_fmt(frac)}")
             return frac
+        if self.kind == "gains":
+            ok = isinstance(value, (tuple, list)) and all(
+                isinstance(g, (int, np.integer)) and not isinstance(g, bool) for g in value)
+            gains = tuple(int(g) for g in value) if ok else ()
+            if (not ok or not 2 <= len(gains) <= MAX_LEVELS or gains[0] != 0 or gains[-1] <= 0
+                    or any(b < a for a, b in zip(gains, gains[1:]))):
+                raise MeasureError(f"{family}: parameter {self.name} must be a tuple of {MAX_LEVELS} or fewer "
+                                   f"non-decreasing integers from 0 (grade 0) to a positive top gain, e.g. "
+                                   f"(0,1,3), got {value!r}")
+            return gains
         if self.kind == "log_base":
             if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or value != int(value):
                 raise MeasureError(f"{family}: parameter {self.name} must be an integer >= 2, got {value!r}")
@@ -74,7 +89,9 @@ class Param:
 
 
 def _fmt(value: Any) -> str:
-    """Canonical text of a parameter value (``4/5`` prints as ``0.8``)."""
+    """Canonical text of a parameter value (``4/5`` prints as ``0.8``, gains as ``(0,1,3)``)."""
+    if isinstance(value, tuple):
+        return "(" + ",".join(str(v) for v in value) + ")"
     if isinstance(value, Fraction):
         if value.denominator == 1:
             return str(value.numerator)
@@ -84,6 +101,11 @@ def _fmt(value: Any) -> str:
             return text
         return f"{value.numerator}/{value.denominator}"
     return str(value)
+
+
+#: The ``gains`` parameter of graded measures (default: binary relevance).
+GAINS = Param("gains", "gains", "gains g(0)..g(G) of the relevance degrees, e.g. (0,1,3); its length sets "
+              "REL = {0..G}", default=(0, 1))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,8 +122,9 @@ class Measure:
     ``rb_dependent``
         Whether the value depends on the recall base RB (then tables are keyed by
         ``min(RB, n)`` and scaled over the feasible runs, SPEC section 2).
-    ``levels``
-        Size of REL (2 for binary relevance).
+    ``levels`` (property)
+        Size of REL: ``len(gains)`` for measures with a ``gains`` parameter, else 2
+        (binary relevance).
     ``summary``
         One line for ``irscale --help`` and docs.
     """
@@ -111,7 +134,6 @@ class Measure:
     name: ClassVar[str] = ""
     params: ClassVar[tuple[Param, ...]] = ()
     rb_dependent: ClassVar[bool] = False
-    levels: ClassVar[int] = 2
     summary: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
@@ -128,12 +150,19 @@ class Measure:
                                    f"e.g. {self.example()}")
             object.__setattr__(self, param.name, param.convert(self.name, value))
 
+    @property
+    def levels(self) -> int:
+        """Number of relevance degrees |REL| (2: binary)."""
+        gains = getattr(self, "gains", None)
+        return 2 if gains is None else len(gains)
+
     # -- naming -----------------------------------------------------------------
     @classmethod
     def example(cls) -> str:
         """An example name of this family, used in help and error messages."""
-        examples = {"prob": "0.8", "log_base": "2"}
-        inner = ",".join(f"{p.name}={examples[p.kind]}" for p in sorted(cls.params, key=lambda p: p.name))
+        examples = {"prob": "0.8", "log_base": "2", "gains": "(0,1,3)"}
+        inner = ",".join(f"{p.name}={examples[p.kind]}" for p in sorted(cls.params, key=lambda p: p.name)
+                         if p.default is REQUIRED)
         return f"{cls.name}({inner})@10" if inner else f"{cls.name}@10"
 
     def param_values(self) -> dict[str, Any]:

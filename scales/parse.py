@@ -50,6 +50,16 @@ def parse_measure(text: str | Measure) -> Measure:
             if kw.arg is None:
                 raise MeasureError(f"measure {src!r}: parameters must be named, e.g. RBP(p=0.8)@30")
             value = kw.value
+            if isinstance(value, ast.Tuple):      # gains=(0,1,3)
+                items = value.elts
+                if not all(isinstance(e, ast.Constant) and isinstance(e.value, int) and not isinstance(e.value, bool)
+                           for e in items):
+                    raise MeasureError(f"measure {src!r}: parameter {kw.arg} must be a tuple of integer literals, "
+                                       f"got {ast.unparse(value)!r}")
+                if kw.arg in kwargs:
+                    raise MeasureError(f"measure {src!r}: parameter {kw.arg} given twice")
+                kwargs[kw.arg] = tuple(e.value for e in items)
+                continue
             if not (isinstance(value, ast.Constant) and isinstance(value.value, (int, float))
                     and not isinstance(value.value, bool)):
                 raise MeasureError(f"measure {src!r}: parameter {kw.arg} must be a plain non-negative number "
@@ -75,7 +85,11 @@ def parse_measure(text: str | Measure) -> Measure:
             what = ", ".join(f"{p.name} ({p.description})" for p in cls.params) or "none"
             raise MeasureError(f"{cls.name} has no parameter {name!r}; its parameters: {what}")
     for name, value in list(kwargs.items()):
-        if isinstance(value, str) and allowed[name].kind != "prob":
+        kind = allowed[name].kind
+        if isinstance(value, tuple) != (kind == "gains"):
+            raise MeasureError(f"{cls.name}: parameter {name} ({allowed[name].description}) "
+                               + ("must be a tuple like (0,1,3)" if kind == "gains" else "must be a number"))
+        if isinstance(value, str) and kind != "prob":
             kwargs[name] = float(value)
     return cls(n=cutoff.value, **kwargs)
 

@@ -180,7 +180,8 @@ class TableInfo(BaseModel):
 
     measure: str = Field(max_length=200, description="Canonical measure name (use it in POST /v1/rank).")
     family: str = Field(description="Measure family, e.g. AP.")
-    params: dict[str, int | str] = Field(description="Parameter values; probabilities as exact fractions ('4/5').")
+    params: dict[str, int | str | list[int]] = Field(
+        description="Parameter values; probabilities as exact fractions ('4/5'), gains as lists.")
     n: int = Field(description="Cutoff N (run length).")
     rel: list[int] = Field(description="Relevance degrees REL.")
     rb_dependent: bool = Field(description="Whether lookups need the recall base rb.")

@@ -128,3 +128,50 @@ REFERENCES = {
     "nDCG(b=2)": nDCG(2), "nDCG(b=10)": nDCG(10), "nDCG_trec": nDCG_trec,
 }
 RB_DEPENDENT = {"R", "F1", "AP", "nDCG(b=2)", "nDCG(b=10)", "nDCG_trec"}
+
+
+# -- graded measures (REL = {0..G}, gains g) ------------------------------------------------
+def graded_runs(levels, n):
+    return [tuple(r) for r in itertools.product(range(levels), repeat=n)]
+
+
+def gP(gains):
+    def f(run, rb=None):
+        return Fraction(sum(gains[r] for r in run), len(run) * gains[-1])
+    return f
+
+
+def gRBP(p, gains):
+    p = Fraction(p)
+
+    def f(run, rb=None):
+        return (1 - p) * sum(p ** (k - 1) * gains[r] for k, r in enumerate(run, start=1)) / gains[-1]
+    return f
+
+
+def gDCG(b, gains):
+    def f(run, rb=None):
+        with mpmath.workdps(DIGITS):
+            return mpmath.fsum(gains[r] * _jk(b, k) for k, r in enumerate(run, start=1))
+    return f
+
+
+def graded_oracle(fn, levels, n):
+    """(all runs of {0..levels-1}^n, exact values, distinct values, unq ranks)."""
+    runs = graded_runs(levels, n)
+    vals = [fn(r) for r in runs]
+    distinct, ranks = unq_ranks(vals)
+    return runs, vals, distinct, ranks
+
+
+#: graded measure name (without cutoff) -> (reference, levels)
+GRADED = {
+    "gP(gains=(0,1,2))": (gP((0, 1, 2)), 3),
+    "gP(gains=(0,1,3,4))": (gP((0, 1, 3, 4)), 4),
+    "RBP(gains=(0,1,2),p=0.5)": (gRBP("0.5", (0, 1, 2)), 3),
+    "RBP(gains=(0,1,2),p=0.8)": (gRBP("0.8", (0, 1, 2)), 3),
+    "RBP(gains=(0,2,3,7),p=0.3)": (gRBP("0.3", (0, 2, 3, 7)), 4),
+    "DCG(b=2,gains=(0,1,2))": (gDCG(2, (0, 1, 2)), 3),
+    "DCG(b=2,gains=(0,1,3))": (gDCG(2, (0, 1, 3)), 3),
+    "DCG(b=3,gains=(0,1,1,4))": (gDCG(3, (0, 1, 1, 4)), 4),
+}
