@@ -179,15 +179,26 @@ class Measure:
         return f"Measure({str(self)!r})"
 
     # -- recall base -------------------------------------------------------------
-    def check_rb(self, rb: int | None) -> int | None:
+    def check_rb(self, rb):
         """Validate the recall base for this measure and return it as an int (or None).
 
-        RB-dependent measures need ``rb >= 1``; the others reject any ``rb``.
+        RB-dependent measures need ``rb >= 1``; the others reject any ``rb``. Graded
+        RB-dependent measures (levels > 2) take the per-grade counts ``(c_1, ..., c_G)`` of
+        the topic's judged documents of grades 1..G (a tuple; SPEC_MEASURES section 1).
         """
         if not self.rb_dependent:
             if rb is not None:
                 raise RecallBaseError(f"{self} does not depend on the recall base; do not give rb (got rb={rb})")
             return None
+        if self.levels > 2 and rb is not None:
+            counts = tuple(rb) if isinstance(rb, (tuple, list, np.ndarray)) else None
+            if (counts is None or len(counts) != self.levels - 1
+                    or any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 0 for c in counts)
+                    or sum(counts) < 1 or sum(counts) > MAX_RB):
+                raise RecallBaseError(f"{self}: give the recall base as the counts (c_1..c_{self.levels - 1}) of "
+                                      f"judged documents per grade 1..{self.levels - 1}, at least one positive; "
+                                      f"got {rb!r}")
+            return tuple(int(c) for c in counts)
         if rb is None:
             raise RecallBaseError(f"{self} depends on the recall base: give rb (the topic's number of "
                                   f"relevant documents, >= 1)")
@@ -200,6 +211,10 @@ class Measure:
     def table_rb(self, rb: int | None) -> int | None:
         """The recall base that keys this measure's table: ``min(rb, n)`` (SPEC section 2)."""
         rb = self.check_rb(rb)
+        if isinstance(rb, tuple):
+            from irscale.errors import MeasureError
+            raise MeasureError(f"{self}: tables of graded measures that depend on the recall base are not "
+                               f"available yet (raw scores are)")
         return None if rb is None else min(rb, self.n)
 
     # -- scoring interface (implemented by subclasses) ------------------------------

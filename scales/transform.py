@@ -55,9 +55,6 @@ def _measures(measures):
     ms = parse_measures(list(measures))
     if not ms:
         raise MeasureError("no measure given")
-    for m in ms:
-        if m.levels != 2:
-            raise MeasureError(f"{m}: transforms of graded measures are not supported yet")
     return list(dict.fromkeys(ms))
 
 
@@ -173,6 +170,10 @@ def _open_tables(store, measures, build_missing: bool, n_jobs: int, progress: bo
         opened = None
     else:
         opened = open_store(store)
+    graded_rb = [m for m in measures if m.rb_dependent and m.levels > 2]
+    if graded_rb:
+        raise MeasureError(f"{', '.join(map(str, graded_rb))}: tables of graded measures that depend on the recall "
+                           f"base are not available yet; use --raw-only (or no --store) for their raw scores")
     missing = [m for m in measures if opened is None or not opened.has(m)]
     if not missing:
         return opened
@@ -220,14 +221,23 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
     from irscale.scales.split import values_of_ids
     rel = np.concatenate([j.rel for j in judged]) if judged else np.zeros((0, 1), np.uint8)
     rb = np.concatenate([j.rb for j in judged]) if judged else np.zeros(0, np.int64)
+    grade_counts = {}
     runs = np.repeat(np.array([j.run for j in judged], dtype=object), [len(j.topics) for j in judged])
     topics = np.array([t for j in judged for t in j.topics], dtype=object)
     rows = rel.shape[0]
     frames = []
     for mi, m in enumerate(measures):
-        ids = ids_of_runs(rel[:, :m.n], m.levels).astype(np.int64)
+        grades = np.minimum(rel[:, :m.n], m.levels - 1)       # levels above G fold into G
+        ids = ids_of_runs(grades, m.levels).astype(np.int64)
         raw = np.empty(rows)
-        if m.rb_dependent:
+        if m.rb_dependent and m.levels > 2:                   # per-grade recall bases (c_1..c_G)
+            if m.levels not in grade_counts:
+                grade_counts[m.levels] = np.concatenate([j.grade_counts(m.levels) for j in judged])
+            counts = grade_counts[m.levels]
+            for c in np.unique(counts, axis=0):
+                sel = (counts == c).all(axis=1)
+                raw[sel] = values_of_ids(m, ids[sel], tuple(int(x) for x in c))
+        elif m.rb_dependent:
             for r in np.unique(rb):
                 sel = rb == r
                 raw[sel] = values_of_ids(m, ids[sel], int(r))

@@ -148,6 +148,15 @@ class Qrels:
     def recall_bases(self, topics) -> np.ndarray:
         return np.array([self.recall_base(t) for t in topics], dtype=np.int64)
 
+    def level_counts(self, topics) -> np.ndarray:
+        """Judged documents per level 0..max (negative levels as 0), one row per topic."""
+        levels = [[min(max(r, 0), 255) for r in self.judgments.get(t, {}).values()] for t in topics]
+        width = max((max(ls) for ls in levels if ls), default=0) + 1
+        out = np.zeros((len(topics), width), np.int64)
+        for i, ls in enumerate(levels):
+            np.add.at(out[i], ls, 1)
+        return out
+
 
 def sort_topics(topics) -> list[str]:
     """Topics in numeric order when they are all integers, else in string order."""
@@ -347,10 +356,13 @@ class JudgedRuns:
     topics : list of str
         Evaluated topics (qrels topics with RB >= 1), in topic order.
     rb : ndarray of int64
-        Recall base per topic.
+        Recall base per topic (judged documents with level >= 1).
     rel : ndarray of uint8, shape (len(topics), depth)
-        Relevance degree of the document at rank k (column k - 1), 0 for padding and
-        unjudged documents.
+        Relevance level of the document at rank k (column k - 1), negative levels, padding
+        and unjudged documents 0, levels above 255 as 255. A measure with grades 0..G
+        reads min(level, G) (binary: level > 0 is relevant).
+    level_counts : ndarray of int64, shape (len(topics), max level + 1)
+        Judged documents per level (0 counting negative levels) of each topic.
     missing : list of str
         Evaluated topics the run has no ranking for (scored as all non-relevant).
     ignored : list of str
@@ -363,11 +375,27 @@ class JudgedRuns:
     rel: np.ndarray
     missing: list[str]
     ignored: list[str]
+    level_counts: np.ndarray | None = None
+
+    def grade_counts(self, levels: int) -> np.ndarray:
+        """Per topic, the judged documents of each grade 1..levels-1 when levels above
+        levels - 1 fold into the top grade: shape (topics, levels - 1)."""
+        lc = self.level_counts
+        top = levels - 1
+        out = np.zeros((len(self.topics), top), np.int64)
+        width = lc.shape[1]
+        for g in range(1, top):
+            if g < width:
+                out[:, g - 1] = lc[:, g]
+        if top < width:
+            out[:, top - 1] = lc[:, top:].sum(axis=1)
+        return out
 
 
 def judge(run: Run, qrels: Qrels, depth: int) -> JudgedRuns:
     """Cut each ranking of ``run`` at ``depth``, pad with non-relevant documents and read
-    the binary relevance of every document from ``qrels`` (rel > 0 relevant)."""
+    the relevance level of every document from ``qrels`` (negative levels and unjudged
+    documents 0)."""
     topics = qrels.topics
     rankings = run.rankings(depth)
     rel = np.zeros((len(topics), depth), dtype=np.uint8)
@@ -378,10 +406,11 @@ def judge(run: Run, qrels: Qrels, depth: int) -> JudgedRuns:
             missing.append(topic)
             continue
         judged = qrels.judgments[topic]
-        rel[i, :len(docs)] = [judged.get(d, 0) > 0 for d in docs]
+        rel[i, :len(docs)] = [min(max(judged.get(d, 0), 0), 255) for d in docs]
     evaluated = set(topics)
     ignored = sort_topics(t for t in rankings if t not in evaluated)
-    return JudgedRuns(run.name, topics, qrels.recall_bases(topics), rel, missing, ignored)
+    return JudgedRuns(run.name, topics, qrels.recall_bases(topics), rel, missing, ignored,
+                      qrels.level_counts(topics))
 
 
 def warn_coverage(judged: JudgedRuns) -> None:

@@ -1,10 +1,12 @@
 """nDCG_trec@N: trec_eval's ``ndcg_cut``: discount 1/log2(k + 1), gain = relevance
-level, ideal run from the qrels (min(RB, N) relevant documents first for binary runs)."""
+level, ideal run from the qrels (min(RB, N) relevant documents first for binary runs; for
+graded runs, ``nDCG_trec(gains=(0,1,2,3))@10``, the judged documents by decreasing grade,
+from the per-grade counts (c_1..c_G) given as the recall base)."""
 from dataclasses import dataclass
 
 from irscale.scales.defs.ndcg import ideal_normaliser
 from irscale.scales.keys import FormalLogKey, log_discount
-from irscale.scales.measure import Measure
+from irscale.scales.measure import GAINS, Measure
 from irscale.scales.registry import register
 
 
@@ -13,9 +15,20 @@ from irscale.scales.registry import register
 class nDCG_trec(Measure):  # noqa: N801
     name = "nDCG_trec"
     rb_dependent = True
-    summary = "trec_eval ndcg_cut: discount 1/log2(k+1), ideal from the qrels"
+    summary = "trec_eval ndcg_cut: discount 1/log2(k+1), ideal from the qrels (graded with gains)"
+    params = (GAINS,)
+    gains: tuple = (0, 1)
 
     def key_spec(self):
-        spec = FormalLogKey.build([log_discount(2, k + 1) for k in range(1, self.n + 1)], gains=[0, 1], base=2)
-        spec.normaliser = ideal_normaliser(spec, self.n)
+        spec = FormalLogKey.build([log_discount(2, k + 1) for k in range(1, self.n + 1)], gains=list(self.gains),
+                                  base=2)
+        binary = ideal_normaliser(spec, self.n)
+        spec.normaliser = lambda rb: graded_ideal_key(spec, self.n, rb) if isinstance(rb, tuple) else binary(rb)
         return spec
+
+
+def graded_ideal_key(spec: FormalLogKey, n: int, counts: tuple) -> int:
+    """Key of the ideal graded run: c_G documents of grade G first, then c_(G-1) of grade
+    G - 1, ..., cut at n."""
+    grades = [g for g in range(len(counts), 0, -1) for _ in range(counts[g - 1])][:n]
+    return sum(spec.weights[k][g] for k, g in enumerate(grades))
