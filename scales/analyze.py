@@ -22,7 +22,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from irscale.errors import IrscaleError

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 import pandas as pd

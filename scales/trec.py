@@ -25,7 +25,7 @@ import math
 import os
 import warnings
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np

@@ -8,7 +8,6 @@ import gzip
 import warnings
 from fractions import Fraction
 
-import pytest
 
 from irscale import transform
 
