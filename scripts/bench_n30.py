@@ -63,7 +63,8 @@ def main() -> None:
     import irscale
     rows = []
     total0 = time.perf_counter()
-    for fam in args.measures.split(","):
+    from irscale.scales.parse import split_measures
+    for fam in split_measures(args.measures):
         name = str(irscale.parse_measure(f"{fam}@{args.n}"))
         have = store.exists() and irscale.open_store(store).has(name)
         r = None
