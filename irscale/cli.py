@@ -192,10 +192,13 @@ def lookup(path, measure, values, rb):
 @click.option("--midranks", is_flag=True, help="Also write mid-ranks (for comparing tie strategies; one pass over "
                                                 "each table's run counts).")
 @click.option("--build-missing", is_flag=True, help="Build tables missing from --store on the fly (N <= 24).")
+@click.option("--max-grade", type=click.IntRange(min=1), default=None,
+              help="Fold qrels levels above this grade into it (graded measures fold levels above their own top "
+                   "grade anyway; binary measures count levels >= 1 as relevant).")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Workers building missing tables.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
-def transform(qrels, runs, measures, preset, depth, store_path, out, rb_scale, raw_only, midranks, build_missing, jobs,
-              quiet):
+def transform(qrels, runs, measures, preset, depth, store_path, out, rb_scale, raw_only, midranks, build_missing,
+              max_grade, jobs, quiet):
     """Score TREC runs per topic and map the scores to their interval scales.
 
     Writes one row per (run, topic, measure): run, topic, measure, n, rb, raw, rank, k,
@@ -214,7 +217,8 @@ def transform(qrels, runs, measures, preset, depth, store_path, out, rb_scale, r
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scores = transform_scores(qrels, list(runs), names, None if raw_only else store_path, rb_scale=rb_scale,
-                                  midranks=midranks, build_missing=build_missing, n_jobs=jobs, progress=not quiet)
+                                  midranks=midranks, build_missing=build_missing, max_grade=max_grade, n_jobs=jobs,
+                                  progress=not quiet)
     if not quiet:
         _print_warnings(caught)
     write_scores(scores, out)

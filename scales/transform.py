@@ -260,8 +260,8 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
 
 
 def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", raw_only: bool = False,
-              midranks: bool = False, build_missing: bool = False, n_jobs: int = 1,
-              progress: bool = False) -> pd.DataFrame:
+              midranks: bool = False, build_missing: bool = False, max_grade: int | None = None,
+              n_jobs: int = 1, progress: bool = False) -> pd.DataFrame:
     """Raw and interval-scaled per-topic scores of TREC runs.
 
     Parameters
@@ -282,6 +282,9 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
         Also fill the ``midrank`` column (one pass over each table's run counts).
     build_missing : bool
         Build tables missing from ``store`` (N <= 24) instead of failing.
+    max_grade : int, optional
+        Fold qrels levels above this grade into it before anything else (each measure
+        then folds levels above its own top grade G into G).
     n_jobs : int
         Workers building missing tables.
     progress : bool
@@ -301,6 +304,8 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
     """
     if rb_scale not in RB_SCALES:
         raise IrscaleError(f"rb_scale must be one of {', '.join(RB_SCALES)}, got {rb_scale!r}")
+    if max_grade is not None and (isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1):
+        raise IrscaleError(f"max_grade must be an integer >= 1, got {max_grade!r}")
     ms = _measures(measures)
     tables = None
     if store is not None and not raw_only:
@@ -313,6 +318,8 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
     judged = []
     for run in run_list:
         j = judge(run, q, depth)
+        if max_grade is not None:
+            j = j.folded(max_grade)
         if len(j.missing) == len(j.topics) and j.ignored:
             raise IrscaleError(f"run {run.name} ({run.path or 'in memory'}) has no topic in common with the qrels "
                                f"{q.path or ''} (its topics: {', '.join(j.ignored[:3])}...; the qrels': "

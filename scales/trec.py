@@ -19,6 +19,7 @@ again line by line to report the first problem as ``FILE:LINE: what is wrong`` i
 """
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import io
 import math
@@ -376,6 +377,13 @@ class JudgedRuns:
     missing: list[str]
     ignored: list[str]
     level_counts: np.ndarray | None = None
+
+    def folded(self, max_grade: int) -> "JudgedRuns":
+        """The same judged runs with levels above ``max_grade`` folded into it."""
+        lc = self.level_counts
+        if lc is not None and lc.shape[1] > max_grade + 1:
+            lc = np.concatenate([lc[:, :max_grade], lc[:, max_grade:].sum(axis=1, keepdims=True)], axis=1)
+        return dataclasses.replace(self, rel=np.minimum(self.rel, max_grade).astype(np.uint8), level_counts=lc)
 
     def grade_counts(self, levels: int) -> np.ndarray:
         """Per topic, the judged documents of each grade 1..levels-1 when levels above

@@ -106,3 +106,21 @@ def test_rag24_transform_and_service_end_to_end(shared_data, tmp_path):
     assert values.json()["rank"] == scores["rank"].astype(int).tolist()
     bad = client.post("/v1/rank", json={"measure": name, "runs": [[4, 0, 0, 0, 0, 0, 0, 0]]})
     assert bad.status_code == 422 and "outside" in bad.json()["error"]["message"]
+
+
+def test_max_grade_folds_levels(tmp_path):
+    from irscale.cli import main
+    qrels, runs, q, paths = _graded_collection(tmp_path)
+    name = "nDCG_trec(gains=(0,1,2,3,4))@5"
+    full = irscale.transform(q, paths, name)
+    folded = irscale.transform(q, paths, name, max_grade=2)
+    # folding 3 and 4 into 2 is the same as gains (0,1,2,2,2) on the original levels
+    same = irscale.transform(q, paths, "nDCG_trec(gains=(0,1,2,2,2))@5")
+    assert np.allclose(folded.raw, same.raw, rtol=0, atol=1e-15)
+    assert not np.allclose(full.raw, folded.raw)
+    out = tmp_path / "s.csv"
+    assert main(["transform", "--qrels", str(q), "--runs", *map(str, paths), "--measures", name,
+                 "--max-grade", "2", "--out", str(out), "-q"]) == 0
+    assert np.allclose(irscale.read_scores(out).raw, folded.raw, rtol=0, atol=1e-15)
+    with pytest.raises(irscale.IrscaleError):
+        irscale.transform(q, paths, name, max_grade=0)
