@@ -139,3 +139,18 @@ def score(kernel, words: int, weights: np.ndarray, runs: np.ndarray) -> np.ndarr
     fn = KERNELS[kernel] if isinstance(kernel, str) else kernel
     fn(runs, weights, out)
     return out
+
+
+@nb.njit(cache=True)
+def err_keys(runs, weights, out):
+    """ERR keys: sum_k weights[k, r_k] * prod_{j<k} weights[N, r_j] (see
+    :mod:`irscale.scales.defs.err`); one 64-bit word."""
+    n = runs.shape[1]
+    for i in range(runs.shape[0]):
+        key = np.uint64(0)
+        prod = np.uint64(1)
+        for k in range(n):
+            g = runs[i, k]
+            key += weights[k, g] * prod
+            prod *= weights[n, g]
+        out[i, 0] = key

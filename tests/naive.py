@@ -126,6 +126,7 @@ REFERENCES = {
     "RBP(p=0.3)": RBP("0.3"), "RBP(p=0.5)": RBP("0.5"), "RBP(p=0.8)": RBP("0.8"), "RBP(p=0.7)": RBP("0.7"),
     "DCG(b=2)": DCG(2), "DCG(b=10)": DCG(10), "DCG(b=3)": DCG(3),
     "nDCG(b=2)": nDCG(2), "nDCG(b=10)": nDCG(10), "nDCG_trec": nDCG_trec,
+    "ERR": lambda run, rb=None: gERR((0, 1))(run),
 }
 RB_DEPENDENT = {"R", "F1", "AP", "nDCG(b=2)", "nDCG(b=10)", "nDCG_trec"}
 
@@ -156,6 +157,19 @@ def gDCG(b, gains):
     return f
 
 
+def gERR(gains):
+    """ERR with R(g) = (2^gain - 1) / 2^top gain (Chapelle et al.), exact."""
+    def f(run, rb=None):
+        m = gains[-1]
+        value, stay = Fraction(0), Fraction(1)
+        for k, r in enumerate(run, start=1):
+            grade = Fraction(2 ** gains[r] - 1, 2 ** m)
+            value += stay * grade / k
+            stay *= 1 - grade
+        return value
+    return f
+
+
 def graded_oracle(fn, levels, n):
     """(all runs of {0..levels-1}^n, exact values, distinct values, unq ranks)."""
     runs = graded_runs(levels, n)
@@ -174,4 +188,6 @@ GRADED = {
     "DCG(b=2,gains=(0,1,2))": (gDCG(2, (0, 1, 2)), 3),
     "DCG(b=2,gains=(0,1,3))": (gDCG(2, (0, 1, 3)), 3),
     "DCG(b=3,gains=(0,1,1,4))": (gDCG(3, (0, 1, 1, 4)), 4),
+    "ERR(gains=(0,1,2))": (gERR((0, 1, 2)), 3),
+    "ERR(gains=(0,1,2,3))": (gERR((0, 1, 2, 3)), 4),
 }

@@ -74,3 +74,20 @@ def test_graded_runs_validated_and_stored(tmp_path):
     meta = {t["measure"]: t for t in store.tables()}
     assert meta["DCG(b=2,gains=(0,1,3))@9"]["rel"] == "[0, 1, 2]"
     assert meta["DCG(b=2,gains=(0,1,3))@9"]["n_runs"] == 3 ** 9
+
+
+def test_err_balancing_index_and_axiom():
+    """SPEC_MEASURES section 6: ERR has balancing index 1; it satisfies the axiom."""
+    from irscale.scales.axioms import balancing_index, check_axiom
+    for n in (5, 10, 20):
+        assert balancing_index(parse_measure(f"ERR@{n}")) == 1
+    assert check_axiom(parse_measure("ERR@10")).n_violations == 0
+    assert check_axiom(parse_measure("ERR(gains=(0,1,2))@6")).n_violations == 0
+
+
+def test_err_limits_and_parallel_build(tmp_path):
+    with pytest.raises(irscale.MeasureError, match="limited"):
+        parse_measure("ERR(gains=(0,1,2))@17").key_spec()
+    store = irscale.build_store(tmp_path / "e.h5", "ERR(gains=(0,1,2))@9", n_jobs=2)
+    ref = irscale.scale("ERR(gains=(0,1,2))@9")
+    assert store.scale("ERR(gains=(0,1,2))@9").k == ref.k

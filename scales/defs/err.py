@@ -1,0 +1,63 @@
+"""ERR@N: expected reciprocal rank (Chapelle et al.), sum_k (1/k) R_k prod_{j<k} (1 - R_j)
+with R_k = (2^g(r_k) - 1) / 2^g(G), g the gains (default binary, R = 1/2 for a relevant
+document; graded e.g. ``ERR(gains=(0,1,2,3))@10``).
+
+Exact key: with L = lcm(1..N) and m = g(G),
+key = ERR * L * 2^(m N) = sum_k (L/k) (2^g(r_k) - 1) 2^(m (N - k)) prod_{j<k} (2^m + 1 - 2^g(r_j)),
+an integer computed by its own numba kernel (ERR is not a sum over ranks, so it has no
+prefix/suffix split: tables are enumerated run by run, up to 2^26 runs).
+"""
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from irscale.errors import MeasureError
+from irscale.scales.keys import LinearKey, lcm_upto
+from irscale.scales.measure import GAINS, Measure
+from irscale.scales.registry import register
+
+#: Largest key of an ERR table (raw values exact in float64) and largest run space.
+MAX_KEY = 2 ** 53
+MAX_RUNS = 2 ** 26
+
+
+@dataclass
+class ERRKey(LinearKey):
+    """LinearKey computed by :func:`irscale.enumerate.kernels.err_keys`."""
+
+    factors: list = None     # 2^m + 1 - 2^g per degree
+
+    def kernel_arrays(self):
+        arr = np.array(self.weights + [self.factors], dtype=np.uint64)
+        return self.kernel, 1, arr
+
+    def key_python(self, run) -> int:
+        key, prod = 0, 1
+        for k, r in enumerate(run):
+            key += self.weights[k][int(r)] * prod
+            prod *= self.factors[int(r)]
+        return key
+
+
+@register
+@dataclass(frozen=True, repr=False)
+class ERR(Measure):
+    name = "ERR"
+    params = (GAINS,)
+    summary = "expected reciprocal rank, R = (2^g - 1)/2^g(G) (graded with gains)"
+    gains: tuple = (0, 1)
+
+    def key_spec(self):
+        from irscale.enumerate.kernels import err_keys
+        n, g = self.n, self.gains
+        m = g[-1]
+        lcm = lcm_upto(n)
+        weights = [[(lcm // k) * (2 ** gain - 1) * 2 ** (m * (n - k)) for gain in g] for k in range(1, n + 1)]
+        factors = [2 ** m + 1 - 2 ** gain for gain in g]
+        max_key = lcm * 2 ** (m * n)
+        if max_key >= MAX_KEY or self.levels ** n > MAX_RUNS:
+            raise MeasureError(f"{self}: exact ERR tables are limited to keys below 2^53 and {MAX_RUNS} runs "
+                               f"(binary N <= 22, gains (0,1,2) N <= 16, (0,1,2,3) N <= 12)")
+        return ERRKey(kernel=err_keys, weights=weights, max_key=max_key, ordered=True,
+                      scale=lambda rb: Fraction(1, max_key), factors=factors)
