@@ -109,12 +109,14 @@ def ap_keys(runs, weights, out):
 
 @nb.njit(cache=True)
 def rr_keys(runs, weights, out):
-    """RR key: N + 1 - (rank of the first relevant document), 0 if none."""
+    """RR key: N + 1 - (rank of the first relevant document), 0 if none. A document is
+    relevant when its degree is >= ``weights[0, 0]`` (1 when ``weights`` is empty)."""
     m, n = runs.shape
+    threshold = weights[0, 0] if weights.shape[0] > 0 else 1
     for i in range(m):
         key = 0
         for k in range(n):
-            if runs[i, k] > 0:
+            if runs[i, k] >= threshold:
                 key = n - k
                 break
         out[i, 0] = key

@@ -138,8 +138,9 @@ class KeySpec:
                     total += seen * self.weights[k][1]
             return total
         if self.kernel == "rr":
+            threshold = self.weights[0][0] if self.weights else 1
             for k, r in enumerate(run):
-                if r > 0:
+                if r >= threshold:
                     return len(run) - k
             return 0
         raise AssertionError(self.kernel)

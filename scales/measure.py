@@ -78,6 +78,12 @@ class Param:
                                    f"non-decreasing integers from 0 (grade 0) to a positive top gain, e.g. "
                                    f"(0,1,3), got {value!r}")
             return gains
+        if self.kind == "grade":
+            if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or value != int(value) \
+                    or not 1 <= int(value) < MAX_LEVELS:
+                raise MeasureError(f"{family}: parameter {self.name} must be a grade, an integer from 1 to "
+                                   f"{MAX_LEVELS - 1}, got {value!r}")
+            return int(value)
         if self.kind == "log_base":
             if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or value != int(value):
                 raise MeasureError(f"{family}: parameter {self.name} must be an integer >= 2, got {value!r}")
@@ -160,7 +166,7 @@ class Measure:
     @classmethod
     def example(cls) -> str:
         """An example name of this family, used in help and error messages."""
-        examples = {"prob": "0.8", "log_base": "2", "gains": "(0,1,3)"}
+        examples = {"prob": "0.8", "log_base": "2", "gains": "(0,1,3)", "grade": "2"}
         inner = ",".join(f"{p.name}={examples[p.kind]}" for p in sorted(cls.params, key=lambda p: p.name)
                          if p.default is REQUIRED)
         return f"{cls.name}({inner})@10" if inner else f"{cls.name}@10"

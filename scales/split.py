@@ -93,8 +93,9 @@ def split_form(measure, h: int | None = None) -> SplitForm:
     empty_k = np.zeros((0, 0), dtype=np.uint64)
 
     if isinstance(spec, ReciprocalRankKey):
-        ka = kernels.score("rr", 1, np.zeros((0, 0), np.uint64), pre)[:, 0].astype(np.float64)
-        kb = kernels.score("rr", 1, np.zeros((0, 0), np.uint64), suf)[:, 0].astype(np.float64)
+        _, _, warr = spec.kernel_arrays()      # the relevance threshold (graded RR)
+        ka = kernels.score("rr", 1, warr, pre)[:, 0].astype(np.float64)
+        kb = kernels.score("rr", 1, warr, suf)[:, 0].astype(np.float64)
         state = (ka > 0).astype(np.int64)
         B = np.stack([kb, np.zeros_like(kb)])
         return SplitForm(n, levels, h, ka, state, B, True, 0.0, empty_k, empty_k, True)

@@ -170,6 +170,16 @@ def gERR(gains):
     return f
 
 
+def gRR(threshold):
+    """1 / rank of the first document with grade >= threshold, 0 if none."""
+    def f(run, rb=None):
+        for k, r in enumerate(run, start=1):
+            if r >= threshold:
+                return Fraction(1, k)
+        return Fraction(0)
+    return f
+
+
 def graded_oracle(fn, levels, n):
     """(all runs of {0..levels-1}^n, exact values, distinct values, unq ranks)."""
     runs = graded_runs(levels, n)
@@ -190,4 +200,7 @@ GRADED = {
     "DCG(b=3,gains=(0,1,1,4))": (gDCG(3, (0, 1, 1, 4)), 4),
     "ERR(gains=(0,1,2))": (gERR((0, 1, 2)), 3),
     "ERR(gains=(0,1,2,3))": (gERR((0, 1, 2, 3)), 4),
+    "RR(gains=(0,1,2),rel=2)": (gRR(2), 3),
+    "RR(gains=(0,1,2,3),rel=2)": (gRR(2), 4),
+    "RR(gains=(0,1,2))": (gRR(1), 3),
 }

@@ -49,7 +49,8 @@ def test_names_round_trip_and_binary_default():
 
 @pytest.mark.parametrize("bad", ["DCG(b=2,gains=(1,2))@5", "DCG(b=2,gains=(0,2,1))@5", "DCG(b=2,gains=(0,0))@5",
                                  "DCG(b=2,gains=3)@5", "DCG(b=(0,1))@5", "gP(gains=(0,1.5))@5",
-                                 "gP(gains=(0,1,2,3,4,5,6,7,8,9,10))@5"])
+                                 "gP(gains=(0,1,2,3,4,5,6,7,8,9,10))@5", "RR(rel=2)@5", "RR(gains=(0,1,2),rel=0)@5",
+                                 "RR(gains=(0,1,2),rel=(1,2))@5"])
 def test_bad_gains(bad):
     with pytest.raises(irscale.MeasureError):
         parse_measure(bad)
