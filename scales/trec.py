@@ -20,6 +20,7 @@ again line by line to report the first problem as ``FILE:LINE: what is wrong`` i
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gzip
 import io
 import math
@@ -141,10 +142,17 @@ class Qrels:
         """Number of relevant documents (rel > 0) of ``topic`` (0 for unknown topics)."""
         return sum(1 for r in self.judgments.get(topic, {}).values() if r > 0)
 
-    @property
+    @functools.cached_property
     def topics(self) -> list[str]:
-        """Topics with at least one relevant document (the evaluated ones), in topic order."""
+        """Topics with at least one relevant document (the evaluated ones), in topic order
+        (computed once: judgments are not to be changed after construction)."""
         return sort_topics(t for t in self.judgments if self.recall_base(t) >= 1)
+
+    @functools.cached_property
+    def evaluated(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(topics, recall bases, level counts) of the evaluated topics, computed once and
+        shared by every judged run."""
+        return self.topics, self.recall_bases(self.topics), self.level_counts(self.topics)
 
     def recall_bases(self, topics) -> np.ndarray:
         return np.array([self.recall_base(t) for t in topics], dtype=np.int64)
@@ -404,7 +412,7 @@ def judge(run: Run, qrels: Qrels, depth: int) -> JudgedRuns:
     """Cut each ranking of ``run`` at ``depth``, pad with non-relevant documents and read
     the relevance level of every document from ``qrels`` (negative levels and unjudged
     documents 0)."""
-    topics = qrels.topics
+    topics, rb, level_counts = qrels.evaluated
     rankings = run.rankings(depth)
     rel = np.zeros((len(topics), depth), dtype=np.uint8)
     missing = []
@@ -417,8 +425,7 @@ def judge(run: Run, qrels: Qrels, depth: int) -> JudgedRuns:
         rel[i, :len(docs)] = [min(max(judged.get(d, 0), 0), 255) for d in docs]
     evaluated = set(topics)
     ignored = sort_topics(t for t in rankings if t not in evaluated)
-    return JudgedRuns(run.name, topics, qrels.recall_bases(topics), rel, missing, ignored,
-                      qrels.level_counts(topics))
+    return JudgedRuns(run.name, topics, rb, rel, missing, ignored, level_counts)
 
 
 def warn_coverage(judged: JudgedRuns) -> None:
