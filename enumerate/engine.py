@@ -27,6 +27,7 @@ class ScoringJob:
     words: int
     weights: np.ndarray
     codec: KeyCodec
+    by_grade: bool = False   # strata are per-grade count codes (graded RB-dependent measures)
 
 
 @dataclass
@@ -34,8 +35,9 @@ class Distinct:
     """Distinct exact keys of one measure over the whole run space.
 
     ``keys`` is a (K, W) uint64 array sorted by (stratum, key); ``strata`` holds the
-    number of relevant documents of the runs behind each row (None for measures that do
-    not depend on the recall base); ``counts`` is the number of runs per row and sums to
+    number of relevant documents of the runs behind each row, or for graded measures the
+    code of their per-grade counts (:func:`~irscale.enumerate.runspace.decode_count_codes`),
+    None for measures that do not depend on the recall base; ``counts`` is the number of runs per row and sums to
     ``n_runs``; ``minids`` is the smallest run id behind each row.
     """
 
@@ -48,22 +50,33 @@ class Distinct:
 
 
 def make_job(measure) -> ScoringJob:
+    """The scoring job of a measure. Binary RB-dependent measures are stratified by the
+    number of relevant documents of each run; graded ones by the code of its per-grade
+    counts (:func:`irscale.enumerate.kernels.grade_count_codes`)."""
     spec = measure.key_spec()
     kernel, words, weights = spec.kernel_arrays()
+    stratum_bits = 8
+    if measure.counts_keyed:
+        stratum_bits = max(8, ((measure.n + 1) ** (measure.levels - 1)).bit_length())
     codec = KeyCodec(words=words, key_bits=max(1, int(spec.max_key).bit_length()),
-                     stratified=measure.rb_dependent)
-    return ScoringJob(kernel, words, weights, codec)
+                     stratified=measure.rb_dependent, stratum_bits=stratum_bits)
+    return ScoringJob(kernel, words, weights, codec, measure.counts_keyed)
 
 
 def score_chunk(start: int, count: int, n: int, levels: int, jobs: list[ScoringJob]):
     """Score runs start..start+count-1 for every job; returns one (packed, counts) per job."""
     runs = np.empty((count, n), dtype=np.uint8)
     kernels.decode_runs(start, count, levels, n, runs)
-    strata = kernels.relevant_counts(runs) if any(j.codec.stratified for j in jobs) else None
+    relevant = codes = None
+    if any(j.codec.stratified and not j.by_grade for j in jobs):
+        relevant = kernels.relevant_counts(runs)
+    if any(j.by_grade for j in jobs):
+        codes = kernels.grade_count_codes(runs, levels)
     out = []
     for job in jobs:
         keys = kernels.score(job.kernel, job.words, job.weights, runs)
-        packed = job.codec.encode(keys, strata if job.codec.stratified else None)
+        strata = (codes if job.by_grade else relevant) if job.codec.stratified else None
+        packed = job.codec.encode(keys, strata)
         out.append(distinct_counts(packed, base=start))
     return out
 

@@ -54,6 +54,23 @@ def relevant_counts(runs):
 
 
 @nb.njit(cache=True)
+def grade_count_codes(runs, levels):
+    """Per-grade document counts (n_1..n_G) of each run packed into one integer,
+    sum_g n_g * (N + 1)^(g - 1) (the stratum of graded RB-dependent measures; see
+    :func:`irscale.enumerate.runspace.decode_count_codes`)."""
+    m, n = runs.shape
+    out = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        c = 0
+        for k in range(n):
+            g = runs[i, k]
+            if g > 0:
+                c += (n + 1) ** (g - 1)
+        out[i] = c
+    return out
+
+
+@nb.njit(cache=True)
 def additive_keys(runs, weights, out):
     """key = sum_k weights[k, r_k], single 64-bit word (caller guarantees no overflow)."""
     m, n = runs.shape

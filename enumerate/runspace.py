@@ -62,6 +62,29 @@ def ids_of_runs(runs: np.ndarray, levels: int) -> np.ndarray:
     return encode_runs(np.ascontiguousarray(runs, dtype=np.uint8), levels)
 
 
+def count_code_base(n: int) -> int:
+    """Radix of the per-grade count codes of runs of length n (counts are 0..n)."""
+    return n + 1
+
+
+def decode_count_codes(codes, n: int, grades: int) -> np.ndarray:
+    """Per-grade counts (n_1..n_G), shape (len(codes), G), of the count codes written by
+    :func:`irscale.enumerate.kernels.grade_count_codes`."""
+    codes = np.asarray(codes, dtype=np.int64).reshape(-1)
+    out = np.empty((codes.shape[0], grades), dtype=np.int64)
+    base = count_code_base(n)
+    for g in range(grades):
+        out[:, g] = codes % base
+        codes = codes // base
+    return out
+
+
+def grade_counts_of_runs(runs: np.ndarray, grades: int) -> np.ndarray:
+    """Number of documents of each grade 1..G in each run, shape (m, G)."""
+    runs = np.asarray(runs)
+    return np.stack([(runs == g).sum(axis=1) for g in range(1, grades + 1)], axis=1).astype(np.int64)
+
+
 def validate_runs(runs, levels: int, n: int) -> np.ndarray:
     """Check judged runs given by a user and return them as a uint8 (m, n) array.
 

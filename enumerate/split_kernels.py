@@ -73,6 +73,21 @@ def popcount_ids(ids, levels, n):
 
 
 @nb.njit(cache=True)
+def grade_counts_ids(ids, levels, n, grades):
+    """Number of base-``levels`` digits equal to g = 1..grades of each run id, shape
+    (len(ids), grades) (the per-grade counts of graded runs)."""
+    out = np.zeros((ids.shape[0], grades), dtype=np.int64)
+    for i in range(ids.shape[0]):
+        v = ids[i]
+        for _ in range(n):
+            d = v % levels
+            if d != 0:
+                out[i, d - 1] += 1
+            v //= levels
+    return out
+
+
+@nb.njit(cache=True)
 def key_of_id(rid, KA, KB, state, S, out):
     """Exact multi-word key KA[p] + KB[state[p], s] of run ``rid`` into ``out`` (most
     significant word first), adding word by word with carries."""

@@ -14,12 +14,26 @@ from irscale.errors import IrscaleError
 
 
 def _parse_rbs(text: str):
+    """'all', a list of recall bases ``1,5,10``, or per-grade count vectors ``(3,2),(0,4)``."""
+    import re
     if text.strip().lower() == "all":
         return "all"
+    if "(" in text:
+        groups = re.findall(r"\(([^()]*)\)", text)
+        rest = re.sub(r"\(([^()]*)\)", "", text).replace(",", "").replace(";", "").strip()
+        try:
+            vectors = [tuple(int(x) for x in g.split(",") if x.strip()) for g in groups]
+        except ValueError:
+            vectors = []
+        if rest or not vectors or any(not v or min(v) < 0 or sum(v) < 1 for v in vectors):
+            raise click.BadParameter(f"expected per-grade counts like (3,2) or (3,2),(0,5): non-negative integers, "
+                                     f"at least one positive per vector; got {text!r}")
+        return vectors
     try:
         rbs = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise click.BadParameter(f"expected 'all' or a comma-separated list of integers, got {text!r}") from None
+        raise click.BadParameter(f"expected 'all', a comma-separated list of integers, or per-grade counts like "
+                                 f"(3,2), got {text!r}") from None
     if not rbs or any(r < 1 for r in rbs):
         raise click.BadParameter(f"recall bases must be integers >= 1, got {text!r}")
     return rbs
@@ -83,7 +97,15 @@ def cli():
               "(P, R, AP, RR, RBP p=0.3/0.5/0.8, DCG and nDCG b=2/10).")
 @click.option("--depth", type=int, help="Cutoff N for --preset.")
 @click.option("--rb", "rb_text", default="all", show_default=True,
-              help="Recall bases wanted for RB-dependent measures: 'all' (1..N) or a list like 1,5,10 (validated; one table serves every recall base).")
+              help="Recall bases wanted for RB-dependent measures: 'all' (1..N) or a list like 1,5,10 (validated; "
+                   "one table serves every recall base). Graded RB-dependent measures (gR, nDCG with gains) get one "
+                   "table per per-grade count vector: give vectors like '(3,2),(0,5)' ('all': the all-runs vector "
+                   "(N,...,N) of the common scale).")
+@click.option("--qrels", type=click.Path(dir_okay=False),
+              help="Also build the tables of graded RB-dependent measures for the per-grade counts of every topic "
+                   "of this qrels file (what 'transform' needs for it).")
+@click.option("--max-grade", type=click.IntRange(min=1), default=None,
+              help="With --qrels: fold qrels levels above this grade into it (as transform --max-grade).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="Table file (HDF5) to create or extend.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Parallel workers (joblib; -1: all cores).")
 @click.option("--rebuild", is_flag=True, help="Rebuild tables already in the file.")
@@ -96,7 +118,8 @@ def cli():
 @click.option("--bucket-items", type=click.IntRange(min=1000), default=None,
               help="Work-unit size (prefix/suffix pairs per bucket) of the split method; smaller saves memory.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
-def build(measures, preset, depth, rb_text, out, jobs, rebuild, backend, scheduler, method, bucket_items, quiet):
+def build(measures, preset, depth, rb_text, qrels, max_grade, out, jobs, rebuild, backend, scheduler, method,
+          bucket_items, quiet):
     """Enumerate every run of length N and write the measures' tables to OUT."""
     from irscale.scales import parse_measures
     from irscale.store import build_store
@@ -108,8 +131,31 @@ def build(measures, preset, depth, rb_text, out, jobs, rebuild, backend, schedul
     rbs = _parse_rbs(rb_text)
     if scheduler and backend != "dask":
         raise click.UsageError("--scheduler goes with --backend dask")
+    if max_grade is not None and qrels is None:
+        raise click.UsageError("--max-grade goes with --qrels")
+    graded = [m for m in ms if m.counts_keyed]
+    vectors = {}
+    if isinstance(rbs, list) and rbs and isinstance(rbs[0], tuple):
+        if not graded:
+            raise click.BadParameter("per-grade count vectors are for graded RB-dependent measures "
+                                     "(gR, nDCG or nDCG_trec with gains); give integers", param_hint="--rb")
+        for m in graded:
+            bad = [v for v in rbs if len(v) != m.levels - 1]
+            if bad:
+                raise click.BadParameter(f"{m} has grades 1..{m.levels - 1}: give {m.levels - 1} counts per vector, "
+                                         f"got {bad[0]}", param_hint="--rb")
+            vectors[str(m)] = list(rbs)
+        rbs = "all"
+    if qrels is not None:
+        from irscale.scales.trec import qrels_count_vectors, read_qrels
+        if not graded:
+            raise click.UsageError("--qrels gives per-grade counts for graded RB-dependent measures "
+                                   "(gR, nDCG or nDCG_trec with gains); none was given")
+        q = read_qrels(qrels)
+        for m in graded:
+            vectors[str(m)] = vectors.get(str(m), []) + qrels_count_vectors(q, m, max_grade)
     store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild, backend=backend,
-                        scheduler=scheduler, method=method, bucket_items=bucket_items)
+                        scheduler=scheduler, method=method, bucket_items=bucket_items, rb_counts=vectors or None)
     done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
     click.echo(f"{out}: {len(done)} tables for {len(ms)} measure(s) ({len(store.tables())} tables in the file)")
 
@@ -133,7 +179,7 @@ def info(path, as_json, by_rb, verify):
     click.echo(f"{path}: {a.get('format')} v{a.get('format_version')}, written by irscale "
                f"{a.get('generator_version')} on {a.get('created')}; {len(tables)} tables")
     header = ["measure", "runs", "distinct", "entries", "ties", "error_bound", "min_gap", "seconds"]
-    rows = [[t["measure"], str(t["n_runs"]), str(t["n_distinct"]),
+    rows = [[t["name"], str(t["n_runs"]), str(t["n_distinct"]),
              str(t["n_entries"]) + (" (implicit)" if t.get("implicit") else ""),
              t["tie_method"], f"{t['error_bound']:.2g}", t["min_gap_exact"],
              f"{t['build_seconds']:.1f}" if t.get("build_seconds", -1) >= 0 else "-"] for t in tables]
@@ -153,11 +199,18 @@ def info(path, as_json, by_rb, verify):
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.argument("measure")
 @click.argument("values", nargs=-1, required=True)
-@click.option("--rb", type=int, help="Recall base of the topic (RB-dependent measures).")
-def lookup(path, measure, values, rb):
+@click.option("--rb", "rb_text", help="Recall base of the topic (RB-dependent measures): an integer, or for graded "
+                                      "measures the per-grade counts like '(3,2)'.")
+def lookup(path, measure, values, rb_text):
     """Print the unq rank of each raw VALUE of MEASURE, from the tables in PATH."""
     from irscale.store import open_store
     from irscale.errors import ValueNotInScaleError
+    rb = None
+    if rb_text is not None:
+        parsed = _parse_rbs(rb_text)
+        if parsed == "all" or len(parsed) != 1:
+            raise click.BadParameter(f"give one recall base, got {rb_text!r}", param_hint="--rb")
+        rb = parsed[0]
     nums = []
     for v in values:
         try:
@@ -277,7 +330,7 @@ def _spacing_and_figures(stores, ns, out):
         m = parse_measure(name)
         if str(m) not in by_name:
             raise KeyError(name)
-        return by_name[str(m)].scale(m, m.n if m.rb_dependent else None)
+        return by_name[str(m)].scale(m, m.common_rb())
 
     wanted = ("P", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "RR", "DCG(b=2)", "DCG(b=10)")
     covered = tuple(n for n in ns if all(f"{w}@{n}" in by_name for w in wanted))

@@ -255,7 +255,7 @@ def _measure_at(measure, n: int | None = None) -> Measure:
 def full_rb(measure: Measure) -> int | None:
     """The recall base under which every run is feasible: N for RB-dependent measures,
     None for the others."""
-    return measure.n if measure.rb_dependent else None
+    return measure.common_rb()
 
 
 @functools.lru_cache(maxsize=8)

@@ -25,6 +25,8 @@ def table_rbs(measure: Measure, rbs="all") -> list[int | None]:
     recall bases; this only validates and reports.)"""
     if not measure.rb_dependent:
         return [None]
+    if measure.counts_keyed:
+        return count_vectors(measure, rbs)
     if rbs is None or (isinstance(rbs, str) and rbs == "all"):
         return list(range(1, measure.n + 1))
     out = []
@@ -44,16 +46,19 @@ def is_implicit(measure: Measure) -> bool:
     return measure.name == "RBP" and measure.levels == 2 and measure.p <= Fraction(1, 2)
 
 
-def certificate_from_gap(measure, sf, min_gap_raw: float, pair: tuple, redecided: int) -> Certificate:
+def certificate_from_gap(measure, sf, min_gap_raw: float, pair: tuple, redecided: int,
+                         rb=None) -> Certificate:
     """Certificate of a table, expressed for the full space (rb = N for RB-dependent
-    measures): the smallest gap between neighbouring values, decided exactly for the pair
-    of representatives ``pair`` whose float gap is smallest."""
+    measures; for tables keyed by per-grade counts, their vector ``rb``): the smallest gap
+    between neighbouring values, decided exactly for the pair of representatives ``pair``
+    whose float gap is smallest."""
     import mpmath
 
     from irscale.enumerate.split_kernels import exact_keys
     from irscale.scales.keys import MP_DIGITS, FormalLogKey, LinearKey, words_to_ints
     spec = measure.key_spec()
-    rb = measure.n if measure.rb_dependent else None
+    if rb is None:
+        rb = measure.n if measure.rb_dependent else None
     bound = spec.error_bound(measure, rb)
     method = spec.tie_method
     if not sf.exact:  # values come from split raws: include their float error
@@ -108,7 +113,7 @@ def table_from_entries(measure, sf, ids, counts, strata, first, min_gap_raw, pai
     ids = np.ascontiguousarray(ids, dtype=id_dtype(measure.levels, measure.n))
     counts = np.asarray(counts)
     counts = np.ascontiguousarray(counts, dtype=count_dtype(int(counts.max()) if counts.size else 1))
-    packed = np.ascontiguousarray(pack_strata(strata, first)) if measure.rb_dependent else None
+    packed = np.ascontiguousarray(pack_strata(strata, first)) if measure.stratified else None
     cert = certificate_from_gap(measure, sf, min_gap_raw, pair, redecided)
     return Table(measure, ids, counts, packed, int(ids.shape[0]), n_runs, cert)
 
@@ -148,6 +153,64 @@ def table_from_distinct(distinct) -> Table:
     return table_from_entries(measure, sf, ids, counts[o], st, first, min_gap, pair, redecided, distinct.n_runs)
 
 
+def tables_by_counts(distinct, vectors) -> list[Table]:
+    """Tables of a graded RB-dependent measure, one per per-grade count vector (c_1..c_G)
+    (each capped at N), from one enumeration stratified by the runs' per-grade counts: the
+    table of c holds the distinct values of the runs with n_g <= c_g for every grade g
+    (the runs feasible for a topic with those counts), their run counts and smallest ids.
+    The order of values does not depend on c (the normaliser is a positive constant), so
+    the value order of all keys is decided once."""
+    from irscale.enumerate.reduce import KeyCodec
+    from irscale.enumerate.runspace import decode_count_codes
+    from irscale.enumerate.split import smallest_gap
+    from irscale.scales.split import split_form
+
+    measure = distinct.measure
+    spec = measure.key_spec()
+    sf = split_form(measure)
+    keys, codes, counts, minids = distinct.keys, distinct.strata, distinct.counts, distinct.minids
+    codec = KeyCodec(keys.shape[1], max(1, int(spec.max_key).bit_length()), stratified=False)
+    uniq, inv = np.unique(codec.encode(keys, None), return_inverse=True)
+    order, redecided = value_order(spec, codec.decode(uniq)[0])
+    pos = np.empty_like(order)
+    pos[order] = np.arange(order.size)
+    vpos = pos[inv.reshape(-1)]
+    have = decode_count_codes(codes, measure.n, measure.levels - 1)
+    out = []
+    for c in vectors:
+        feasible = (have <= np.asarray(c, dtype=np.int64)).all(axis=1)
+        v, cnt, mid = vpos[feasible], counts[feasible], minids[feasible]
+        o = np.argsort(v, kind="stable")
+        v = v[o]
+        starts = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1]))) if v.size else np.zeros(0, np.int64)
+        ids = np.minimum.reduceat(mid[o], starts) if v.size else np.zeros(0, np.int64)
+        cnt = np.add.reduceat(cnt[o], starts) if v.size else np.zeros(0, np.int64)
+        ids = np.ascontiguousarray(ids, dtype=id_dtype(measure.levels, measure.n))
+        min_gap, pair = smallest_gap(sf, ids.astype(np.int64))
+        cert = certificate_from_gap(measure, sf, min_gap, pair, redecided, rb=tuple(c))
+        cnt = np.ascontiguousarray(cnt, dtype=count_dtype(int(cnt.max()) if cnt.size else 1))
+        out.append(Table(measure, ids, cnt, None, int(ids.shape[0]), int(cnt.sum(dtype=np.uint64)), cert,
+                         rb_counts=tuple(int(x) for x in c)))
+    return out
+
+
+def count_vectors(measure: Measure, rbs=None) -> list[tuple]:
+    """The capped per-grade count vectors meant by ``rbs`` for a graded RB-dependent
+    measure: None or ``"all"`` mean the all-runs vector (N, ..., N) of the ``common``
+    scale; otherwise a vector (c_1..c_G) or a list of them (capped at N, deduplicated)."""
+    if rbs is None or (isinstance(rbs, str) and rbs == "all"):
+        return [measure.common_rb()]
+    items = [rbs] if isinstance(rbs, tuple) else list(rbs)
+    out = []
+    for rb in items:
+        t = measure.table_rb(tuple(rb) if isinstance(rb, (list, np.ndarray)) else rb)
+        if t not in out:
+            out.append(t)
+    if not out:
+        raise RecallBaseError(f"{measure}: no recall base given")
+    return sorted(out)
+
+
 def table_from_buckets(measure, sf, parts, concatenate: bool = True) -> Table:
     """Split path: bucket results into a table (concatenated in memory, or kept as parts
     for the store to write slice by slice)."""
@@ -172,8 +235,8 @@ def table_from_buckets(measure, sf, parts, concatenate: bool = True) -> Table:
                      measure.levels ** measure.n, cert, parts=parts)
     ids = np.concatenate([p.ids for p in parts])
     counts = np.concatenate([p.counts.astype(np.uint64) for p in parts])
-    strata = np.concatenate([p.strata for p in parts]) if measure.rb_dependent else None
-    first = np.concatenate([p.first for p in parts]) if measure.rb_dependent else None
+    strata = np.concatenate([p.strata for p in parts]) if measure.stratified else None
+    first = np.concatenate([p.first for p in parts]) if measure.stratified else None
     return table_from_entries(measure, sf, ids, counts, strata, first, min_gap, pair, redecided,
                               measure.levels ** measure.n)
 
@@ -188,8 +251,11 @@ def choose_method(measure, method: str) -> str:
 
 def build_tables(measures: Iterable, method: str = "auto", n_jobs: int = 1, progress: bool = False,
                  chunk_size: int | None = None, workdir=None, backend: str | None = None,
-                 concatenate: bool = True, bucket_items: int | None = None) -> Iterator[Table]:
-    """Build and yield the table of every measure (one table serves all recall bases).
+                 concatenate: bool = True, bucket_items: int | None = None,
+                 rb_counts: dict | None = None) -> Iterator[Table]:
+    """Build and yield the table of every measure (one table serves all recall bases;
+    graded RB-dependent measures get one table per capped per-grade count vector:
+    ``rb_counts[str(measure)]`` lists them, default the all-runs vector (N, ..., N)).
 
     ``method``: ``"split"`` (prefix/suffix merge), ``"generic"`` (every run scored; the
     reference) or ``"auto"``. Measures of the generic path with the same N and REL share
@@ -204,7 +270,13 @@ def build_tables(measures: Iterable, method: str = "auto", n_jobs: int = 1, prog
     ms = [parse_measure(m) for m in measures]
     generic: dict[tuple, list[Measure]] = defaultdict(list)
     for m in ms:
-        if method != "generic" and is_implicit(m):
+        if m.counts_keyed:
+            if method == "split":
+                from irscale.errors import MeasureError
+                raise MeasureError(f"{m}: tables keyed by per-grade counts are built by the generic method; "
+                                   f"use --method auto or generic")
+            generic[(m.n, m.levels)].append(m)
+        elif method != "generic" and is_implicit(m):
             yield implicit_table(m)
         elif choose_method(m, method) == "split":
             wd = None if workdir is None else Path(workdir) / _safe(str(m))
@@ -216,7 +288,10 @@ def build_tables(measures: Iterable, method: str = "auto", n_jobs: int = 1, prog
     for (n, levels), group in sorted(generic.items()):
         for d in enumerate_distinct(group, n_jobs=n_jobs, chunk_size=chunk_size or DEFAULT_CHUNK,
                                     progress=progress, desc=f"N={n}: {len(group)} measure(s)", backend=backend):
-            yield table_from_distinct(d)
+            if d.measure.counts_keyed:
+                yield from tables_by_counts(d, count_vectors(d.measure, (rb_counts or {}).get(str(d.measure))))
+            else:
+                yield table_from_distinct(d)
 
 
 def _safe(name: str) -> str:
@@ -224,8 +299,8 @@ def _safe(name: str) -> str:
 
 
 @functools.lru_cache(maxsize=32)
-def _table(measure: Measure) -> Table:
-    [t] = build_tables([measure])
+def _table(measure: Measure, counts: tuple | None = None) -> Table:
+    [t] = build_tables([measure], rb_counts=None if counts is None else {str(measure): [counts]})
     return t
 
 
@@ -236,10 +311,11 @@ def scale(measure: str | Measure, rb: int | None = None):
     ----------
     measure : str or Measure
         Measure name, e.g. ``"AP@10"``, ``"RBP(p=0.8)@20"``, ``"nDCG(b=2)@10"``.
-    rb : int, optional
+    rb : int or tuple of int, optional
         Recall base (number of relevant documents of the topic). Required for
-        RB-dependent measures (R, F1, AP, nDCG, nDCG_trec), rejected for the others.
-        For rb > N the order of rb = N is used with values for the actual rb.
+        RB-dependent measures (R, F1, AP, nDCG, nDCG_trec, gR), rejected for the others.
+        For rb > N the order of rb = N is used with values for the actual rb. Graded
+        measures take the per-grade counts (c_1..c_G) of the topic's judged documents.
 
     Returns
     -------
@@ -250,4 +326,4 @@ def scale(measure: str | Measure, rb: int | None = None):
     from irscale.scales.scale import Scale
     m = parse_measure(measure)
     m.check_rb(rb)
-    return Scale(_table(m), rb)
+    return Scale(_table(m, m.table_rb(rb) if m.counts_keyed else None), rb)

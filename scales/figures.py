@@ -49,7 +49,7 @@ def memory_scale(name):
     measures on their common scale (rb = N). The default ``get_scale``."""
     import irscale
     m = irscale.parse_measure(name)
-    return irscale.scale(m, rb=m.n if m.rb_dependent else None)
+    return irscale.scale(m, rb=m.common_rb())
 
 
 def _run_label(run) -> str:
@@ -143,7 +143,7 @@ def runs_length4_data(measures=RUN4_MEASURES, n: int = 4) -> list[dict]:
     out = []
     for m in measures:
         mm = irscale.parse_measure(f"{m}@{n}")
-        rb = n if mm.rb_dependent else None
+        rb = mm.common_rb()
         s = irscale.scale(mm, rb=rb)
         ranks = s.rank_runs(runs)
         vals = s.values[ranks - 1]

@@ -214,13 +214,32 @@ class Measure:
             raise RecallBaseError(f"{self}: rb = {rb} is larger than any recall base irscale handles ({MAX_RB})")
         return int(rb)
 
-    def table_rb(self, rb: int | None) -> int | None:
-        """The recall base that keys this measure's table: ``min(rb, n)`` (SPEC section 2)."""
+    @property
+    def stratified(self) -> bool:
+        """Whether one table serves every recall base through strata (binary RB-dependent
+        measures: entries carry the number of relevant documents of their runs)."""
+        return self.rb_dependent and self.levels == 2
+
+    @property
+    def counts_keyed(self) -> bool:
+        """Whether tables are keyed by the per-grade recall-base vector (c_1..c_G), each
+        capped at N (graded RB-dependent measures; SPEC_MEASURES section 1): one table
+        per vector, over the runs feasible for it."""
+        return self.rb_dependent and self.levels > 2
+
+    def common_rb(self):
+        """The recall base of the ``common`` (all-runs) scale: N, or (N, ..., N) for
+        measures keyed by per-grade counts; None for measures without a recall base."""
+        if not self.rb_dependent:
+            return None
+        return (self.n,) * (self.levels - 1) if self.counts_keyed else self.n
+
+    def table_rb(self, rb):
+        """The recall base that keys this measure's table: ``min(rb, n)`` (SPEC section 2),
+        or for graded measures the per-grade counts each capped at n."""
         rb = self.check_rb(rb)
         if isinstance(rb, tuple):
-            from irscale.errors import MeasureError
-            raise MeasureError(f"{self}: tables of graded measures that depend on the recall base are not "
-                               f"available yet (raw scores are)")
+            return tuple(min(c, self.n) for c in rb)
         return None if rb is None else min(rb, self.n)
 
     # -- scoring interface (implemented by subclasses) ------------------------------

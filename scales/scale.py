@@ -44,7 +44,9 @@ class Table:
     relevant documents of its runs (bits 0-6) and whether it starts a new distinct value
     (bit 7), uint8 (None for measures without recall base: one entry per value);
     ``n_entries``; ``n_runs``: runs in the whole space. Arrays may be memory maps of a
-    store file.
+    store file. Tables of graded RB-dependent measures have no strata: each holds the
+    runs feasible for one capped per-grade count vector ``rb_counts`` and ``n_runs``
+    counts those runs.
     """
 
     measure: object
@@ -58,6 +60,7 @@ class Table:
     parts: list | None = None   # bucket results not yet concatenated (written by the store)
     index: tuple | None = None  # stored block index (block_raw, block_cum), see lookup_kernels
     run_index: np.ndarray | None = None  # runs before each block per recall base (built on demand)
+    rb_counts: tuple | None = None  # graded RB-dependent measures: the capped (c_1..c_G) of this table
 
     @property
     def implicit(self) -> bool:
@@ -78,7 +81,7 @@ def streaming_index(measure, parts_iter):
     """Block index of a table given as consecutive parts ``(ids, packed strata or None)``,
     computed without holding the table: (block_raw, block_cum)."""
     sf = _split(measure)
-    nr = measure.n + 1 if measure.rb_dependent else 1
+    nr = measure.n + 1 if measure.stratified else 1
     raws, cums = [], [np.zeros((1, nr), np.int64)]
     pend = None
     total = np.zeros(nr, np.int64)
@@ -135,7 +138,18 @@ class Scale:
         self.table = table
         self.measure = table.measure
         self.rb = self.measure.check_rb(rb)
-        self.r = self.measure.table_rb(self.rb) if self.rb is not None else 0
+        if self.measure.counts_keyed:
+            if self.rb is None:
+                from irscale.errors import RecallBaseError
+                raise RecallBaseError(f"{self.measure} depends on the recall base: give the per-grade counts "
+                                      f"(c_1..c_{self.measure.levels - 1}) of the topic's judged documents")
+            want = self.measure.table_rb(self.rb)
+            if table.rb_counts != want:
+                raise ValueError(f"{self.measure}: the table is for the per-grade counts {table.rb_counts}, "
+                                 f"not {want}")
+            self.r = 0                      # the table holds exactly the feasible runs
+        else:
+            self.r = self.measure.table_rb(self.rb) if self.rb is not None else 0
         self._sf = _split(self.measure)
         self._spec = self.measure.key_spec()
         self.certificate = table.certificate
@@ -351,6 +365,19 @@ class Scale:
         arr = validate_runs(runs, self.measure.levels, self.n)
         return self.rank_ids(ids_of_runs(arr, self.measure.levels))
 
+    def _check_feasible_counts(self, ids: np.ndarray) -> None:
+        """Tables keyed by per-grade counts hold only the feasible runs: refuse a run with
+        more documents of some grade than the topic has."""
+        from irscale.enumerate.split_kernels import grade_counts_ids
+        G = self.measure.levels - 1
+        have = grade_counts_ids(ids, self.measure.levels, self.n, G)
+        bad = (have > np.asarray(self.rb, dtype=np.int64)).any(axis=1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            g = int(np.argmax(have[i] > np.asarray(self.rb))) + 1
+            raise RunError(f"run {i} has {int(have[i, g - 1])} documents of grade {g}, more than the topic's "
+                           f"{self.rb[g - 1]} (per-grade counts {self.rb}): it cannot occur for this topic")
+
     def rank_ids(self, ids) -> np.ndarray:
         """Exact ranks of runs given by run id (SPEC section 2 numbering)."""
         from irscale.enumerate.split_kernels import exact_keys
@@ -358,6 +385,8 @@ class Scale:
         sf = self._sf
         if q.size and (q.min() < 0 or q.max() >= self.measure.levels ** self.n):
             raise RunError(f"run ids must be in [0, {self.measure.levels ** self.n})")
+        if self.measure.counts_keyed and q.size:
+            self._check_feasible_counts(q)
         qkeys = exact_keys(q, sf.KA, sf.KB, sf.state, sf.S) if not sf.exact else np.zeros((q.size, 1), np.uint64)
         KA = sf.KA if not sf.exact else np.zeros((1, 1), np.uint64)
         KB = sf.KB if not sf.exact else np.zeros((1, 1, 1), np.uint64)

@@ -384,18 +384,22 @@ def value_distribution_of(values, counts, points: int = 2000) -> tuple[np.ndarra
 
 def store_spacing(store, measures=None, chunk: int = CHUNK, progress=None) -> list[dict]:
     """:func:`spacing_stats` of every table of a store (or of ``measures``), one dict per
-    table; RB-dependent measures on their common scale rb = N. ``store`` is a
+    table; RB-dependent measures on their common scale rb = N (graded ones: on each
+    stored per-grade count vector). ``store`` is a
     :class:`~irscale.store.Store` or a path. ``progress(dict)`` is called after each
     table."""
     from irscale.scales import parse_measure
     from irscale.store import open_store
     if not hasattr(store, "scale"):
         store = open_store(store)
-    names = [t["measure"] for t in store.tables()] if measures is None else list(measures)
+    if measures is None:   # every table; graded RB-dependent measures: every stored count vector
+        items = [(t["measure"], t.get("rb_counts")) for t in store.tables()]
+    else:
+        items = [(name, None) for name in measures]
     out = []
-    for name in names:
+    for name, counts in items:
         m = parse_measure(name)
-        s = store.scale(m, rb=m.n if m.rb_dependent else None)
+        s = store.scale(m, rb=counts if counts is not None else m.common_rb())
         d = spacing_stats(s, chunk)
         out.append(d)
         if progress is not None:

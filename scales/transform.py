@@ -35,14 +35,17 @@ import numpy as np
 import pandas as pd
 
 from irscale.errors import IrscaleError, MeasureError, OutputError, TableNotFoundError
-from irscale.scales.trec import JudgedRuns, Qrels, Run, judge, read_qrels, read_run, warn_coverage
+from irscale.scales.trec import (JudgedRuns, Qrels, Run, judge, qrels_count_vectors, read_qrels, read_run,
+                                 warn_coverage)
 
 RB_SCALES = ("feasible", "common")
 COLUMNS = ["run", "topic", "measure", "n", "rb", "raw", "rank", "k", "scaled", "midrank", "n_runs", "rb_scale"]
 OUTPUT_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".csv.gz": "csv", ".tsv.gz": "tsv"}
 
-#: Largest N that ``build_missing`` builds on the fly (2**24 runs: seconds per measure).
+#: Largest N that ``build_missing`` builds on the fly for binary measures (2**24 runs:
+#: seconds per measure); graded measures: run spaces of up to BUILD_ON_THE_FLY_MAX_RUNS runs.
 BUILD_ON_THE_FLY_MAX_N = 24
+BUILD_ON_THE_FLY_MAX_RUNS = 2 ** BUILD_ON_THE_FLY_MAX_N
 
 
 # -- inputs ------------------------------------------------------------------------------
@@ -160,8 +163,11 @@ def read_scores(path: str | os.PathLike) -> pd.DataFrame:
 
 
 # -- tables --------------------------------------------------------------------------------
-def _open_tables(store, measures, build_missing: bool, n_jobs: int, progress: bool):
-    """The store holding a table for every measure (building small missing ones if asked)."""
+def _open_tables(store, measures, build_missing: bool, n_jobs: int, progress: bool, vectors: dict | None = None,
+                 qrels_hint: str = "QRELS"):
+    """The store holding a table for every measure (building small missing ones if asked).
+    ``vectors[str(m)]``: the capped per-grade count vectors a graded RB-dependent measure
+    needs (one table each); ``qrels_hint`` completes the suggested build command."""
     from irscale.store import Store, build_store, open_store
     if isinstance(store, Store):
         opened = store
@@ -169,24 +175,29 @@ def _open_tables(store, measures, build_missing: bool, n_jobs: int, progress: bo
         opened = None
     else:
         opened = open_store(store)
-    graded_rb = [m for m in measures if m.rb_dependent and m.levels > 2]
-    if graded_rb:
-        raise MeasureError(f"{', '.join(map(str, graded_rb))}: tables of graded measures that depend on the recall "
-                           f"base are not available yet; use --raw-only (or no --store) for their raw scores")
-    missing = [m for m in measures if opened is None or not opened.has(m)]
+    vectors = vectors or {}
+    need = {str(m): [c for c in vectors.get(str(m), [m.common_rb()])
+                     if opened is None or not opened.has(m, c)] for m in measures if m.counts_keyed}
+    missing = [m for m in measures if (need[str(m)] if m.counts_keyed else opened is None or not opened.has(m))]
     if not missing:
         return opened
     path = opened.path if opened is not None else Path(store)
     command = f'irscale build --measures "{",".join(map(str, missing))}" --out {path}'
+    graded = [m for m in missing if m.counts_keyed]
+    if any(need[str(m)] != [m.common_rb()] for m in graded):
+        command += f" --qrels {qrels_hint}"
+    what = ", ".join(f"{m} ({len(need[str(m)])} per-grade count vector(s))" if m.counts_keyed else str(m)
+                     for m in missing)
     if not build_missing:
-        raise TableNotFoundError(f"{path} has no table {', '.join(map(str, missing))}; create "
-                                 f"{'it' if len(missing) == 1 else 'them'} with: {command} "
-                                 f"(or pass --build-missing for N <= {BUILD_ON_THE_FLY_MAX_N})")
-    big = [m for m in missing if m.n > BUILD_ON_THE_FLY_MAX_N]
+        raise TableNotFoundError(f"{path} has no table {what}; create "
+                                 f"{'it' if len(missing) == 1 and not graded else 'them'} with: {command} "
+                                 f"(or pass --build-missing for run spaces of up to 2^24 runs)")
+    big = [m for m in missing if m.levels ** m.n > BUILD_ON_THE_FLY_MAX_RUNS]
     if big:
         raise TableNotFoundError(f"{path} has no table {', '.join(map(str, big))}, too large to build on the "
-                                 f"fly (N > {BUILD_ON_THE_FLY_MAX_N}); build it first with: {command}")
-    return build_store(path, missing, n_jobs=n_jobs, progress=progress)
+                                 f"fly (more than 2^24 runs); build it first with: {command}")
+    return build_store(path, missing, n_jobs=n_jobs, progress=progress,
+                       rb_counts={name: vs for name, vs in need.items() if vs})
 
 
 # -- scoring -------------------------------------------------------------------------------
@@ -200,7 +211,9 @@ def _rank_measure(measure, ids: np.ndarray, rb: np.ndarray, tables, rb_scale: st
     if not measure.rb_dependent:
         groups = [(None, np.ones(ids.shape[0], bool))]
     elif rb_scale == "common":
-        groups = [(measure.n, np.ones(ids.shape[0], bool))]
+        groups = [(measure.common_rb(), np.ones(ids.shape[0], bool))]
+    elif measure.counts_keyed:       # rb: the per-grade counts (rows x G)
+        groups = [(tuple(int(x) for x in c), (rb == c).all(axis=1)) for c in np.unique(rb, axis=0)]
     else:
         groups = [(int(r), rb == r) for r in np.unique(rb)]
     for scale_rb, rows in groups:
@@ -229,7 +242,7 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
         grades = np.minimum(rel[:, :m.n], m.levels - 1)       # levels above G fold into G
         ids = ids_of_runs(grades, m.levels).astype(np.int64)
         raw = np.empty(rows)
-        if m.rb_dependent and m.levels > 2:                   # per-grade recall bases (c_1..c_G)
+        if m.counts_keyed:                                    # per-grade recall bases (c_1..c_G)
             if m.levels not in grade_counts:
                 grade_counts[m.levels] = np.concatenate([j.grade_counts(m.levels) for j in judged])
             counts = grade_counts[m.levels]
@@ -243,7 +256,8 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
         else:
             raw[:] = values_of_ids(m, ids, None)
         if tables is not None:
-            rank, k, mid, n_runs = _rank_measure(m, ids, rb, tables, rb_scale, midranks)
+            rank, k, mid, n_runs = _rank_measure(m, ids, grade_counts[m.levels] if m.counts_keyed else rb, tables,
+                                                 rb_scale, midranks)
             scaled = np.where(k > 1, (rank - 1) / np.maximum(k - 1, 1), 0.0)
             rank, k, n_runs = (pd.array(a, dtype="Int64") for a in (rank, k, n_runs))
         else:
@@ -307,12 +321,15 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
     if max_grade is not None and (isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1):
         raise IrscaleError(f"max_grade must be an integer >= 1, got {max_grade!r}")
     ms = _measures(measures)
-    tables = None
-    if store is not None and not raw_only:
-        tables = _open_tables(store, ms, build_missing, n_jobs, progress)
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     if not q.topics:
         raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
+    tables = None
+    if store is not None and not raw_only:
+        vectors = {str(m): (qrels_count_vectors(q, m, max_grade) if rb_scale == "feasible" else [m.common_rb()])
+                   for m in ms if m.counts_keyed}
+        hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
+        tables = _open_tables(store, ms, build_missing, n_jobs, progress, vectors, hint)
     depth = max(m.n for m in ms)
     run_list = read_runs(runs, depth, progress=progress)
     judged = []

@@ -388,24 +388,48 @@ class JudgedRuns:
 
     def folded(self, max_grade: int) -> "JudgedRuns":
         """The same judged runs with levels above ``max_grade`` folded into it."""
-        lc = self.level_counts
-        if lc is not None and lc.shape[1] > max_grade + 1:
-            lc = np.concatenate([lc[:, :max_grade], lc[:, max_grade:].sum(axis=1, keepdims=True)], axis=1)
-        return dataclasses.replace(self, rel=np.minimum(self.rel, max_grade).astype(np.uint8), level_counts=lc)
+        return dataclasses.replace(self, rel=np.minimum(self.rel, max_grade).astype(np.uint8),
+                                   level_counts=fold_level_counts(self.level_counts, max_grade))
 
     def grade_counts(self, levels: int) -> np.ndarray:
         """Per topic, the judged documents of each grade 1..levels-1 when levels above
         levels - 1 fold into the top grade: shape (topics, levels - 1)."""
-        lc = self.level_counts
-        top = levels - 1
-        out = np.zeros((len(self.topics), top), np.int64)
-        width = lc.shape[1]
-        for g in range(1, top):
-            if g < width:
-                out[:, g - 1] = lc[:, g]
-        if top < width:
-            out[:, top - 1] = lc[:, top:].sum(axis=1)
-        return out
+        return grade_counts(self.level_counts, levels)
+
+
+def fold_level_counts(level_counts: np.ndarray | None, max_grade: int) -> np.ndarray | None:
+    """Level counts (topics x levels 0..max) with the levels above ``max_grade`` added to it."""
+    lc = level_counts
+    if lc is not None and lc.shape[1] > max_grade + 1:
+        lc = np.concatenate([lc[:, :max_grade], lc[:, max_grade:].sum(axis=1, keepdims=True)], axis=1)
+    return lc
+
+
+def grade_counts(level_counts: np.ndarray, levels: int) -> np.ndarray:
+    """Per topic, the judged documents of each grade 1..levels-1 when levels above
+    levels - 1 fold into the top grade: shape (topics, levels - 1) (the recall base of a
+    graded measure with ``levels`` relevance degrees, SPEC_MEASURES section 1)."""
+    lc = level_counts
+    top = levels - 1
+    out = np.zeros((lc.shape[0], top), np.int64)
+    width = lc.shape[1]
+    for g in range(1, top):
+        if g < width:
+            out[:, g - 1] = lc[:, g]
+    if top < width:
+        out[:, top - 1] = lc[:, top:].sum(axis=1)
+    return out
+
+
+def qrels_count_vectors(qrels: "Qrels", measure, max_grade: int | None = None) -> list[tuple]:
+    """The capped per-grade count vectors (c_1..c_G, each min(c_g, N)) of the evaluated
+    topics of ``qrels`` for a graded RB-dependent ``measure``, sorted and deduplicated:
+    the tables a transform of runs against these qrels needs (``feasible`` scales)."""
+    lc = qrels.evaluated[2]
+    if max_grade is not None:
+        lc = fold_level_counts(lc, max_grade)
+    counts = np.minimum(grade_counts(lc, measure.levels), measure.n)
+    return sorted({tuple(int(c) for c in row) for row in counts})
 
 
 def judge(run: Run, qrels: Qrels, depth: int) -> JudgedRuns:

@@ -17,11 +17,16 @@ def workdir_for(path: Path) -> Path:
 
 def build_store(path: str | os.PathLike, measures, rbs="all", n_jobs: int = 1, progress: bool = False,
                 rebuild: bool = False, method: str = "auto", backend: str | None = None,
-                scheduler: str | None = None, bucket_items: int | None = None) -> Store:
+                scheduler: str | None = None, bucket_items: int | None = None, rb_counts=None) -> Store:
     """Build the tables of ``measures`` (names or Measure objects; a comma-separated
     string works too) into the store at ``path``.
 
-    One table per measure serves every recall base (``rbs`` is validated only). Tables
+    One table per measure serves every recall base (``rbs`` is validated only), except
+    for graded RB-dependent measures (``nDCG(b=2,gains=(0,1,2))@10``): they get one table
+    per capped per-grade count vector (c_1..c_G), those listed in ``rb_counts`` (a tuple,
+    a list of them, or a dict from measure name to such a list; e.g. the vectors of a qrels
+    file, :func:`irscale.scales.trec.qrels_count_vectors`; default: the all-runs vector
+    (N, ..., N) of the ``common`` scale). Tables
     already complete in the store are kept unless ``rebuild``. Each table is committed
     atomically as soon as it is built; long builds checkpoint finished buckets next to
     the store (``.NAME.build/``), so running the same call again after a crash or kill
@@ -37,10 +42,17 @@ def build_store(path: str | os.PathLike, measures, rbs="all", n_jobs: int = 1, p
 
     path = Path(path)
     ms = parse_measures(measures)
+    vectors = {}
     for m in ms:
-        table_rbs(m, rbs)
+        given = rb_counts.get(str(m)) if isinstance(rb_counts, dict) else rb_counts
+        wanted = table_rbs(m, rbs if not m.counts_keyed or given is None else given)
+        if m.counts_keyed:
+            vectors[str(m)] = wanted
     existing = Store(path) if path.exists() else None
-    todo = [m for m in ms if rebuild or existing is None or not existing.has(m)]
+    if existing is not None and not rebuild:
+        vectors = {name: [c for c in vs if not existing.has(name, c)] for name, vs in vectors.items()}
+    todo = [m for m in ms if (vectors.get(str(m)) if m.counts_keyed else
+                               rebuild or existing is None or not existing.has(m))]
     wd = workdir_for(path)
     if todo and not path.parent.is_dir():
         from irscale.errors import StoreError
@@ -49,13 +61,29 @@ def build_store(path: str | os.PathLike, measures, rbs="all", n_jobs: int = 1, p
     from irscale.errors import StoreError
     try:
         t0 = time.perf_counter()
+        pending: list = []      # tables of one graded RB-dependent measure, committed together
+
+        def flush():
+            if pending:
+                from irscale.store.format import table_name
+                seconds = (time.perf_counter() - t0) / len(pending)
+                commit(path, pending, {table_name(str(t.measure), t.rb_counts): seconds for t in pending},
+                       progress=progress)
+                pending.clear()
+
         for table in build_tables(todo, n_jobs=n_jobs, progress=progress, workdir=wd, backend=backend,
-                                  concatenate=False, method=method, bucket_items=bucket_items):
-            commit(path, [table], {str(table.measure): time.perf_counter() - t0}, progress=progress)
-            sub = wd / _sub(str(table.measure))
-            if sub.exists():
-                shutil.rmtree(sub, ignore_errors=True)
-            t0 = time.perf_counter()
+                                  concatenate=False, method=method, bucket_items=bucket_items, rb_counts=vectors):
+            if pending and pending[0].measure != table.measure:
+                flush()
+                t0 = time.perf_counter()
+            pending.append(table)
+            if table.rb_counts is None:   # one table per measure: commit it now
+                flush()
+                sub = wd / _sub(str(table.measure))
+                if sub.exists():
+                    shutil.rmtree(sub, ignore_errors=True)
+                t0 = time.perf_counter()
+        flush()
     except OSError as e:  # work folder or checkpoint not writable, disk full
         raise StoreError(f"cannot write {path} or its work folder {wd}: {e.strerror or e}; "
                          f"tables already in the store are unchanged") from None

@@ -5,7 +5,10 @@ One file holds many tables::
     /                   attrs: format="irscale-tables", format_version=3,
                                generator="irscale", generator_version, created
     /tables/<measure>   one group per table; <measure> is the canonical measure name
-                        (``AP@10``). One table serves every recall base.
+                        (``AP@10``). One table serves every recall base, except for
+                        graded RB-dependent measures: one table per capped per-grade
+                        count vector, named ``<measure> rb=(c_1,...,c_G)``, holding the
+                        runs feasible for it (attr rb_counts, no strata)
         ids      uint32/uint64 (E,)  smallest run id of each entry, entries in increasing
                                      value order (absent for implicit tables)
         counts   uint8..uint64 (E,)  runs per entry (absent for implicit tables: all 1)
@@ -16,7 +19,8 @@ One file holds many tables::
         index_cum int64 (E/1024+1, R) distinct values present per recall base before each
                                      block of 1024 entries (attr index_blocks = [64, 1024])
         attrs    measure, family, params (JSON), rel (JSON list), n, rb_dependent,
-                 implicit, n_entries, n_runs, n_distinct (whole space), distinct_by_rb
+                 implicit, n_entries, n_runs, n_distinct (whole space), distinct_by_rb,
+                 rb_counts (JSON list or null)
                  (JSON list, rb = 1..N), tie_method, error_bound, min_gap, min_gap_exact,
                  redecided, generator_version, created, build_seconds,
                  checksum (sha256 over the datasets' bytes in the order ids, counts,
@@ -37,9 +41,18 @@ FORMAT_VERSION = 3
 DATASETS = ("ids", "counts", "strata")
 
 
-def table_path(measure: str) -> str:
+def table_name(measure: str, rb_counts: tuple | None = None) -> str:
+    """Name of a table in the file: the canonical measure name, followed for graded
+    RB-dependent measures by the capped per-grade counts of its table
+    (``nDCG(b=2,gains=(0,1,2))@10 rb=(3,10)``)."""
+    if rb_counts is None:
+        return str(measure)
+    return f"{measure} rb=({','.join(str(int(c)) for c in rb_counts)})"
+
+
+def table_path(measure: str, rb_counts: tuple | None = None) -> str:
     """HDF5 path of a table inside the file."""
-    return f"/tables/{measure}"
+    return f"/tables/{table_name(measure, rb_counts)}"
 
 
 def new_checksum():

@@ -10,7 +10,7 @@ import h5py
 import numpy as np
 
 from irscale.errors import StoreError, TableNotFoundError
-from irscale.store.format import DATASETS, FORMAT_NAME, FORMAT_VERSION, new_checksum, table_path
+from irscale.store.format import DATASETS, FORMAT_NAME, FORMAT_VERSION, new_checksum, table_name, table_path
 
 
 def check_file(path: str | os.PathLike) -> None:
@@ -97,31 +97,51 @@ class Store:
                 a = _attrs(g)
                 if a.get("complete"):
                     a["path"] = g.name
+                    counts = json.loads(a.get("rb_counts", "null"))
+                    a["rb_counts"] = None if counts is None else tuple(counts)
+                    a["name"] = table_name(a["measure"], a["rb_counts"])
                     out.append(a)
-        return sorted(out, key=lambda a: a["measure"])
+        return sorted(out, key=lambda a: (a["measure"], a["rb_counts"] or ()))
 
-    def has(self, measure) -> bool:
+    def has(self, measure, rb_counts: tuple | None = None) -> bool:
+        """Whether the file has the complete table of ``measure`` (graded RB-dependent
+        measures: the table of the capped per-grade counts ``rb_counts``)."""
         from irscale.scales import parse_measure
-        path = table_path(str(parse_measure(measure)))
+        m = parse_measure(measure)
+        path = table_path(str(m), self._counts(m, rb_counts))
         with h5py.File(self.path, "r") as f:
             return path in f and bool(f[path].attrs.get("complete", False))
 
-    def _missing(self, m, rb):
-        return TableNotFoundError(
-            f"{self.path} has no table {m}; create it with: irscale build --measures \"{m}\" --out {self.path}")
+    @staticmethod
+    def _counts(m, rb_counts):
+        if not m.counts_keyed:
+            return None
+        return m.common_rb() if rb_counts is None else m.table_rb(tuple(rb_counts))
 
-    def table(self, measure, verify: bool = False):
+    def _missing(self, m, counts):
+        if counts is None:
+            return TableNotFoundError(f"{self.path} has no table {m}; create it with: "
+                                      f"irscale build --measures \"{m}\" --out {self.path}")
+        vec = "(" + ",".join(map(str, counts)) + ")"
+        return TableNotFoundError(
+            f"{self.path} has no table {m} for the per-grade counts {vec}; create it with: irscale build "
+            f"--measures \"{m}\" --rb \"{vec}\" --out {self.path} (or --qrels FILE for every topic of a qrels file)")
+
+    def table(self, measure, verify: bool = False, rb_counts: tuple | None = None):
         """The :class:`~irscale.scales.Table` of ``measure`` (memory-mapped arrays).
-        ``verify`` recomputes the checksum (reads the whole table)."""
+        ``verify`` recomputes the checksum (reads the whole table). Graded RB-dependent
+        measures: the table of the capped per-grade counts ``rb_counts`` (default: the
+        all-runs vector (N, ..., N))."""
         from irscale.scales import Certificate, Table, parse_measure
         m = parse_measure(measure)
-        if m in self._cache and not verify:
-            return self._cache[m]
-        path = table_path(str(m))
+        counts = self._counts(m, rb_counts)
+        if (m, counts) in self._cache and not verify:
+            return self._cache[(m, counts)]
+        path = table_path(str(m), counts)
         with h5py.File(self.path, "r") as f:
             g = f.get(path)
             if g is None or not bool(g.attrs.get("complete", False)):
-                raise self._missing(m, None)
+                raise self._missing(m, counts)
             a = _attrs(g)
             arrays = {name: (_mapped(self.path, g[name], random_access=not verify) if name in g else None)
                       for name in DATASETS}
@@ -136,27 +156,29 @@ class Store:
                     for i in range(0, arr.size, 1 << 24):
                         h.update(np.ascontiguousarray(arr[i:i + (1 << 24)]).tobytes())
             if h.hexdigest() != a["checksum"]:
-                raise StoreError(f"{self.path}: table {m} is corrupt (checksum mismatch); rebuild it")
+                raise StoreError(f"{self.path}: table {table_name(str(m), counts)} is corrupt (checksum mismatch); "
+                                 f"rebuild it")
         cert = Certificate(a["tie_method"], a["error_bound"], a["min_gap"], a["min_gap_exact"], a["redecided"])
         t = Table(m, arrays["ids"], arrays["counts"], arrays["strata"], int(a["n_entries"]),
-                  int(a["n_runs"]), cert, meta=a, index=index)
-        self._cache[m] = t
+                  int(a["n_runs"]), cert, meta=a, index=index, rb_counts=counts)
+        self._cache[(m, counts)] = t
         return t
 
     def verify(self) -> list[str]:
         """Recompute every table's checksum; returns the measures checked (raises
         StoreError on the first mismatch)."""
-        names = [t["measure"] for t in self.tables()]
-        for name in names:
-            self.table(name, verify=True)
-        return names
+        tables = self.tables()
+        for t in tables:
+            self.table(t["measure"], verify=True, rb_counts=t.get("rb_counts"))
+        return [t["name"] for t in tables]
 
-    def scale(self, measure, rb: int | None = None):
-        """The :class:`~irscale.scales.Scale` of a stored table for the actual ``rb``."""
+    def scale(self, measure, rb=None):
+        """The :class:`~irscale.scales.Scale` of a stored table for the actual ``rb`` (an
+        int, or the per-grade counts (c_1..c_G) for graded RB-dependent measures)."""
         from irscale.scales import Scale, parse_measure
         m = parse_measure(measure)
-        m.check_rb(rb)
-        return Scale(self.table(m), rb)
+        rb = m.check_rb(rb)
+        return Scale(self.table(m, rb_counts=m.table_rb(rb) if m.counts_keyed else None), rb)
 
 
 def open_store(path: str | os.PathLike) -> Store:

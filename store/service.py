@@ -137,10 +137,12 @@ class RankRequest(BaseModel):
     measure: str = Field(max_length=200, description="Measure name in ir_measures style, e.g. AP@30, RBP(p=0.8)@30, "
                                      "nDCG(b=2)@30 (answers use the canonical spelling).",
                          examples=["AP@30"])
-    rb: int | None = Field(None, le=2 ** 63 - 1,
-                           description="Recall base of the topic (its number of relevant documents, >= 1): "
-                                       "required for RB-dependent measures, refused for the others.",
-                           examples=[12])
+    rb: int | list[int] | None = Field(
+        None, description="Recall base of the topic (its number of relevant documents, >= 1): required for "
+                          "RB-dependent measures, refused for the others. Graded RB-dependent measures "
+                          "(gR, nDCG with gains) take the per-grade counts [c_1, ..., c_G] of the topic's "
+                          "judged documents.",
+        examples=[12, [3, 2]])
     values: list[FiniteFloat] | None = Field(
         None, fail_fast=True,  # one bad item is reported; a million of them would take seconds
         description="Raw measure values to rank (finite numbers). Give exactly one of values and runs.",
@@ -169,7 +171,8 @@ class RankResponse(BaseModel):
     ]})
 
     measure: str = Field(max_length=200, description="Canonical measure name.")
-    rb: int | None = Field(description="The recall base of the request (null for measures without one).")
+    rb: int | list[int] | None = Field(description="The recall base of the request (null for measures without "
+                                                   "one; per-grade counts for graded RB-dependent measures).")
     k: int = Field(description="Number of distinct values K: ranks run from 1 to K.")
     rank: list[int] = Field(description="1-based unq rank of each value or run.")
     scaled: list[float] = Field(description="Ranks mapped to [0, 1]: (rank - 1) / (K - 1).")
@@ -179,6 +182,9 @@ class TableInfo(BaseModel):
     """Metadata of one table of the store."""
 
     measure: str = Field(max_length=200, description="Canonical measure name (use it in POST /v1/rank).")
+    rb_counts: list[int] | None = Field(None, description="Graded RB-dependent measures: the per-grade counts "
+                                                          "(c_1..c_G, each capped at N) this table serves; null "
+                                                          "for the others.")
     family: str = Field(description="Measure family, e.g. AP.")
     params: dict[str, int | str | list[int]] = Field(
         description="Parameter values; probabilities as exact fractions ('4/5'), gains as lists.")
@@ -264,7 +270,17 @@ def _validation_error(error: ValidationError) -> RequestError:
     problem; ``details`` lists the first :data:`MAX_DETAILS`."""
     fields = ", ".join(RankRequest.model_fields)
     details = []
-    for problem in error.errors()[:MAX_DETAILS]:
+    problems, count = [], 0
+    for problem in error.errors():
+        if problem["loc"][:1] == ("rb",) and len(problem["loc"]) > 1 and problem["loc"][1] in ("int", "list[int]"):
+            # one message for both branches of rb's type (an integer, or a list of per-grade counts)
+            if any(p["loc"] == ("rb",) for p in problems):
+                continue
+            problem = {"loc": ("rb",), "type": "rb", "input": problem["input"],
+                       "msg": "Input should be a valid integer (or, for graded measures, a list of per-grade counts)"}
+        problems.append(problem)
+    count = len(problems)
+    for problem in problems[:MAX_DETAILS]:
         loc = _loc(problem["loc"])
         if problem["type"] == "extra_forbidden":
             message = f"unknown field {loc!r} (the fields are {fields})"
@@ -273,7 +289,7 @@ def _validation_error(error: ValidationError) -> RequestError:
         else:
             message = f"{problem['msg']}, got {_short(problem['input'])}"
         details.append({"loc": loc, "message": message})
-    more = error.error_count() - 1
+    more = count - 1
     first = details[0]
     return RequestError(f"{first['loc']}: {first['message']}"
                         + (f" (and {more} more problem{'s' * (more > 1)})" if more else ""), details)
@@ -315,10 +331,11 @@ def _table_info(meta: dict) -> dict:
     measure = parse_measure(meta["measure"])
     build_seconds = meta.get("build_seconds", -1)
     return {
-        "measure": str(measure), "family": measure.name, "params": pydantic_core.from_json(meta.get("params", "{}")),
+        "measure": str(measure), "rb_counts": None if meta.get("rb_counts") is None else list(meta["rb_counts"]),
+        "family": measure.name, "params": pydantic_core.from_json(meta.get("params", "{}")),
         "n": measure.n, "rel": pydantic_core.from_json(meta["rel"]), "rb_dependent": measure.rb_dependent,
         "runs": meta["n_runs"], "distinct": meta["n_distinct"],
-        "distinct_by_rb": pydantic_core.from_json(meta["distinct_by_rb"]) if measure.rb_dependent else None,
+        "distinct_by_rb": pydantic_core.from_json(meta["distinct_by_rb"]) if measure.stratified else None,
         "entries": meta["n_entries"], "implicit": bool(meta.get("implicit", False)),
         "tie_method": meta["tie_method"], "error_bound": meta["error_bound"], "min_gap": meta["min_gap"],
         "min_gap_exact": str(meta["min_gap_exact"]), "redecided": meta.get("redecided", 0),
@@ -352,19 +369,21 @@ class LookupService:
             except MeasureError as e:  # a family this irscale does not know
                 log.warning("skipping table %s: %s", meta["measure"], e)
                 continue
-            self.tables[info["measure"]] = info
+            self.tables[meta["name"]] = info
+        self.measures = {info["measure"] for info in self.tables.values()}
         if not self.tables:
             raise StoreError(f"{self.store.path} holds no table to serve; build some with 'irscale build'")
         attrs = self.store.attrs
         self.store_info = {"format": attrs.get("format"), "format_version": attrs.get("format_version"),
                            "created": attrs.get("created"), "irscale_version": attrs.get("generator_version")}
         self.scale = functools.lru_cache(maxsize=SCALE_CACHE_SIZE)(self._open_scale)
-        for name, info in self.tables.items():
-            self.scale(name, 1 if info["rb_dependent"] else None)
+        for info in self.tables.values():
+            rb = info["rb_counts"] if info["rb_counts"] is not None else (1 if info["rb_dependent"] else None)
+            self.scale(info["measure"], tuple(rb) if isinstance(rb, list) else rb)
 
-    def _open_scale(self, measure: str, rb: int | None):
+    def _open_scale(self, measure: str, rb):
         m = parse_measure(measure)
-        if str(m) not in self.tables:
+        if str(m) not in self.measures:
             raise TableNotFoundError(f"this store has no table {m}; available tables: {', '.join(self.tables)}")
         return self.store.scale(m, rb)
 
@@ -393,14 +412,15 @@ class LookupService:
             raise RequestError("give exactly one of values (raw measure values) and runs (judged runs)")
         if query.runs is not None and (query.rtol is not None or query.atol is not None):
             raise RequestError("rtol and atol apply to value lookups only; runs are ranked exactly")
-        scale = self.scale(query.measure, query.rb)
+        scale = self.scale(query.measure, tuple(query.rb) if isinstance(query.rb, list) else query.rb)
         if query.values is not None:
             ranks = self._rank_values(scale, np.array(query.values, dtype=np.float64), query.rtol, query.atol)
         elif query.runs:
             ranks = scale.rank_runs(runs_array(query.runs, scale.measure))
         else:
             ranks = np.zeros(0, np.int64)
-        return pydantic_core.to_json({"measure": str(scale.measure), "rb": scale.rb, "k": scale.k,
+        rb = list(scale.rb) if isinstance(scale.rb, tuple) else scale.rb
+        return pydantic_core.to_json({"measure": str(scale.measure), "rb": rb, "k": scale.k,
                                       "rank": ranks.tolist(), "scaled": scale.scaled(ranks).tolist()})
 
     @staticmethod

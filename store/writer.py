@@ -15,7 +15,7 @@ import h5py
 import numpy as np
 
 from irscale.errors import StoreError
-from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, table_path
+from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, table_name, table_path
 
 
 def _now() -> str:
@@ -74,7 +74,7 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
     from irscale.store.format import new_checksum
 
     m = table.measure
-    path = table_path(str(m))
+    path = table_path(str(m), table.rb_counts)
     if path in f:
         del f[path]
     g = f.create_group(path)
@@ -84,7 +84,7 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
     if not table.implicit:
         cmax = max((int(c.max()) for c in _chunks_of(table, "counts") if c.size), default=1)
         plan = [("ids", id_dtype(m.levels, m.n)), ("counts", count_dtype(cmax))]
-        if m.rb_dependent:
+        if m.stratified:
             plan.append(("strata", np.uint8))
     for name, dt in plan:
         ds = g.create_dataset(name, shape=(E,), dtype=dt)  # contiguous: memory-mappable
@@ -106,7 +106,7 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
         g.create_dataset("index_cum", data=block_cum)
         g.attrs["index_blocks"] = json.dumps([RAW_BLOCK, BLOCK])
     # distinct values per recall base
-    if m.rb_dependent and not table.implicit:
+    if m.stratified and not table.implicit:
         hist = np.zeros(m.n + 1, np.int64)
         for _, st in _pairs(table):
             st = np.asarray(st)
@@ -128,6 +128,7 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
         "generator_version": _version(), "created": _now(),
         "build_seconds": float(build_seconds) if build_seconds is not None else -1.0,
         "checksum": h.hexdigest(),
+        "rb_counts": json.dumps(None if table.rb_counts is None else list(table.rb_counts)),
     }
     for k, v in attrs.items():
         g.attrs[k] = v
@@ -175,7 +176,7 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
             if mode == "w":
                 write_root_attrs(f)
             for t in tables:
-                write_table(f, t, (build_seconds or {}).get(str(t.measure)), bar)
+                write_table(f, t, (build_seconds or {}).get(table_name(str(t.measure), t.rb_counts)), bar)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)

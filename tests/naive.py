@@ -180,6 +180,61 @@ def gRR(threshold):
     return f
 
 
+def gR(gains):
+    """Graded recall: total gain retrieved / total gain of the judged documents, the
+    topic's per-grade counts c = (c_1..c_G) given as rb."""
+    def f(run, c):
+        return Fraction(sum(gains[r] for r in run), sum(cg * gains[g] for g, cg in enumerate(c, start=1)))
+    return f
+
+
+def _ideal(c, n):
+    """The ideal graded run of per-grade counts c: grades in decreasing order, cut at n."""
+    grades = [g for g in range(len(c), 0, -1) for _ in range(c[g - 1])]
+    return tuple((grades + [0] * n)[:n])
+
+
+def gnDCG(b, gains):
+    """Graded nDCG with the J-K discount of base b; ideal run from the counts c."""
+    dcg = gDCG(b, gains)
+
+    def f(run, c):
+        with mpmath.workdps(DIGITS):
+            return dcg(run) / dcg(_ideal(c, len(run)))
+    return f
+
+
+def gnDCG_trec(gains):
+    """trec_eval's ndcg_cut with graded gains: discount 1/log2(k+1) at every rank."""
+    def dcg(run):
+        return mpmath.fsum(gains[r] / mpmath.log(k + 1, 2) for k, r in enumerate(run, start=1))
+
+    def f(run, c):
+        with mpmath.workdps(DIGITS):
+            return dcg(run) / dcg(_ideal(c, len(run)))
+    return f
+
+
+def feasible_oracle(fn, levels, n, c):
+    """(runs feasible for per-grade counts c, exact values, distinct values, unq ranks):
+    runs with at most c_g documents of grade g."""
+    runs = [r for r in graded_runs(levels, n) if all(r.count(g) <= c[g - 1] for g in range(1, levels))]
+    vals = [fn(r, c) for r in runs]
+    distinct, ranks = unq_ranks(vals)
+    return runs, vals, distinct, ranks
+
+
+#: graded RB-dependent measure name (without cutoff) -> (reference(run, counts), levels)
+GRADED_RB = {
+    "gR(gains=(0,1,2))": (gR((0, 1, 2)), 3),
+    "gR(gains=(0,1,3,4))": (gR((0, 1, 3, 4)), 4),
+    "nDCG(b=2,gains=(0,1,2))": (gnDCG(2, (0, 1, 2)), 3),
+    "nDCG(b=3,gains=(0,1,1,4))": (gnDCG(3, (0, 1, 1, 4)), 4),
+    "nDCG_trec(gains=(0,1,2))": (gnDCG_trec((0, 1, 2)), 3),
+    "nDCG_trec(gains=(0,1,3,7))": (gnDCG_trec((0, 1, 3, 7)), 4),
+}
+
+
 def graded_oracle(fn, levels, n):
     """(all runs of {0..levels-1}^n, exact values, distinct values, unq ranks)."""
     runs = graded_runs(levels, n)

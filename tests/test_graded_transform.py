@@ -55,14 +55,6 @@ def test_graded_transform_matches_brute_force(tmp_path):
     assert (p.raw * 5 == np.round(p.raw * 5)).all()                 # binary P still binary: levels > 0 relevant
 
 
-def test_graded_rb_tables_refused_raw_allowed(tmp_path):
-    _, _, q, paths = _graded_collection(tmp_path)
-    with pytest.raises(irscale.MeasureError, match="raw-only"):
-        irscale.transform(q, paths, "nDCG_trec(gains=(0,1,2))@5", tmp_path / "x.h5", build_missing=True)
-    raw = irscale.transform(q, paths, "nDCG_trec(gains=(0,1,2))@5")
-    assert raw.raw.between(0, 1).all() and raw["rank"].isna().all()
-
-
 def test_rag24_graded_ndcg_equals_trec_eval(shared_data, tmp_path):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     rag = shared_data / "rag24"

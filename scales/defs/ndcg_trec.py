@@ -4,7 +4,7 @@ graded runs, ``nDCG_trec(gains=(0,1,2,3))@10``, the judged documents by decreasi
 from the per-grade counts (c_1..c_G) given as the recall base)."""
 from dataclasses import dataclass
 
-from irscale.scales.defs.ndcg import ideal_normaliser
+from irscale.scales.defs.ndcg import normaliser
 from irscale.scales.keys import FormalLogKey, log_discount
 from irscale.scales.measure import GAINS, Measure
 from irscale.scales.registry import register
@@ -22,13 +22,6 @@ class nDCG_trec(Measure):  # noqa: N801
     def key_spec(self):
         spec = FormalLogKey.build([log_discount(2, k + 1) for k in range(1, self.n + 1)], gains=list(self.gains),
                                   base=2)
-        binary = ideal_normaliser(spec, self.n)
-        spec.normaliser = lambda rb: graded_ideal_key(spec, self.n, rb) if isinstance(rb, tuple) else binary(rb)
+        spec.normaliser = normaliser(spec, self.n)
         return spec
 
-
-def graded_ideal_key(spec: FormalLogKey, n: int, counts: tuple) -> int:
-    """Key of the ideal graded run: c_G documents of grade G first, then c_(G-1) of grade
-    G - 1, ..., cut at n."""
-    grades = [g for g in range(len(counts), 0, -1) for _ in range(counts[g - 1])][:n]
-    return sum(spec.weights[k][g] for k, g in enumerate(grades))
