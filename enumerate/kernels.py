@@ -26,6 +26,76 @@ def decode_runs(start, count, levels, n, out):
 
 
 @nb.njit(cache=True)
+def decode_ids(ids, levels, n, out):
+    """Write the runs with the given ids (any order) into ``out`` (uint8, (len(ids), n))."""
+    for i in range(ids.shape[0]):
+        rid = ids[i]
+        for k in range(n - 1, -1, -1):
+            out[i, k] = rid % levels
+            rid //= levels
+
+
+@nb.njit(cache=True)
+def count_feasible(n, caps):
+    """Number of runs of length n over grades 0..G holding at most caps[g - 1] documents
+    of every grade g >= 1 (dynamic programme over the ranks and the per-grade counts)."""
+    G = caps.shape[0]
+    size = 1
+    for g in range(G):
+        size *= caps[g] + 1
+    ways = np.zeros(size, dtype=np.int64)
+    ways[0] = 1
+    for _ in range(n):
+        nxt = ways.copy()                    # grade 0 at this rank
+        for state in range(size):
+            if ways[state] == 0:
+                continue
+            rest, stride = state, 1
+            for g in range(G):
+                have = rest % (caps[g] + 1)
+                rest //= caps[g] + 1
+                if have < caps[g]:
+                    nxt[state + stride] += ways[state]
+                stride *= caps[g] + 1
+        ways = nxt
+    return ways.sum()
+
+
+@nb.njit(cache=True)
+def feasible_runs(n, caps, run, have, pos, out):
+    """Continue writing the runs of length n with at most caps[g - 1] documents of each
+    grade g >= 1 into ``out`` (uint8, (rows, n)), in increasing run id order (depth
+    first, grades 0..G at every rank); returns the number of rows written (< rows only
+    when the enumeration is finished). The enumeration state lives in ``run`` (int64 (n,),
+    grade tried at each rank), ``have`` (int64 (G + 1,), documents per grade in the
+    current prefix) and ``pos`` (int64 (1,), the current rank, -1 when done); start with
+    ``run[0] = -1``, ``have = 0``, ``pos[0] = 0``."""
+    G = caps.shape[0]
+    row = 0
+    k = pos[0]
+    while k >= 0 and row < out.shape[0]:
+        if run[k] >= 1:                      # take back the grade tried last at rank k
+            have[run[k]] -= 1
+        run[k] += 1
+        while run[k] >= 1 and run[k] <= G and have[run[k]] >= caps[run[k] - 1]:
+            run[k] += 1
+        if run[k] > G:                       # every grade tried: back to rank k - 1
+            k -= 1
+            continue
+        if run[k] >= 1:
+            have[run[k]] += 1
+        if k == n - 1:
+            for j in range(n):
+                out[row, j] = run[j]
+            row += 1
+        else:
+            k += 1
+            run[k] = -1
+    pos[0] = k
+    return row
+
+
+@nb.njit(cache=True)
 def encode_runs(runs, levels):
     """Run ids of the given runs (inverse of :func:`decode_runs`)."""
     m, n = runs.shape

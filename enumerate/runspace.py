@@ -11,7 +11,7 @@ from typing import Iterator
 
 import numpy as np
 
-from irscale.enumerate.kernels import decode_runs, encode_runs
+from irscale.enumerate.kernels import count_feasible, decode_ids, decode_runs, encode_runs, feasible_runs
 from irscale.errors import RunError
 
 
@@ -47,6 +47,42 @@ def runs_of_ids(ids, levels: int, n: int) -> np.ndarray:
     for i, rid in enumerate(ids):  # small inputs only
         decode_runs(int(rid), 1, levels, n, out[i:i + 1])
     return out
+
+
+def runs_of_ids_fast(ids, levels: int, n: int) -> np.ndarray:
+    """Runs (uint8 array, shape (len(ids), n)) with the given ids (numba; any size)."""
+    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+    out = np.empty((ids.shape[0], n), dtype=np.uint8)
+    decode_ids(ids, levels, n, out)
+    return out
+
+
+def feasible_space_size(n: int, counts) -> int:
+    """Number of runs of length n with at most c_g documents of each grade g
+    (``counts = (c_1..c_G)``): the runs that can occur for a topic with those counts."""
+    return int(count_feasible(n, np.minimum(np.asarray(counts, dtype=np.int64), n)))
+
+
+def feasible_run_chunks(n: int, counts, chunk: int = 1 << 18) -> Iterator[np.ndarray]:
+    """The runs of length n feasible for the per-grade counts ``(c_1..c_G)`` (at most c_g
+    documents of grade g), in run id order, as uint8 arrays of up to ``chunk`` rows."""
+    caps = np.minimum(np.asarray(counts, dtype=np.int64), n)
+    run = np.zeros(n, dtype=np.int64)
+    run[0] = -1
+    have = np.zeros(caps.shape[0] + 1, dtype=np.int64)
+    pos = np.zeros(1, dtype=np.int64)
+    while pos[0] >= 0:
+        out = np.empty((chunk, n), dtype=np.uint8)
+        rows = feasible_runs(n, caps, run, have, pos, out)
+        if rows:
+            yield out[:rows]
+
+
+def all_feasible_runs(n: int, counts) -> np.ndarray:
+    """Every run of length n feasible for the per-grade counts ``(c_1..c_G)``, in run id
+    order (uint8 array (feasible_space_size, n); small spaces only)."""
+    parts = list(feasible_run_chunks(n, counts))
+    return np.concatenate(parts) if parts else np.zeros((0, n), np.uint8)
 
 
 def all_runs(levels: int, n: int) -> np.ndarray:

@@ -199,6 +199,9 @@ def count_vectors(measure: Measure, rbs=None) -> list[tuple]:
     measure: None or ``"all"`` mean the all-runs vector (N, ..., N) of the ``common``
     scale; otherwise a vector (c_1..c_G) or a list of them (capped at N, deduplicated)."""
     if rbs is None or (isinstance(rbs, str) and rbs == "all"):
+        if measure.common_rb() is None:
+            raise RecallBaseError(f"{measure} has one table per topic: give the topics' per-grade counts "
+                                  f"(--rb '(3,2)' or --qrels FILE)")
         return [measure.common_rb()]
     items = [rbs] if isinstance(rbs, tuple) else list(rbs)
     out = []
@@ -270,7 +273,11 @@ def build_tables(measures: Iterable, method: str = "auto", n_jobs: int = 1, prog
     ms = [parse_measure(m) for m in measures]
     generic: dict[tuple, list[Measure]] = defaultdict(list)
     for m in ms:
-        if m.counts_keyed:
+        if m.value_kind == "fraction":
+            from irscale.scales.fraction_table import build_fraction_table
+            for c in count_vectors(m, (rb_counts or {}).get(str(m))):
+                yield build_fraction_table(m, c)
+        elif m.counts_keyed:
             if method == "split":
                 from irscale.errors import MeasureError
                 raise MeasureError(f"{m}: tables keyed by per-grade counts are built by the generic method; "
@@ -326,4 +333,7 @@ def scale(measure: str | Measure, rb: int | None = None):
     from irscale.scales.scale import Scale
     m = parse_measure(measure)
     m.check_rb(rb)
+    if m.value_kind == "fraction":
+        from irscale.scales.fraction_table import FractionScale
+        return FractionScale(_table(m, m.table_rb(rb)), rb)
     return Scale(_table(m, m.table_rb(rb) if m.counts_keyed else None), rb)

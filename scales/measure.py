@@ -48,13 +48,16 @@ class Param:
     between 0 and 1 (kept exact as a :class:`fractions.Fraction` parsed from its decimal
     text), ``"log_base"`` an integer >= 2, ``"gains"`` the gains g(0), ..., g(G) of the
     relevance degrees 0..G: a tuple of non-negative integers, non-decreasing, g(0) = 0 and
-    g(G) > 0 (its length sets REL = {0..G}; ``(0, 1)`` is binary relevance).
+    g(G) > 0 (its length sets REL = {0..G}; ``(0, 1)`` is binary relevance), ``"grade"``
+    an integer 1..9, ``"choice"`` one of the names ``choices`` (written bare:
+    ``crossing=literal``).
     """
 
     name: str
     kind: str
     description: str
     default: Any = REQUIRED
+    choices: tuple = ()
 
     def convert(self, family: str, value: Any) -> Any:
         if self.kind == "prob":
@@ -78,6 +81,11 @@ class Param:
                                    f"non-decreasing integers from 0 (grade 0) to a positive top gain, e.g. "
                                    f"(0,1,3), got {value!r}")
             return gains
+        if self.kind == "choice":
+            if not isinstance(value, str) or value not in self.choices:
+                raise MeasureError(f"{family}: parameter {self.name} must be one of {', '.join(self.choices)}, "
+                                   f"got {value!r}")
+            return value
         if self.kind == "grade":
             if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or value != int(value) \
                     or not 1 <= int(value) < MAX_LEVELS:
@@ -141,6 +149,9 @@ class Measure:
     params: ClassVar[tuple[Param, ...]] = ()
     rb_dependent: ClassVar[bool] = False
     summary: ClassVar[str] = ""
+    #: ``"key"``: exact integer keys (:mod:`irscale.scales.keys`); ``"fraction"``: exact
+    #: fractions per topic (:mod:`irscale.scales.fraction_measure`).
+    value_kind: ClassVar[str] = "key"
 
     def __post_init__(self) -> None:
         n = self.n
@@ -167,7 +178,8 @@ class Measure:
     def example(cls) -> str:
         """An example name of this family, used in help and error messages."""
         examples = {"prob": "0.8", "log_base": "2", "gains": "(0,1,3)", "grade": "2"}
-        inner = ",".join(f"{p.name}={examples[p.kind]}" for p in sorted(cls.params, key=lambda p: p.name)
+        inner = ",".join(f"{p.name}={p.choices[0] if p.kind == 'choice' else examples[p.kind]}"
+                         for p in sorted(cls.params, key=lambda p: p.name)
                          if p.default is REQUIRED)
         return f"{cls.name}({inner})@10" if inner else f"{cls.name}@10"
 
@@ -218,14 +230,14 @@ class Measure:
     def stratified(self) -> bool:
         """Whether one table serves every recall base through strata (binary RB-dependent
         measures: entries carry the number of relevant documents of their runs)."""
-        return self.rb_dependent and self.levels == 2
+        return self.rb_dependent and self.levels == 2 and self.value_kind == "key"
 
     @property
     def counts_keyed(self) -> bool:
         """Whether tables are keyed by the per-grade recall-base vector (c_1..c_G), each
         capped at N (graded RB-dependent measures; SPEC_MEASURES section 1): one table
         per vector, over the runs feasible for it."""
-        return self.rb_dependent and self.levels > 2
+        return self.rb_dependent and (self.levels > 2 or self.value_kind != "key")
 
     def common_rb(self):
         """The recall base of the ``common`` (all-runs) scale: N, or (N, ..., N) for

@@ -14,6 +14,10 @@ from irscale.scales.measure import Measure
 from irscale.scales.registry import families
 
 
+class _Choice(str):
+    """A bare name given as a parameter value (``crossing=literal``)."""
+
+
 def _known() -> str:
     return ", ".join(cls.example() for cls in families().values())
 
@@ -60,6 +64,11 @@ def parse_measure(text: str | Measure) -> Measure:
                     raise MeasureError(f"measure {src!r}: parameter {kw.arg} given twice")
                 kwargs[kw.arg] = tuple(e.value for e in items)
                 continue
+            if isinstance(value, ast.Name):       # crossing=literal
+                if kw.arg in kwargs:
+                    raise MeasureError(f"measure {src!r}: parameter {kw.arg} given twice")
+                kwargs[kw.arg] = _Choice(value.id)
+                continue
             if not (isinstance(value, ast.Constant) and isinstance(value.value, (int, float))
                     and not isinstance(value.value, bool)):
                 raise MeasureError(f"measure {src!r}: parameter {kw.arg} must be a plain non-negative number "
@@ -86,6 +95,13 @@ def parse_measure(text: str | Measure) -> Measure:
             raise MeasureError(f"{cls.name} has no parameter {name!r}; its parameters: {what}")
     for name, value in list(kwargs.items()):
         kind = allowed[name].kind
+        if isinstance(value, _Choice) != (kind == "choice"):
+            raise MeasureError(f"{cls.name}: parameter {name} ({allowed[name].description}) "
+                               + (f"must be one of {', '.join(allowed[name].choices)}" if kind == "choice"
+                                  else "must be a number" if kind != "gains" else "must be a tuple like (0,1,3)"))
+        if isinstance(value, _Choice):
+            kwargs[name] = str(value)
+            continue
         if isinstance(value, tuple) != (kind == "gains"):
             raise MeasureError(f"{cls.name}: parameter {name} ({allowed[name].description}) "
                                + ("must be a tuple like (0,1,3)" if kind == "gains" else "must be a number"))

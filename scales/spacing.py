@@ -393,7 +393,8 @@ def store_spacing(store, measures=None, chunk: int = CHUNK, progress=None) -> li
     if not hasattr(store, "scale"):
         store = open_store(store)
     if measures is None:   # every table; graded RB-dependent measures: every stored count vector
-        items = [(t["measure"], t.get("rb_counts")) for t in store.tables()]
+        items = [(t["measure"], t.get("rb_counts")) for t in store.tables()
+                 if t.get("layout") != "fraction"]   # per-topic tables of exact fractions: not streamed here
     else:
         items = [(name, None) for name in measures]
     out = []

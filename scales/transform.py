@@ -217,6 +217,8 @@ def _rank_measure(measure, ids: np.ndarray, rb: np.ndarray, tables, rb_scale: st
     else:
         groups = [(int(r), rb == r) for r in np.unique(rb)]
     for scale_rb, rows in groups:
+        if measure.value_kind == "fraction" and not measure.defined(scale_rb):
+            continue                 # undefined for this topic (e.g. Twist with N < 2 RB): rank 0 -> empty
         s = tables.scale(measure, scale_rb)
         rank[rows] = s.rank_ids(ids[rows])
         k[rows] = s.k
@@ -239,6 +241,7 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
     rows = rel.shape[0]
     frames = []
     for mi, m in enumerate(measures):
+        undefined: set = set()
         grades = np.minimum(rel[:, :m.n], m.levels - 1)       # levels above G fold into G
         ids = ids_of_runs(grades, m.levels).astype(np.int64)
         raw = np.empty(rows)
@@ -248,7 +251,12 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
             counts = grade_counts[m.levels]
             for c in np.unique(counts, axis=0):
                 sel = (counts == c).all(axis=1)
-                raw[sel] = values_of_ids(m, ids[sel], tuple(int(x) for x in c))
+                c = tuple(int(x) for x in c)
+                if m.value_kind == "fraction" and not m.defined(c):
+                    raw[sel] = np.nan      # e.g. Twist with N < 2 RB: undefined, the topic has no score
+                    undefined.update(topics[sel].tolist())
+                    continue
+                raw[sel] = values_of_ids(m, ids[sel], c)
         elif m.rb_dependent:
             for r in np.unique(rb):
                 sel = rb == r
@@ -259,10 +267,21 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
             rank, k, mid, n_runs = _rank_measure(m, ids, grade_counts[m.levels] if m.counts_keyed else rb, tables,
                                                  rb_scale, midranks)
             scaled = np.where(k > 1, (rank - 1) / np.maximum(k - 1, 1), 0.0)
-            rank, k, n_runs = (pd.array(a, dtype="Int64") for a in (rank, k, n_runs))
+            empty = rank == 0                                  # undefined topics (raw NaN)
+            scaled = np.where(empty, np.nan, scaled)
+            rank, k, n_runs = (pd.array(np.where(empty, 0, a), dtype="Int64") for a in (rank, k, n_runs))
+            for a in (rank, k, n_runs):
+                a[empty] = pd.NA
         else:
             rank = k = n_runs = pd.array(np.full(rows, pd.NA), dtype="Int64")
             scaled = mid = np.full(rows, np.nan)
+        if undefined:
+            import warnings
+
+            from irscale.errors import IrscaleWarning
+            warnings.warn(f"{m} is undefined for {len(undefined)} topic(s) at N = {m.n} (Twist and CRP need "
+                          f"N >= 2 RB), e.g. {', '.join(sorted(undefined)[:3])}: their scores are empty",
+                          IrscaleWarning, stacklevel=3)
         frames.append(pd.DataFrame({
             "run": runs, "topic": topics, "measure": str(m), "n": m.n, "rb": rb, "raw": raw,
             "rank": rank, "k": k, "scaled": scaled, "midrank": mid, "n_runs": n_runs, "rb_scale": rb_scale,
@@ -321,6 +340,11 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
     if max_grade is not None and (isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1):
         raise IrscaleError(f"max_grade must be an integer >= 1, got {max_grade!r}")
     ms = _measures(measures)
+    if rb_scale == "common" and store is not None and not raw_only:
+        per_topic = [m for m in ms if m.value_kind == "fraction"]
+        if per_topic:
+            raise IrscaleError(f"{', '.join(map(str, per_topic))} have no common scale (one table per topic); "
+                               f"use rb_scale feasible")
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     if not q.topics:
         raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
@@ -328,6 +352,9 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
     if store is not None and not raw_only:
         vectors = {str(m): (qrels_count_vectors(q, m, max_grade) if rb_scale == "feasible" else [m.common_rb()])
                    for m in ms if m.counts_keyed}
+        for m in ms:                  # per-topic measures: only the topics where they are defined
+            if m.value_kind == "fraction":
+                vectors[str(m)] = [c for c in vectors[str(m)] if m.defined(c)]
         hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
         tables = _open_tables(store, ms, build_missing, n_jobs, progress, vectors, hint)
     depth = max(m.n for m in ms)

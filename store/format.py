@@ -26,6 +26,10 @@ One file holds many tables::
                  checksum (sha256 over the datasets' bytes in the order ids, counts,
                  strata), complete (True, written last)
 
+Tables of measures with exact fractions per topic (Twist, the CRP indicators) have
+attr ``layout = "fraction"`` and the datasets num, den (int64, reduced, in value order)
+and counts instead (see :mod:`irscale.scales.fraction_table`).
+
 Entries and run ids are defined in :mod:`irscale.scales.scale`; values are recomputed
 from run ids (:mod:`irscale.scales.split`). Datasets are contiguous and uncompressed so
 that readers memory-map them and never read a table whole. A table counts as present
@@ -39,6 +43,9 @@ import hashlib
 FORMAT_NAME = "irscale-tables"
 FORMAT_VERSION = 3
 DATASETS = ("ids", "counts", "strata")
+#: Datasets of tables of exact fractions (attr layout = "fraction"; Twist, CRP): per
+#: distinct value its reduced numerator and denominator (int64) and run count.
+FRACTION_DATASETS = ("num", "den", "counts")
 
 
 def table_name(measure: str, rb_counts: tuple | None = None) -> str:

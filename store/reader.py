@@ -116,7 +116,12 @@ class Store:
     def _counts(m, rb_counts):
         if not m.counts_keyed:
             return None
-        return m.common_rb() if rb_counts is None else m.table_rb(tuple(rb_counts))
+        if rb_counts is None:
+            if m.common_rb() is None:
+                from irscale.errors import RecallBaseError
+                raise RecallBaseError(f"{m} has one table per topic: give its per-grade counts")
+            return m.common_rb()
+        return m.table_rb(tuple(rb_counts))
 
     def _missing(self, m, counts):
         if counts is None:
@@ -143,6 +148,8 @@ class Store:
             if g is None or not bool(g.attrs.get("complete", False)):
                 raise self._missing(m, counts)
             a = _attrs(g)
+            if a.get("layout") == "fraction":
+                return self._fraction_table(m, counts, g, a, verify)
             arrays = {name: (_mapped(self.path, g[name], random_access=not verify) if name in g else None)
                       for name in DATASETS}
             from irscale.scales.lookup_kernels import BLOCK, RAW_BLOCK
@@ -164,6 +171,23 @@ class Store:
         self._cache[(m, counts)] = t
         return t
 
+    def _fraction_table(self, m, counts, g, a, verify: bool):
+        from irscale.scales import Certificate
+        from irscale.scales.fraction_table import FractionTable
+        from irscale.store.format import FRACTION_DATASETS
+        arrays = {name: g[name][()] for name in FRACTION_DATASETS}
+        if verify:
+            h = new_checksum()
+            for name in FRACTION_DATASETS:
+                h.update(np.ascontiguousarray(arrays[name]).tobytes())
+            if h.hexdigest() != a["checksum"]:
+                raise StoreError(f"{self.path}: table {table_name(str(m), counts)} is corrupt (checksum mismatch); "
+                                 f"rebuild it")
+        cert = Certificate(a["tie_method"], a["error_bound"], a["min_gap"], a["min_gap_exact"], a["redecided"])
+        t = FractionTable(m, counts, arrays["num"], arrays["den"], arrays["counts"], int(a["n_runs"]), cert, meta=a)
+        self._cache[(m, counts)] = t
+        return t
+
     def verify(self) -> list[str]:
         """Recompute every table's checksum; returns the measures checked (raises
         StoreError on the first mismatch)."""
@@ -178,7 +202,11 @@ class Store:
         from irscale.scales import Scale, parse_measure
         m = parse_measure(measure)
         rb = m.check_rb(rb)
-        return Scale(self.table(m, rb_counts=m.table_rb(rb) if m.counts_keyed else None), rb)
+        table = self.table(m, rb_counts=m.table_rb(rb) if m.counts_keyed else None)
+        if getattr(table, "layout", None) == "fraction":
+            from irscale.scales.fraction_table import FractionScale
+            return FractionScale(table, rb)
+        return Scale(table, rb)
 
 
 def open_store(path: str | os.PathLike) -> Store:

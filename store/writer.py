@@ -78,6 +78,9 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
     if path in f:
         del f[path]
     g = f.create_group(path)
+    if getattr(table, "layout", None) == "fraction":
+        _write_fraction_table(g, table, build_seconds)
+        return
     E = table.n_entries
     h = new_checksum()
     plan = []
@@ -116,23 +119,46 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
         n_distinct = int(hist.sum())
     else:
         n_distinct, by_rb = E, []
+    attrs = _common_attrs(m, table, build_seconds)
+    attrs.update(implicit=bool(table.implicit), n_distinct=n_distinct, distinct_by_rb=json.dumps(by_rb),
+                 checksum=h.hexdigest())
+    for k, v in attrs.items():
+        g.attrs[k] = v
+    g.attrs["complete"] = True  # last: marks the table as usable
+
+
+def _common_attrs(m, table, build_seconds) -> dict:
     cert = table.certificate
-    attrs = {
+    return {
         "measure": str(m), "family": m.name,
         "params": json.dumps({k: _jsonable(v) for k, v in m.param_values().items()}),
         "rel": json.dumps(list(range(m.levels))), "n": m.n, "rb_dependent": bool(m.rb_dependent),
-        "implicit": bool(table.implicit), "n_entries": int(E), "n_runs": int(table.n_runs),
-        "n_distinct": n_distinct, "distinct_by_rb": json.dumps(by_rb),
+        "n_entries": int(table.n_entries), "n_runs": int(table.n_runs),
         "tie_method": cert.method, "error_bound": float(cert.error_bound), "min_gap": float(cert.min_gap),
         "min_gap_exact": cert.min_gap_exact, "redecided": int(cert.redecided),
         "generator_version": _version(), "created": _now(),
         "build_seconds": float(build_seconds) if build_seconds is not None else -1.0,
-        "checksum": h.hexdigest(),
         "rb_counts": json.dumps(None if table.rb_counts is None else list(table.rb_counts)),
     }
+
+
+def _write_fraction_table(g, table, build_seconds) -> None:
+    """A table of exact fractions (:mod:`irscale.scales.fraction_table`): datasets num,
+    den (int64) and counts, in value order; attr layout = "fraction"."""
+    from irscale.enumerate.runspace import count_dtype
+    from irscale.store.format import FRACTION_DATASETS, new_checksum
+    h = new_checksum()
+    cmax = int(table.counts.max()) if table.n_entries else 1
+    for name, dt in zip(FRACTION_DATASETS, (np.int64, np.int64, count_dtype(cmax))):
+        arr = np.ascontiguousarray(getattr(table, name), dtype=dt)
+        g.create_dataset(name, data=arr)
+        h.update(arr.astype(np.dtype(dt).newbyteorder("<"), copy=False).tobytes())
+    attrs = _common_attrs(table.measure, table, build_seconds)
+    attrs.update(layout="fraction", implicit=False, n_distinct=int(table.n_entries), distinct_by_rb="[]",
+                 checksum=h.hexdigest())
     for k, v in attrs.items():
         g.attrs[k] = v
-    g.attrs["complete"] = True  # last: marks the table as usable
+    g.attrs["complete"] = True
 
 
 def _copy_with_progress(src: Path, dst: Path, bar) -> None:

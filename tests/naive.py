@@ -259,3 +259,78 @@ GRADED = {
     "RR(gains=(0,1,2,3),rel=2)": (gRR(2), 4),
     "RR(gains=(0,1,2))": (gRR(1), 3),
 }
+
+
+# -- Twist and CRP (SPEC_MEASURES sections 3 and 4), written from the text ------------------
+def _rp(run, c):
+    """Relative positions: 0 inside the grade's ideal interval, k - lo before, k - hi after."""
+    G, rb = len(c), sum(c)
+    lo, hi = {}, {}
+    for g in range(1, G + 1):
+        above = sum(c[h - 1] for h in range(g + 1, G + 1))
+        lo[g], hi[g] = 1 + above, above + c[g - 1]
+    lo[0], hi[0] = rb + 1, len(run)
+    out = []
+    for k, r in enumerate(run, start=1):
+        out.append(k - lo[r] if k < lo[r] else k - hi[r] if k > hi[r] else 0)
+    return out
+
+
+def _crp(run, c):
+    return list(itertools.accumulate(_rp(run, c)))
+
+
+def twist(crossing="impl"):
+    """Twist tau = (rho + sigma) / 2 with the crossing rule of the spec (run feasible, N >= 2RB)."""
+    def f(run, c):
+        n, rb = len(run), sum(c)
+        if not any(run):
+            return Fraction(0)
+        crp = _crp(run, c)
+        j = None
+        for i in range(n - 1):
+            a, b = crp[i], crp[i + 1]
+            hit = ((a <= 0) != (b <= 0)) if crossing == "impl" else ((a <= 0 and b >= 0) or (a >= 0 and b <= 0))
+            if hit:
+                j = i + 1
+                break
+        if j is None:
+            rho = Fraction(1) if all(x == 0 for x in crp) else Fraction(0)
+        else:
+            rho = Fraction(rb, max(rb, j))
+        rp = _rp(run, c)
+        s_plus, s_minus = sum(x for x in rp if x > 0), -sum(x for x in rp if x < 0)
+        fs_minus = Fraction(rb * (rb + 1), 2)
+        fs_plus = rb * (n - rb) + Fraction(rb - sum(x * x for x in c), 2)
+        sp, sm = 1 - s_plus / fs_plus, 1 - s_minus / fs_minus
+        sigma = Fraction(0) if sp + sm == 0 else 2 * sp * sm / (sp + sm)
+        return (rho + sigma) / 2
+    return f
+
+
+def _worst(c, n):
+    return tuple([0] * (n - sum(c)) + [g for g in range(1, len(c) + 1) for _ in range(c[g - 1])])
+
+
+def _balance(crp, rb):
+    start = crp.index(min(crp))
+    for k in range(start, len(crp)):
+        if crp[k] >= 0:
+            return max(k + 1, rb)
+    return None
+
+
+def crp_indicator(ind):
+    """CRP indicators of section 4 (CRP_min against min CRP_w, as printed); None = -inf."""
+    def f(run, c):
+        n, rb = len(run), sum(c)
+        crp, crp_w = _crp(run, c), _crp(_worst(c, n), c)
+        b_r, b_w = _balance(crp, rb), _balance(crp_w, rb)
+        if ind == "rho":
+            return Fraction(rb, b_r) if b_r else Fraction(0)
+        if ind == "b_ratio":
+            return 1 - Fraction(b_r, b_w) if b_r else None
+        if ind == "min":
+            return 1 - Fraction(min(crp), min(crp_w))
+        return 1 - Fraction(crp[-1], crp_w[-1])
+    return f

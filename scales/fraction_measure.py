@@ -1,0 +1,93 @@
+"""Measures whose exact values are fractions computed per topic: the base class of Twist
+and the CRP indicators (SPEC_MEASURES sections 3 and 4).
+
+Their values depend on the topic's per-grade counts ``c = (c_1..c_G)`` in a non-linear
+way (the ideal and full-scale runs move with every count), so no integer key serves all
+topics: a table is built per count vector ``c`` (not capped at N: these measures need
+``N >= 2 RB``) from the exact fractions of the runs feasible for it
+(:mod:`irscale.scales.fraction_table`). Runs hold grades 0..G, ``G`` being the ``grades``
+parameter (default 1: binary relevance, where ``rb`` may be given as an integer).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import ClassVar
+
+import numpy as np
+
+from irscale.errors import MeasureError, RecallBaseError
+from irscale.scales.measure import MAX_RB, Measure, Param
+
+#: The ``grades`` parameter: the top grade G (runs hold grades 0..G).
+GRADES = Param("grades", "grade", "top relevance grade G (runs hold grades 0..G; 1 = binary)", default=1)
+
+
+@dataclass(frozen=True, repr=False)
+class FractionMeasure(Measure):
+    """A measure with exact rational values per topic (see the module docstring).
+
+    Subclasses implement :meth:`fractions_many` (numpy, exact int64 numerators and
+    denominators) and :meth:`exact_value` (the scalar exact reference)."""
+
+    rb_dependent: ClassVar[bool] = True
+    value_kind: ClassVar[str] = "fraction"
+    grades: int = 1
+
+    @property
+    def levels(self) -> int:
+        return self.grades + 1
+
+    def check_rb(self, rb):
+        """The per-grade counts ``(c_1..c_G)`` as a tuple (an int is accepted when G = 1)."""
+        if rb is None:
+            raise RecallBaseError(f"{self} depends on the topic: give its per-grade counts (c_1..c_{self.grades}) "
+                                  f"of judged documents" + (" (or the recall base, an integer)" if self.grades == 1
+                                                            else ""))
+        if self.grades == 1 and isinstance(rb, (int, np.integer)) and not isinstance(rb, bool):
+            rb = (int(rb),)
+        counts = tuple(rb) if isinstance(rb, (tuple, list, np.ndarray)) else None
+        if (counts is None or len(counts) != self.grades
+                or any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 0 for c in counts)
+                or not 1 <= sum(counts) <= MAX_RB):
+            raise RecallBaseError(f"{self}: give the recall base as the counts (c_1..c_{self.grades}) of judged "
+                                  f"documents per grade 1..{self.grades}, at least one positive; got {rb!r}")
+        return tuple(int(c) for c in counts)
+
+    def table_rb(self, rb):
+        """Tables are keyed by the counts themselves (no cap: values depend on every count)."""
+        return self.check_rb(rb)
+
+    def common_rb(self):
+        """None: these measures have no all-runs (``common``) scale (they are undefined for
+        recall bases above N/2)."""
+        return None
+
+    def key_spec(self):
+        raise MeasureError(f"{self} has exact fractions per topic, not an integer key")
+
+    # -- implemented by subclasses -----------------------------------------------------
+    def fractions_many(self, runs: np.ndarray, counts: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """Exact values of feasible ``runs`` (uint8 (m, N)) for the topic ``counts``: reduced
+        int64 numerators and positive denominators (a denominator 0 with numerator -1 stands
+        for minus infinity). Raises :class:`~irscale.errors.RecallBaseError` when the measure
+        is undefined for this topic and cutoff."""
+        raise NotImplementedError
+
+    def exact_value(self, run, rb=None) -> Fraction:
+        raise NotImplementedError
+
+    def defined(self, counts) -> bool:
+        """Whether the measure is defined for a topic with these per-grade counts at this
+        cutoff (Twist and CRP need N >= 2 RB)."""
+        try:
+            self.fractions_many(np.zeros((1, self.n), np.uint8), self.check_rb(counts))
+        except RecallBaseError:
+            return False
+        return True
+
+    def values_many(self, runs: np.ndarray, counts: tuple) -> np.ndarray:
+        """Float64 values (correctly rounded quotients; -inf for minus infinity)."""
+        num, den = self.fractions_many(runs, counts)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(den == 0, -np.inf, num / np.where(den == 0, 1, den))
