@@ -85,6 +85,52 @@ def all_feasible_runs(n: int, counts) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros((0, n), np.uint8)
 
 
+# -- truncated rankings (length 0..N; ids: by length, then base-levels number, see
+# -- irscale.scales.utility) ------------------------------------------------------------
+PAD = -1
+
+
+def truncated_space_size(levels: int, n: int) -> int:
+    """Number of rankings of length 0..n over ``levels`` grades."""
+    return sum(levels ** m for m in range(n + 1))
+
+
+def truncated_ids(rankings: np.ndarray, levels: int) -> np.ndarray:
+    """Ids of rankings given as an (m, N) array padded with -1 after their end (validated)."""
+    arr = np.asarray(rankings, dtype=np.int64)
+    lengths = (arr != PAD).sum(axis=1)
+    offsets = np.array([truncated_space_size(levels, m - 1) if m else 0 for m in range(arr.shape[1] + 1)],
+                       dtype=np.int64)
+    number = np.zeros(arr.shape[0], dtype=np.int64)
+    for k in range(arr.shape[1]):
+        inside = k < lengths
+        number = np.where(inside, number * levels + np.where(inside, arr[:, k], 0), number)
+    return offsets[lengths] + number
+
+
+def truncated_rankings_of_ids(ids, levels: int, n: int) -> np.ndarray:
+    """Rankings (int8 (m, n), padded with -1) of the given truncated ids (any order)."""
+    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+    starts = np.array([truncated_space_size(levels, m - 1) if m else 0 for m in range(n + 2)], dtype=np.int64)
+    lengths = np.searchsorted(starts, ids, side="right") - 1
+    number = ids - starts[lengths]
+    out = np.full((ids.shape[0], n), PAD, dtype=np.int8)
+    for k in range(n - 1, -1, -1):       # digit of rank k + 1 is at position length - 1 - k from the end
+        pos = lengths - 1 - k            # how many digits follow rank k + 1
+        inside = pos >= 0
+        digit = (number // np.power(levels, np.where(inside, pos, 0))) % levels
+        out[:, k] = np.where(inside, digit, PAD)
+    return out
+
+
+def truncated_ranking_chunks(levels: int, n: int, chunk: int = 1 << 18) -> Iterator[np.ndarray]:
+    """Every ranking of length 0..n in id order, as int8 arrays (rows padded with -1) of
+    up to ``chunk`` rows."""
+    total = truncated_space_size(levels, n)
+    for start in range(0, total, chunk):
+        yield truncated_rankings_of_ids(np.arange(start, min(total, start + chunk)), levels, n)
+
+
 def all_runs(levels: int, n: int) -> np.ndarray:
     """Every run of the space, in id order (for small n)."""
     total = space_size(levels, n)

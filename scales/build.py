@@ -275,7 +275,7 @@ def build_tables(measures: Iterable, method: str = "auto", n_jobs: int = 1, prog
     for m in ms:
         if m.value_kind == "fraction":
             from irscale.scales.fraction_table import build_fraction_table
-            for c in count_vectors(m, (rb_counts or {}).get(str(m))):
+            for c in (count_vectors(m, (rb_counts or {}).get(str(m))) if m.rb_dependent else [None]):
                 yield build_fraction_table(m, c)
         elif m.counts_keyed:
             if method == "split":

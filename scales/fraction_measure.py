@@ -77,6 +77,42 @@ class FractionMeasure(Measure):
     def exact_value(self, run, rb=None) -> Fraction:
         raise NotImplementedError
 
+    # -- the run space of the tables (feasible runs of the topic; overridden for truncated
+    # -- rankings, irscale.scales.truncated_measure) ---------------------------------------
+    def space_size(self, rb) -> int:
+        """Number of runs a table for ``rb`` covers (the runs feasible for the counts)."""
+        from irscale.enumerate.runspace import feasible_space_size
+        return feasible_space_size(self.n, rb)
+
+    def space_chunks(self, rb, chunk: int):
+        """The runs of the table for ``rb`` as arrays of up to ``chunk`` rows."""
+        from irscale.enumerate.runspace import feasible_run_chunks
+        return feasible_run_chunks(self.n, rb, chunk)
+
+    @property
+    def n_ids(self) -> int:
+        """Number of run ids (ids are 0 .. n_ids - 1)."""
+        return self.levels ** self.n
+
+    def runs_of_ids(self, ids) -> np.ndarray:
+        from irscale.enumerate.runspace import runs_of_ids_fast
+        return runs_of_ids_fast(ids, self.levels, self.n)
+
+    def check_runs(self, runs, rb) -> np.ndarray:
+        """Validated runs (uint8 (m, N)); runs with more documents of a grade than the topic
+        has raise :class:`~irscale.errors.RunError`."""
+        from irscale.enumerate.runspace import grade_counts_of_runs, validate_runs
+        from irscale.errors import RunError
+        arr = validate_runs(runs, self.levels, self.n)
+        have = grade_counts_of_runs(arr, self.grades)
+        bad = (have > np.asarray(rb)).any(axis=1)
+        if bad.any():
+            i = int(np.argmax(bad))
+            g = int(np.argmax(have[i] > np.asarray(rb))) + 1
+            raise RunError(f"run {i} has {int(have[i, g - 1])} documents of grade {g}, more than the topic's "
+                           f"{rb[g - 1]} (per-grade counts {rb}): it cannot occur for this topic")
+        return arr
+
     def defined(self, counts) -> bool:
         """Whether the measure is defined for a topic with these per-grade counts at this
         cutoff (Twist and CRP need N >= 2 RB)."""

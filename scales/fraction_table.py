@@ -97,18 +97,18 @@ def build_fraction_table(measure, counts, progress: bool = False) -> FractionTab
     exactly."""
     from tqdm.auto import tqdm
 
-    from irscale.enumerate.runspace import feasible_run_chunks, feasible_space_size
     from irscale.errors import MeasureError
     c = measure.table_rb(counts)
-    total = feasible_space_size(measure.n, c)
+    total = measure.space_size(c)
     if total > MAX_RUNS:
-        raise MeasureError(f"{measure} with per-grade counts {c}: {total:,} feasible runs, more than irscale "
-                           f"scores for one topic table ({MAX_RUNS:,}); use a smaller N")
-    measure.fractions_many(np.zeros((1, measure.n), np.uint8), c)   # undefined topics fail here, early
+        what = "" if c is None else f" with per-grade counts {c}"
+        raise MeasureError(f"{measure}{what}: {total:,} runs, more than irscale scores exactly for one table "
+                           f"({MAX_RUNS:,}); use a smaller N")
+    measure.fractions_many(next(iter(measure.space_chunks(c, 1))), c)   # undefined topics fail here, early
     pairs, counts_ = [], []
     with tqdm(total=total, unit="run", unit_scale=True, desc=f"{measure} {c}", disable=not progress,
               leave=False) as bar:
-        for runs in feasible_run_chunks(measure.n, c, CHUNK):
+        for runs in measure.space_chunks(c, CHUNK):
             num, den = measure.fractions_many(runs, c)
             u, cnt = np.unique(np.stack([np.asarray(num, np.int64), np.asarray(den, np.int64)], axis=1), axis=0,
                                return_counts=True)
@@ -155,7 +155,8 @@ class FractionScale:
         self._counts = np.asarray(table.counts, dtype=np.int64)
 
     def __repr__(self) -> str:
-        return f"<FractionScale {self.measure}, rb={self.rb}: {self.k} distinct values>"
+        rb = "" if self.rb is None else f", rb={self.rb}"
+        return f"<FractionScale {self.measure}{rb}: {self.k} distinct values>"
 
     @property
     def n(self) -> int:
@@ -235,19 +236,12 @@ class FractionScale:
         return self.midranks_of_ranks(self.rank(values, rtol, atol))
 
     def rank_runs(self, runs) -> np.ndarray:
-        """Exact 1-based unq ranks of judged runs ((m, N) grades 0..G); infeasible runs
-        (more documents of a grade than the topic has) raise :class:`RunError`."""
-        from irscale.enumerate.runspace import grade_counts_of_runs, validate_runs
-        arr = validate_runs(runs, self.measure.levels, self.n)
+        """Exact 1-based unq ranks of judged runs ((m, N) grades 0..G; truncated rankings
+        padded with -1); runs that cannot occur (more documents of a grade than the topic
+        has) raise :class:`RunError`."""
+        arr = self.measure.check_runs(runs, self.rb)
         if arr.shape[0] == 0:
             return np.zeros(0, np.int64)
-        have = grade_counts_of_runs(arr, self.measure.grades)
-        bad = (have > np.asarray(self.rb)).any(axis=1)
-        if bad.any():
-            i = int(np.argmax(bad))
-            g = int(np.argmax(have[i] > np.asarray(self.rb))) + 1
-            raise RunError(f"run {i} has {int(have[i, g - 1])} documents of grade {g}, more than the topic's "
-                           f"{self.rb[g - 1]} (per-grade counts {self.rb}): it cannot occur for this topic")
         num, den = self.measure.fractions_many(arr, self.rb)
         num, den = np.asarray(num, np.int64), np.asarray(den, np.int64)
         i = np.searchsorted(self._values, _floats(num, den))
@@ -262,11 +256,10 @@ class FractionScale:
 
     def rank_ids(self, ids) -> np.ndarray:
         """Exact ranks of runs given by run id."""
-        from irscale.enumerate.runspace import runs_of_ids_fast
         q = np.asarray(ids, dtype=np.int64).reshape(-1)
-        if q.size and (q.min() < 0 or q.max() >= self.measure.levels ** self.n):
-            raise RunError(f"run ids must be in [0, {self.measure.levels ** self.n})")
-        return self.rank_runs(runs_of_ids_fast(q, self.measure.levels, self.n))
+        if q.size and (q.min() < 0 or q.max() >= self.measure.n_ids):
+            raise RunError(f"run ids must be in [0, {self.measure.n_ids})")
+        return self.rank_runs(self.measure.runs_of_ids(q))
 
     def _label(self) -> str:
-        return f"{self.measure} with rb={self.rb}"
+        return f"{self.measure}" + ("" if self.rb is None else f" with rb={self.rb}")

@@ -168,9 +168,8 @@ def values_of_ids(measure, ids, rb: int | None = None) -> np.ndarray:
     """
     from irscale.enumerate.split_kernels import exact_keys
     rb = measure.check_rb(rb)
-    if measure.value_kind == "fraction":   # exact fractions per topic (Twist, CRP)
-        from irscale.enumerate.runspace import runs_of_ids_fast
-        return measure.values_many(runs_of_ids_fast(ids, measure.levels, measure.n), rb)
+    if measure.value_kind == "fraction":   # exact fractions (Twist, CRP, utilities)
+        return measure.values_many(measure.runs_of_ids(ids), rb)
     sf = cached_split_form(measure)
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     if sf.exact:   # raw values are the exact integer keys

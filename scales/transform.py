@@ -234,6 +234,8 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
     from irscale.enumerate.runspace import ids_of_runs
     from irscale.scales.split import values_of_ids
     rel = np.concatenate([j.rel for j in judged]) if judged else np.zeros((0, 1), np.uint8)
+    lengths = np.concatenate([j.lengths if j.lengths is not None else np.full(len(j.topics), j.rel.shape[1])
+                              for j in judged]) if judged else np.zeros(0, np.int64)
     rb = np.concatenate([j.rb for j in judged]) if judged else np.zeros(0, np.int64)
     grade_counts = {}
     runs = np.repeat(np.array([j.run for j in judged], dtype=object), [len(j.topics) for j in judged])
@@ -243,7 +245,13 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
     for mi, m in enumerate(measures):
         undefined: set = set()
         grades = np.minimum(rel[:, :m.n], m.levels - 1)       # levels above G fold into G
-        ids = ids_of_runs(grades, m.levels).astype(np.int64)
+        if getattr(m, "run_space", None) == "truncated":      # rankings of their own length (<= N)
+            from irscale.enumerate.runspace import PAD, truncated_ids
+            own = np.minimum(lengths, m.n)
+            ranked = np.where(np.arange(m.n)[None, :] < own[:, None], grades.astype(np.int64), PAD)
+            ids = truncated_ids(ranked, m.levels)
+        else:
+            ids = ids_of_runs(grades, m.levels).astype(np.int64)
         raw = np.empty(rows)
         if m.counts_keyed:                                    # per-grade recall bases (c_1..c_G)
             if m.levels not in grade_counts:
@@ -341,7 +349,7 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
         raise IrscaleError(f"max_grade must be an integer >= 1, got {max_grade!r}")
     ms = _measures(measures)
     if rb_scale == "common" and store is not None and not raw_only:
-        per_topic = [m for m in ms if m.value_kind == "fraction"]
+        per_topic = [m for m in ms if m.value_kind == "fraction" and m.counts_keyed]
         if per_topic:
             raise IrscaleError(f"{', '.join(map(str, per_topic))} have no common scale (one table per topic); "
                                f"use rb_scale feasible")
@@ -353,7 +361,7 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
         vectors = {str(m): (qrels_count_vectors(q, m, max_grade) if rb_scale == "feasible" else [m.common_rb()])
                    for m in ms if m.counts_keyed}
         for m in ms:                  # per-topic measures: only the topics where they are defined
-            if m.value_kind == "fraction":
+            if m.value_kind == "fraction" and m.counts_keyed:
                 vectors[str(m)] = [c for c in vectors[str(m)] if m.defined(c)]
         hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
         tables = _open_tables(store, ms, build_missing, n_jobs, progress, vectors, hint)

@@ -376,6 +376,9 @@ class JudgedRuns:
         Evaluated topics the run has no ranking for (scored as all non-relevant).
     ignored : list of str
         Topics of the run that the qrels do not evaluate.
+    lengths : ndarray of int64
+        Documents the run retrieved for each topic (at most the depth; 0 for missing
+        topics): the rankings' own lengths, used by measures over truncated rankings.
     """
 
     run: str
@@ -385,6 +388,7 @@ class JudgedRuns:
     missing: list[str]
     ignored: list[str]
     level_counts: np.ndarray | None = None
+    lengths: np.ndarray | None = None
 
     def folded(self, max_grade: int) -> "JudgedRuns":
         """The same judged runs with levels above ``max_grade`` folded into it."""
@@ -439,6 +443,7 @@ def judge(run: Run, qrels: Qrels, depth: int) -> JudgedRuns:
     topics, rb, level_counts = qrels.evaluated
     rankings = run.rankings(depth)
     rel = np.zeros((len(topics), depth), dtype=np.uint8)
+    lengths = np.zeros(len(topics), dtype=np.int64)
     missing = []
     for i, topic in enumerate(topics):
         docs = rankings.get(topic)
@@ -447,9 +452,10 @@ def judge(run: Run, qrels: Qrels, depth: int) -> JudgedRuns:
             continue
         judged = qrels.judgments[topic]
         rel[i, :len(docs)] = [min(max(judged.get(d, 0), 0), 255) for d in docs]
+        lengths[i] = len(docs)
     evaluated = set(topics)
     ignored = sort_topics(t for t in rankings if t not in evaluated)
-    return JudgedRuns(run.name, topics, rb, rel, missing, ignored, level_counts)
+    return JudgedRuns(run.name, topics, rb, rel, missing, ignored, level_counts, lengths)
 
 
 def warn_coverage(judged: JudgedRuns) -> None:

@@ -149,7 +149,8 @@ class RankRequest(BaseModel):
         examples=[[0.0, 0.25, 1.0]])
     runs: list[list[int]] | None = Field(
         None, description="Judged runs to rank exactly: each the list of N relevance degrees r_1..r_N, "
-                          "r_1 the top document. Give exactly one of values and runs.",
+                          "r_1 the top document (measures over truncated rankings, e.g. RBPU: 0 to N "
+                          "degrees). Give exactly one of values and runs.",
         examples=[[[1, 0, 1, 0]]])
     rtol: Tolerance | None = Field(None, description="Relative tolerance of value lookups (default 64 ulps).")
     atol: Tolerance | None = Field(None, description="Absolute tolerance of value lookups (default: the "
@@ -416,7 +417,10 @@ class LookupService:
         if query.values is not None:
             ranks = self._rank_values(scale, np.array(query.values, dtype=np.float64), query.rtol, query.atol)
         elif query.runs:
-            ranks = scale.rank_runs(runs_array(query.runs, scale.measure))
+            if getattr(scale.measure, "run_space", None) == "truncated":   # rankings of length 0..N
+                ranks = scale.rank_runs(query.runs)
+            else:
+                ranks = scale.rank_runs(runs_array(query.runs, scale.measure))
         else:
             ranks = np.zeros(0, np.int64)
         rb = list(scale.rb) if isinstance(scale.rb, tuple) else scale.rb

@@ -334,3 +334,30 @@ def crp_indicator(ind):
             return 1 - Fraction(min(crp), min(crp_w))
         return 1 - Fraction(crp[-1], crp_w[-1])
     return f
+
+
+# -- utilities with effort over truncated rankings (SPEC_MEASURES section 5) -----------------
+def utility(kind, p=None, e=Fraction(1, 20), grades=1):
+    """RBPU, FlatU (gain g/G) and ERRU, RBU (cascade gain rel_k prod_{j<k}(1 - rel_j),
+    rel = (2^g - 1)/2^G) of a ranking of its own length, exact."""
+    p = None if p is None else Fraction(p)
+
+    def f(ranking, rb=None):
+        total, stay = Fraction(0), Fraction(1)
+        for k, g in enumerate(ranking, start=1):
+            if kind in ("RBPU", "FlatU"):
+                gain = Fraction(g, grades)
+            else:
+                rel = Fraction(2 ** g - 1, 2 ** grades)
+                gain = rel * stay
+                stay *= 1 - rel
+            disc = {"RBPU": (1 - p) * p ** (k - 1) if p is not None else None, "FlatU": 1,
+                    "ERRU": Fraction(1, k), "RBU": (1 - p) * p ** (k - 1) if p is not None else None}[kind]
+            total += disc * (gain - e)
+        return total
+    return f
+
+
+def cascade_rbp(p, grades=1):
+    """The base measure of RBU: (1 - p) sum p^(k-1) rel_k prod_{j<k} (1 - rel_j)."""
+    return utility("RBU", p, Fraction(0), grades)

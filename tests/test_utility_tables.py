@@ -1,0 +1,122 @@
+"""The utility family with effort (RBPU, FlatU, ERRU, RBU) as measures with tables over
+the truncated run space (rankings of length 0..N): exact values, counts and ranks of
+every ranking against a reference written from SPEC_MEASURES section 5 (tests/naive.py),
+the same order as the base measure on fixed-length runs, no tie with padded versions,
+and transform/service with rankings shorter than N."""
+import itertools
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import irscale
+import naive
+from irscale.enumerate.runspace import PAD
+
+CASES = [("RBPU(p=0.8)@6", naive.utility("RBPU", "0.8"), 1),
+         ("RBPU(e=0.1,grades=2,p=0.5)@4", naive.utility("RBPU", "0.5", Fraction(1, 10), 2), 2),
+         ("FlatU@6", naive.utility("FlatU"), 1),
+         ("FlatU(grades=3)@3", naive.utility("FlatU", grades=3), 3),
+         ("ERRU@6", naive.utility("ERRU"), 1),
+         ("ERRU(grades=2)@4", naive.utility("ERRU", grades=2), 2),
+         ("RBU(p=0.8)@6", naive.utility("RBU", "0.8"), 1),
+         ("RBU(e=0.3,grades=2,p=0.3)@4", naive.utility("RBU", "0.3", Fraction(3, 10), 2), 2)]
+
+
+def _rankings(grades, n):
+    return [r for m in range(n + 1) for r in itertools.product(range(grades + 1), repeat=m)]
+
+
+def _padded(rankings, n):
+    return np.array([list(r) + [PAD] * (n - len(r)) for r in rankings], dtype=np.int64)
+
+
+def _unq(values):
+    distinct = sorted(set(values))
+    index = {v: i + 1 for i, v in enumerate(distinct)}
+    return distinct, [index[v] for v in values]
+
+
+@pytest.mark.parametrize("name,fn,grades", CASES, ids=[c[0] for c in CASES])
+def test_tables_over_truncated_rankings_match_the_reference(name, fn, grades):
+    m = irscale.parse_measure(name)
+    s = irscale.scale(m)
+    rankings = _rankings(grades, m.n)
+    vals = [fn(r) for r in rankings]
+    distinct, ranks = _unq(vals)
+    assert s.n_runs == len(rankings) and s.k == len(distinct)
+    assert s.fractions == distinct
+    assert s.counts.tolist() == np.bincount(np.array(ranks) - 1).tolist()
+    assert s.rank_runs(_padded(rankings, m.n)).tolist() == ranks
+    assert s.rank([float(v) for v in vals]).tolist() == ranks
+    assert s.rank_runs([list(r) for r in rankings[1:4]]).tolist() == ranks[1:4]     # lists without padding
+    # a ranking never ties with its padded versions (appending a document costs effort)
+    for r in rankings:
+        if len(r) < m.n:
+            assert fn(r + (0,)) < fn(r)
+
+
+BASES = [("RBPU(p=0.8)@7", "RBP(p=0.8)@7"), ("RBPU(grades=2,p=0.5)@5", "RBP(gains=(0,1,2),p=0.5)@5"),
+         ("FlatU@7", "P@7"), ("FlatU(grades=2)@5", "gP(gains=(0,1,2))@5"),
+         ("ERRU@7", "ERR@7"), ("ERRU(grades=2)@5", "ERR(gains=(0,1,2))@5"),
+         ("RBU(p=0.8)@7", None), ("RBU(grades=2,p=0.5)@5", None)]
+
+
+@pytest.mark.parametrize("name,base", BASES, ids=[b[0] for b in BASES])
+def test_fixed_length_runs_are_ordered_like_the_base_measure(name, base):
+    m = irscale.parse_measure(name)
+    runs = np.array(list(itertools.product(range(m.levels), repeat=m.n)))
+    utility = irscale.scale(m).rank_runs(runs)
+    if base is None:        # RBU's base: cascade RBP (no irscale measure), exact reference
+        ref = _unq([naive.cascade_rbp(m.p, m.grades)(tuple(r)) for r in runs])[1]
+    else:
+        b = irscale.parse_measure(base)
+        ref = irscale.scale(b).rank_runs(runs)
+    assert _unq(utility.tolist())[1] == _unq(list(ref))[1]
+
+
+def test_limits_and_errors():
+    with pytest.raises(irscale.MeasureError, match="62 bits"):
+        irscale.scale("RBPU(p=0.95)@20")
+    with pytest.raises(irscale.RecallBaseError):
+        irscale.scale("FlatU@4", 3)
+    s = irscale.scale("FlatU@4")
+    for bad in ([[0, PAD, 1, PAD]], [[0, 2]], [[0, 0, 0, 0, 0]], [["x"]]):
+        with pytest.raises(irscale.RunError):
+            s.rank_runs(bad)
+
+
+def test_transform_and_service_with_short_rankings(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from fastapi.testclient import TestClient
+    from irscale.store.service import create_app
+    qrels = {f"q{t}": {f"d{d}": (d + t) % 3 for d in range(8)} for t in range(4)}
+    runs = {"a": {t: {f"d{d}": 10.0 - d for d in range(i + 1)} for i, t in enumerate(qrels)},  # 1..4 documents
+            "b": {t: {f"d{d}": float(d) for d in range(8)} for t in qrels}}
+    q = tmp_path / "qrels"
+    q.write_text("".join(f"{t} 0 {d} {r}\n" for t, js in qrels.items() for d, r in js.items()))
+    paths = []
+    for name, ranking in runs.items():
+        p = tmp_path / name
+        p.write_text("".join(f"{t} Q0 {d} 0 {sc} {name}\n" for t, ds in ranking.items() for d, sc in ds.items()))
+        paths.append(p)
+    n, name = 5, "RBPU(grades=2,p=0.8)@5"
+    store = tmp_path / "u.h5"
+    scores = irscale.transform(q, paths, [name, "FlatU@5"], store, build_missing=True)
+    fns = {name: naive.utility("RBPU", "0.8", grades=2), "FlatU@5": naive.utility("FlatU")}
+    for row in scores.itertuples():
+        docs = sorted(runs[row.run][row.topic].items(), key=lambda ds: (ds[1], ds[0]), reverse=True)[:n]
+        grades = tuple(min(qrels[row.topic][d], 2 if row.measure == name else 1) for d, _ in docs)
+        fn = fns[row.measure]
+        levels = 3 if row.measure == name else 2
+        distinct, ranks = _unq([fn(r) for r in _rankings(levels - 1, n)])
+        assert row.raw == pytest.approx(float(fn(grades)), abs=1e-15)
+        assert row.rank == distinct.index(fn(grades)) + 1 and row.k == len(distinct)
+    client = TestClient(create_app(store))
+    answer = client.post("/v1/rank", json={"measure": name, "runs": [[2], [], [0, 1, 2, 2, 1]]})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["rank"] == irscale.scale(name).rank_runs([[2], [], [0, 1, 2, 2, 1]]).tolist()
+    bad = client.post("/v1/rank", json={"measure": name, "runs": [[3]]})
+    assert bad.status_code == 422 and "outside" in bad.json()["error"]["message"]
