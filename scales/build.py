@@ -273,10 +273,12 @@ def build_tables(measures: Iterable, method: str = "auto", n_jobs: int = 1, prog
     ms = [parse_measure(m) for m in measures]
     generic: dict[tuple, list[Measure]] = defaultdict(list)
     for m in ms:
-        if m.value_kind == "fraction":
+        if m.value_kind != "key":        # exact values per run, tables held in memory
+            from irscale.scales.formal_table import build_formal_table
             from irscale.scales.fraction_table import build_fraction_table
+            build = build_formal_table if m.value_kind == "formal" else build_fraction_table
             for c in (count_vectors(m, (rb_counts or {}).get(str(m))) if m.rb_dependent else [None]):
-                yield build_fraction_table(m, c)
+                yield build(m, c)
         elif m.counts_keyed:
             if method == "split":
                 from irscale.errors import MeasureError
@@ -311,6 +313,15 @@ def _table(measure: Measure, counts: tuple | None = None) -> Table:
     return t
 
 
+def held_scale(table, rb):
+    """The scale of a table held in memory (exact fractions or formal keys)."""
+    if table.layout == "formal":
+        from irscale.scales.formal_table import FormalScale
+        return FormalScale(table, rb)
+    from irscale.scales.fraction_table import FractionScale
+    return FractionScale(table, rb)
+
+
 def scale(measure: str | Measure, rb: int | None = None):
     """Build the unq interval scale of ``measure`` in memory.
 
@@ -333,7 +344,6 @@ def scale(measure: str | Measure, rb: int | None = None):
     from irscale.scales.scale import Scale
     m = parse_measure(measure)
     m.check_rb(rb)
-    if m.value_kind == "fraction":
-        from irscale.scales.fraction_table import FractionScale
-        return FractionScale(_table(m, m.table_rb(rb)), rb)
+    if m.value_kind != "key":
+        return held_scale(_table(m, m.table_rb(rb)), rb)
     return Scale(_table(m, m.table_rb(rb) if m.counts_keyed else None), rb)

@@ -122,8 +122,33 @@ class FractionMeasure(Measure):
             return False
         return True
 
+    # -- formal measures (value_kind = "formal"; irscale.scales.formal_table) ----------------
+    def formal_many(self, runs: np.ndarray, counts) -> np.ndarray:
+        """Exact values of ``runs`` as integer coefficients (int64 (m, C)) of the units
+        :meth:`units_mp`: value = sum_j keys[:, j] * unit_j."""
+        raise NotImplementedError
+
+    def coords(self, counts) -> list[str]:
+        """Labels of the C units (stored with the table)."""
+        raise NotImplementedError
+
+    def units_mp(self, counts) -> list:
+        """The C units as mpmath numbers at the current precision."""
+        raise NotImplementedError
+
+    def units_float(self, counts) -> np.ndarray:
+        import mpmath
+
+        from irscale.scales.keys import MP_DIGITS
+        with mpmath.workdps(MP_DIGITS):
+            return np.array([float(u) for u in self.units_mp(counts)], dtype=np.float64)
+
     def values_many(self, runs: np.ndarray, counts: tuple) -> np.ndarray:
-        """Float64 values (correctly rounded quotients; -inf for minus infinity)."""
+        """Float64 values (fractions: correctly rounded quotients, -inf for minus infinity;
+        formal keys: the float sum of coefficients times units)."""
+        if self.value_kind == "formal":
+            keys = self.formal_many(runs, counts)
+            return keys @ self.units_float(counts) if keys.size else np.zeros(keys.shape[0])
         num, den = self.fractions_many(runs, counts)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(den == 0, -np.inf, num / np.where(den == 0, 1, den))

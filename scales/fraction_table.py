@@ -138,25 +138,22 @@ def _certificate(num: np.ndarray, den: np.ndarray) -> Certificate:
     return Certificate("exact-fraction", bound, float(exact), str(exact), 0)
 
 
-class FractionScale:
-    """The unq interval scale of a fraction measure for one topic (see the module
-    docstring); the interface of :class:`~irscale.scales.scale.Scale`."""
+class HeldScale:
+    """Scale interface (:class:`~irscale.scales.scale.Scale`) over a table held in memory:
+    sorted distinct float ``values`` (value i has unq rank i + 1) and their run ``counts``.
+    Subclasses match runs to values exactly (:meth:`_match`)."""
 
-    def __init__(self, table: FractionTable, rb):
+    def __init__(self, table, rb, values: np.ndarray, counts: np.ndarray):
         self.table = table
         self.measure = table.measure
-        self.rb = self.measure.check_rb(rb)
-        if self.rb != table.rb_counts:
-            raise ValueError(f"{self.measure}: the table is for {table.rb_counts}, not {self.rb}")
+        self.rb = rb
         self.certificate = table.certificate
-        self._num = np.asarray(table.num, dtype=np.int64)
-        self._den = np.asarray(table.den, dtype=np.int64)
-        self._values = _floats(self._num, self._den)
-        self._counts = np.asarray(table.counts, dtype=np.int64)
+        self._values = np.asarray(values, dtype=np.float64)
+        self._counts = np.asarray(counts, dtype=np.int64)
 
     def __repr__(self) -> str:
         rb = "" if self.rb is None else f", rb={self.rb}"
-        return f"<FractionScale {self.measure}{rb}: {self.k} distinct values>"
+        return f"<{type(self).__name__} {self.measure}{rb}: {self.k} distinct values>"
 
     @property
     def n(self) -> int:
@@ -164,7 +161,7 @@ class FractionScale:
 
     @property
     def k(self) -> int:
-        return int(self._num.shape[0])
+        return int(self._values.shape[0])
 
     def __len__(self) -> int:
         return self.k
@@ -180,11 +177,6 @@ class FractionScale:
     @property
     def counts(self) -> np.ndarray:
         return self._counts
-
-    @property
-    def fractions(self) -> list:
-        """The distinct values as :class:`fractions.Fraction` (minus infinity as a float)."""
-        return [Fraction(int(a), int(b)) if b else -float("inf") for a, b in zip(self._num, self._den)]
 
     @property
     def midranks(self) -> np.ndarray:
@@ -213,6 +205,8 @@ class FractionScale:
         x = x.reshape(-1)
         atol = 2 * self.certificate.error_bound if atol is None else atol
         v = self._values
+        if self.k == 0:
+            raise ValueNotInScaleError(f"{self._label()} has no values")
         tol = atol + rtol * np.abs(np.where(np.isfinite(x), x, 0))
         i = np.searchsorted(v, x)
         lo, hi = np.clip(i - 1, 0, self.k - 1), np.clip(i, 0, self.k - 1)
@@ -237,11 +231,46 @@ class FractionScale:
 
     def rank_runs(self, runs) -> np.ndarray:
         """Exact 1-based unq ranks of judged runs ((m, N) grades 0..G; truncated rankings
-        padded with -1); runs that cannot occur (more documents of a grade than the topic
-        has) raise :class:`RunError`."""
+        padded with -1 or given as shorter lists); runs that cannot occur (more documents
+        of a grade than the topic has) raise :class:`RunError`."""
         arr = self.measure.check_runs(runs, self.rb)
         if arr.shape[0] == 0:
             return np.zeros(0, np.int64)
+        return self._match(arr)
+
+    def rank_ids(self, ids) -> np.ndarray:
+        """Exact ranks of runs given by run id."""
+        q = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if q.size and (q.min() < 0 or q.max() >= self.measure.n_ids):
+            raise RunError(f"run ids must be in [0, {self.measure.n_ids})")
+        return self.rank_runs(self.measure.runs_of_ids(q))
+
+    def _match(self, runs: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _label(self) -> str:
+        return f"{self.measure}" + ("" if self.rb is None else f" with rb={self.rb}")
+
+
+class FractionScale(HeldScale):
+    """The unq interval scale of a fraction measure for one topic (see the module
+    docstring); the interface of :class:`~irscale.scales.scale.Scale`."""
+
+    def __init__(self, table: FractionTable, rb):
+        measure = table.measure
+        rb = measure.check_rb(rb)
+        if measure.table_rb(rb) != table.rb_counts:
+            raise ValueError(f"{measure}: the table is for {table.rb_counts}, not {rb}")
+        self._num = np.asarray(table.num, dtype=np.int64)
+        self._den = np.asarray(table.den, dtype=np.int64)
+        super().__init__(table, rb, _floats(self._num, self._den), table.counts)
+
+    @property
+    def fractions(self) -> list:
+        """The distinct values as :class:`fractions.Fraction` (minus infinity as a float)."""
+        return [Fraction(int(a), int(b)) if b else -float("inf") for a, b in zip(self._num, self._den)]
+
+    def _match(self, arr: np.ndarray) -> np.ndarray:
         num, den = self.measure.fractions_many(arr, self.rb)
         num, den = np.asarray(num, np.int64), np.asarray(den, np.int64)
         i = np.searchsorted(self._values, _floats(num, den))
@@ -253,13 +282,3 @@ class FractionScale:
         if (ranks == 0).any():
             raise RuntimeError(f"{self._label()}: run value not in the table; the table is incomplete")
         return ranks
-
-    def rank_ids(self, ids) -> np.ndarray:
-        """Exact ranks of runs given by run id."""
-        q = np.asarray(ids, dtype=np.int64).reshape(-1)
-        if q.size and (q.min() < 0 or q.max() >= self.measure.n_ids):
-            raise RunError(f"run ids must be in [0, {self.measure.n_ids})")
-        return self.rank_runs(self.measure.runs_of_ids(q))
-
-    def _label(self) -> str:
-        return f"{self.measure}" + ("" if self.rb is None else f" with rb={self.rb}")

@@ -81,6 +81,21 @@ class Param:
                                    f"non-decreasing integers from 0 (grade 0) to a positive top gain, e.g. "
                                    f"(0,1,3), got {value!r}")
             return gains
+        if self.kind == "positive":
+            if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, str)):
+                raise MeasureError(f"{family}: parameter {self.name} must be a positive number, got {value!r}")
+            try:
+                frac = Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
+            except (ValueError, ZeroDivisionError):
+                raise MeasureError(f"{family}: parameter {self.name} must be a positive number, got {value!r}") from None
+            if frac <= 0:
+                raise MeasureError(f"{family}: parameter {self.name} must be positive, got {_fmt(frac)}")
+            return frac
+        if self.kind == "count":
+            if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or value != int(value) \
+                    or not 1 <= int(value) <= 2 ** 40:
+                raise MeasureError(f"{family}: parameter {self.name} must be a positive integer, got {value!r}")
+            return int(value)
         if self.kind == "choice":
             if not isinstance(value, str) or value not in self.choices:
                 raise MeasureError(f"{family}: parameter {self.name} must be one of {', '.join(self.choices)}, "
@@ -150,7 +165,8 @@ class Measure:
     rb_dependent: ClassVar[bool] = False
     summary: ClassVar[str] = ""
     #: ``"key"``: exact integer keys (:mod:`irscale.scales.keys`); ``"fraction"``: exact
-    #: fractions per topic (:mod:`irscale.scales.fraction_measure`).
+    #: fractions per run, ``"formal"``: exact rational combinations of logarithms per run
+    #: (:mod:`irscale.scales.fraction_measure`; tables held in memory).
     value_kind: ClassVar[str] = "key"
 
     def __post_init__(self) -> None:
@@ -177,7 +193,8 @@ class Measure:
     @classmethod
     def example(cls) -> str:
         """An example name of this family, used in help and error messages."""
-        examples = {"prob": "0.8", "log_base": "2", "gains": "(0,1,3)", "grade": "2"}
+        examples = {"prob": "0.8", "log_base": "2", "gains": "(0,1,3)", "grade": "2", "positive": "1.05",
+                    "count": "20000"}
         inner = ",".join(f"{p.name}={p.choices[0] if p.kind == 'choice' else examples[p.kind]}"
                          for p in sorted(cls.params, key=lambda p: p.name)
                          if p.default is REQUIRED)

@@ -105,7 +105,7 @@ def parse_measure(text: str | Measure) -> Measure:
         if isinstance(value, tuple) != (kind == "gains"):
             raise MeasureError(f"{cls.name}: parameter {name} ({allowed[name].description}) "
                                + ("must be a tuple like (0,1,3)" if kind == "gains" else "must be a number"))
-        if isinstance(value, str) and kind != "prob":
+        if isinstance(value, str) and kind not in ("prob", "positive"):
             kwargs[name] = float(value)
     return cls(n=cutoff.value, **kwargs)
 

@@ -394,7 +394,7 @@ def store_spacing(store, measures=None, chunk: int = CHUNK, progress=None) -> li
         store = open_store(store)
     if measures is None:   # every table; graded RB-dependent measures: every stored count vector
         items = [(t["measure"], t.get("rb_counts")) for t in store.tables()
-                 if t.get("layout") != "fraction"]   # per-topic tables of exact fractions: not streamed here
+                 if t.get("layout") not in ("fraction", "formal")]   # tables held in memory: not streamed here
     else:
         items = [(name, None) for name in measures]
     out = []

@@ -168,7 +168,7 @@ def values_of_ids(measure, ids, rb: int | None = None) -> np.ndarray:
     """
     from irscale.enumerate.split_kernels import exact_keys
     rb = measure.check_rb(rb)
-    if measure.value_kind == "fraction":   # exact fractions (Twist, CRP, utilities)
+    if measure.value_kind != "key":   # exact values per run (Twist, CRP, utilities, OIE)
         return measure.values_many(measure.runs_of_ids(ids), rb)
     sf = cached_split_form(measure)
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)

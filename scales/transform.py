@@ -217,7 +217,7 @@ def _rank_measure(measure, ids: np.ndarray, rb: np.ndarray, tables, rb_scale: st
     else:
         groups = [(int(r), rb == r) for r in np.unique(rb)]
     for scale_rb, rows in groups:
-        if measure.value_kind == "fraction" and not measure.defined(scale_rb):
+        if measure.value_kind != "key" and not measure.defined(scale_rb):
             continue                 # undefined for this topic (e.g. Twist with N < 2 RB): rank 0 -> empty
         s = tables.scale(measure, scale_rb)
         rank[rows] = s.rank_ids(ids[rows])
@@ -260,7 +260,7 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
             for c in np.unique(counts, axis=0):
                 sel = (counts == c).all(axis=1)
                 c = tuple(int(x) for x in c)
-                if m.value_kind == "fraction" and not m.defined(c):
+                if m.value_kind != "key" and not m.defined(c):
                     raw[sel] = np.nan      # e.g. Twist with N < 2 RB: undefined, the topic has no score
                     undefined.update(topics[sel].tolist())
                     continue
@@ -349,7 +349,7 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
         raise IrscaleError(f"max_grade must be an integer >= 1, got {max_grade!r}")
     ms = _measures(measures)
     if rb_scale == "common" and store is not None and not raw_only:
-        per_topic = [m for m in ms if m.value_kind == "fraction" and m.counts_keyed]
+        per_topic = [m for m in ms if m.value_kind != "key" and m.counts_keyed]
         if per_topic:
             raise IrscaleError(f"{', '.join(map(str, per_topic))} have no common scale (one table per topic); "
                                f"use rb_scale feasible")
@@ -361,7 +361,7 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
         vectors = {str(m): (qrels_count_vectors(q, m, max_grade) if rb_scale == "feasible" else [m.common_rb()])
                    for m in ms if m.counts_keyed}
         for m in ms:                  # per-topic measures: only the topics where they are defined
-            if m.value_kind == "fraction" and m.counts_keyed:
+            if m.value_kind != "key" and m.counts_keyed:
                 vectors[str(m)] = [c for c in vectors[str(m)] if m.defined(c)]
         hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
         tables = _open_tables(store, ms, build_missing, n_jobs, progress, vectors, hint)

@@ -47,7 +47,8 @@ class TruncatedMeasure(FractionMeasure):
 
     @property
     def n_ids(self) -> int:
-        return self.space_size(None)
+        from irscale.enumerate.runspace import truncated_space_size
+        return truncated_space_size(self.levels, self.n)
 
     def runs_of_ids(self, ids) -> np.ndarray:
         from irscale.enumerate.runspace import truncated_rankings_of_ids

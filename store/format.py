@@ -26,9 +26,12 @@ One file holds many tables::
                  checksum (sha256 over the datasets' bytes in the order ids, counts,
                  strata), complete (True, written last)
 
-Tables of measures with exact fractions per topic (Twist, the CRP indicators) have
-attr ``layout = "fraction"`` and the datasets num, den (int64, reduced, in value order)
-and counts instead (see :mod:`irscale.scales.fraction_table`).
+Tables of measures with exact fractions per run (Twist, the CRP indicators, the
+utilities) have attr ``layout = "fraction"`` and the datasets num, den (int64, reduced,
+in value order) and counts instead (see :mod:`irscale.scales.fraction_table`); tables of
+formal keys (DCGU, OIE) ``layout = "formal"``, attr coords and the datasets keys
+(int64 (K, C)) and counts (:mod:`irscale.scales.formal_table`). Both record
+``run_space`` ("fixed", or "truncated" for rankings of length 0..N).
 
 Entries and run ids are defined in :mod:`irscale.scales.scale`; values are recomputed
 from run ids (:mod:`irscale.scales.split`). Datasets are contiguous and uncompressed so
@@ -46,6 +49,9 @@ DATASETS = ("ids", "counts", "strata")
 #: Datasets of tables of exact fractions (attr layout = "fraction"; Twist, CRP): per
 #: distinct value its reduced numerator and denominator (int64) and run count.
 FRACTION_DATASETS = ("num", "den", "counts")
+#: Datasets of tables of formal keys (attr layout = "formal", coords = the unit labels;
+#: DCGU, OIE): per distinct value its integer coefficients (int64 (K, C)) and run count.
+FORMAL_DATASETS = ("keys", "counts")
 
 
 def table_name(measure: str, rb_counts: tuple | None = None) -> str:

@@ -148,8 +148,8 @@ class Store:
             if g is None or not bool(g.attrs.get("complete", False)):
                 raise self._missing(m, counts)
             a = _attrs(g)
-            if a.get("layout") == "fraction":
-                return self._fraction_table(m, counts, g, a, verify)
+            if a.get("layout") in ("fraction", "formal"):
+                return self._held_table(m, counts, g, a, verify)
             arrays = {name: (_mapped(self.path, g[name], random_access=not verify) if name in g else None)
                       for name in DATASETS}
             from irscale.scales.lookup_kernels import BLOCK, RAW_BLOCK
@@ -171,20 +171,28 @@ class Store:
         self._cache[(m, counts)] = t
         return t
 
-    def _fraction_table(self, m, counts, g, a, verify: bool):
+    def _held_table(self, m, counts, g, a, verify: bool):
+        """A table of exact fractions or formal keys (read whole: these tables are small)."""
         from irscale.scales import Certificate
+        from irscale.scales.formal_table import FormalTable
         from irscale.scales.fraction_table import FractionTable
-        from irscale.store.format import FRACTION_DATASETS
-        arrays = {name: g[name][()] for name in FRACTION_DATASETS}
+        from irscale.store.format import FORMAL_DATASETS, FRACTION_DATASETS
+        names = FRACTION_DATASETS if a["layout"] == "fraction" else FORMAL_DATASETS
+        arrays = {name: g[name][()] for name in names}
         if verify:
             h = new_checksum()
-            for name in FRACTION_DATASETS:
+            for name in names:
                 h.update(np.ascontiguousarray(arrays[name]).tobytes())
             if h.hexdigest() != a["checksum"]:
                 raise StoreError(f"{self.path}: table {table_name(str(m), counts)} is corrupt (checksum mismatch); "
                                  f"rebuild it")
         cert = Certificate(a["tie_method"], a["error_bound"], a["min_gap"], a["min_gap_exact"], a["redecided"])
-        t = FractionTable(m, counts, arrays["num"], arrays["den"], arrays["counts"], int(a["n_runs"]), cert, meta=a)
+        if a["layout"] == "fraction":
+            t = FractionTable(m, counts, arrays["num"], arrays["den"], arrays["counts"], int(a["n_runs"]), cert,
+                              meta=a)
+        else:
+            t = FormalTable(m, counts, arrays["keys"], arrays["counts"], json.loads(a["coords"]), int(a["n_runs"]),
+                            cert, meta=a)
         self._cache[(m, counts)] = t
         return t
 
@@ -203,9 +211,9 @@ class Store:
         m = parse_measure(measure)
         rb = m.check_rb(rb)
         table = self.table(m, rb_counts=m.table_rb(rb) if m.counts_keyed else None)
-        if getattr(table, "layout", None) == "fraction":
-            from irscale.scales.fraction_table import FractionScale
-            return FractionScale(table, rb)
+        if getattr(table, "layout", None) in ("fraction", "formal"):
+            from irscale.scales.build import held_scale
+            return held_scale(table, rb)
         return Scale(table, rb)
 
 

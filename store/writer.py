@@ -78,8 +78,8 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
     if path in f:
         del f[path]
     g = f.create_group(path)
-    if getattr(table, "layout", None) == "fraction":
-        _write_fraction_table(g, table, build_seconds)
+    if getattr(table, "layout", None) in ("fraction", "formal"):
+        _write_held_table(g, table, build_seconds)
         return
     E = table.n_entries
     h = new_checksum()
@@ -142,20 +142,26 @@ def _common_attrs(m, table, build_seconds) -> dict:
     }
 
 
-def _write_fraction_table(g, table, build_seconds) -> None:
-    """A table of exact fractions (:mod:`irscale.scales.fraction_table`): datasets num,
-    den (int64) and counts, in value order; attr layout = "fraction"."""
+def _write_held_table(g, table, build_seconds) -> None:
+    """A table of exact fractions (:mod:`irscale.scales.fraction_table`: datasets num,
+    den, counts; attr layout = "fraction") or of formal keys
+    (:mod:`irscale.scales.formal_table`: datasets keys (K, C), counts; attrs layout =
+    "formal", coords), in value order."""
     from irscale.enumerate.runspace import count_dtype
-    from irscale.store.format import FRACTION_DATASETS, new_checksum
+    from irscale.store.format import FORMAL_DATASETS, FRACTION_DATASETS, new_checksum
     h = new_checksum()
     cmax = int(table.counts.max()) if table.n_entries else 1
-    for name, dt in zip(FRACTION_DATASETS, (np.int64, np.int64, count_dtype(cmax))):
+    names = FRACTION_DATASETS if table.layout == "fraction" else FORMAL_DATASETS
+    types = (np.int64, np.int64, count_dtype(cmax)) if table.layout == "fraction" else (np.int64, count_dtype(cmax))
+    for name, dt in zip(names, types):
         arr = np.ascontiguousarray(getattr(table, name), dtype=dt)
         g.create_dataset(name, data=arr)
         h.update(arr.astype(np.dtype(dt).newbyteorder("<"), copy=False).tobytes())
     attrs = _common_attrs(table.measure, table, build_seconds)
-    attrs.update(layout="fraction", implicit=False, n_distinct=int(table.n_entries), distinct_by_rb="[]",
-                 checksum=h.hexdigest())
+    attrs.update(layout=table.layout, implicit=False, n_distinct=int(table.n_entries), distinct_by_rb="[]",
+                 checksum=h.hexdigest(), run_space=getattr(table.measure, "run_space", "fixed"))
+    if table.layout == "formal":
+        attrs["coords"] = json.dumps(list(table.coords))
     for k, v in attrs.items():
         g.attrs[k] = v
     g.attrs["complete"] = True

@@ -361,3 +361,30 @@ def utility(kind, p=None, e=Fraction(1, 20), grades=1):
 def cascade_rbp(p, grades=1):
     """The base measure of RBU: (1 - p) sum p^(k-1) rel_k prod_{j<k} (1 - rel_j)."""
     return utility("RBU", p, Fraction(0), grades)
+
+
+def dcgu(e=Fraction(1, 20), grades=1):
+    """DCGU(e) = sum_{k<=n} (g_k/G - e) / log2(k + 1), mpmath."""
+    def f(ranking, rb=None):
+        with mpmath.workdps(DIGITS):
+            return mpmath.fsum((mpmath.mpf(Fraction(g, grades).numerator) / Fraction(g, grades).denominator
+                                - mpmath.mpf(e.numerator) / e.denominator) / mpmath.log(k + 1, 2)
+                               for k, g in enumerate(ranking, start=1))
+    return f
+
+
+def oie(d=20000, beta=Fraction(105, 100)):
+    """OIE = H(S) + H(G) - beta H(S,G) of a ranking for per-grade counts c, from the text of
+    SPEC_MEASURES section 5 (natural logarithms; D * H terms divided by D)."""
+    def f(ranking, c):
+        with mpmath.workdps(DIGITS):
+            D = mpmath.mpf(d)
+            m = {v: sum(c[v - 1:]) for v in range(1, len(c) + 1)}
+            hs = mpmath.fsum(mpmath.log(D / i) for i in range(1, len(ranking) + 1))
+            hg = mpmath.fsum(c[v - 1] * mpmath.log(D / m[v]) for v in m if c[v - 1])
+            ci = [sum(1 for h in ranking[:i] if h >= ranking[i - 1]) for i in range(1, len(ranking) + 1)]
+            hsg = mpmath.fsum(mpmath.log(D / x) for x in ci)
+            hsg += mpmath.fsum((c[v - 1] - ranking.count(v)) * mpmath.log(D / m[v]) for v in m if c[v - 1])
+            b = mpmath.mpf(Fraction(beta).numerator) / Fraction(beta).denominator
+            return (hs + hg - b * hsg) / D
+    return f

@@ -120,3 +120,69 @@ def test_transform_and_service_with_short_rankings(tmp_path):
     assert answer.json()["rank"] == irscale.scale(name).rank_runs([[2], [], [0, 1, 2, 2, 1]]).tolist()
     bad = client.post("/v1/rank", json={"measure": name, "runs": [[3]]})
     assert bad.status_code == 422 and "outside" in bad.json()["error"]["message"]
+
+
+def _unq_mp(values):
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    distinct, ranks = [], [0] * len(values)
+    for i in order:
+        if not distinct or not naive._equal(distinct[-1], values[i]):
+            distinct.append(values[i])
+        ranks[i] = len(distinct)
+    return distinct, ranks
+
+
+FORMAL = [("DCGU@6", None, naive.dcgu(), 1), ("DCGU(e=0.1,grades=2)@4", None, naive.dcgu(Fraction(1, 10), 2), 2),
+          ("OIE@5", (2,), naive.oie(), 1), ("OIE(grades=2)@4", (1, 2), naive.oie(), 2),
+          ("OIE(D=50,beta=0.9,grades=2)@4", (3, 1), naive.oie(50, Fraction(9, 10)), 2)]
+
+
+@pytest.mark.parametrize("name,rb,fn,grades", FORMAL, ids=[c[0] for c in FORMAL])
+def test_formal_tables_match_the_reference(name, rb, fn, grades):
+    m = irscale.parse_measure(name)
+    s = irscale.scale(m, rb)
+    rankings = [r for r in _rankings(grades, m.n)
+                if rb is None or all(r.count(g) <= rb[g - 1] for g in range(1, grades + 1))]
+    vals = [fn(r, rb) for r in rankings]
+    distinct, ranks = _unq_mp(vals)
+    assert s.n_runs == len(rankings) and s.k == len(distinct)
+    assert np.allclose(s.values, [float(v) for v in distinct], rtol=1e-13, atol=1e-15)
+    assert s.counts.tolist() == np.bincount(np.array(ranks) - 1).tolist()
+    assert s.rank_runs(_padded(rankings, m.n)).tolist() == ranks
+    assert s.rank([float(v) for v in vals]).tolist() == ranks
+    assert s.certificate.method.startswith("formal-log")
+
+
+def test_oie_spec_test_values_and_dcgu_base_order():
+    m = irscale.parse_measure("OIE@20")
+    expected = {(): -0.495174, (1,): 9.408313, (0, 1): 8.219992, (1, 0): 8.947796, (0,): -0.990349,
+                (0,) * 19 + (1,): -1.028738}
+    for ranking, value in expected.items():
+        assert float(m.exact_value(ranking, (1,))) * 20000 == pytest.approx(value, abs=5e-7)
+        keys = m.formal_many(np.array([list(ranking) + [PAD] * (20 - len(ranking))]), (1,))
+        assert float((keys @ m.units_float((1,)))[0]) * 20000 == pytest.approx(value, abs=5e-7)
+    # DCGU orders fixed-length runs like DCG with discount 1/log2(k + 1)
+    d = irscale.parse_measure("DCGU@7")
+    runs = np.array(list(itertools.product((0, 1), repeat=7)))
+    base = [naive._dcg_trec(tuple(r)) for r in runs]
+    assert _unq(irscale.scale(d).rank_runs(runs).tolist())[1] == _unq_mp(base)[1]
+
+
+def test_oie_store_and_transform(tmp_path):
+    qrels = {f"q{t}": {f"d{d}": (1 if d < t + 1 else 0) for d in range(6)} for t in range(3)}
+    q = tmp_path / "qrels"
+    q.write_text("".join(f"{t} 0 {d} {r}\n" for t, js in qrels.items() for d, r in js.items()))
+    run = tmp_path / "run"
+    run.write_text("".join(f"{t} Q0 d{d} 0 {10 - d} r\n" for i, t in enumerate(qrels) for d in range(i + 2)))
+    name, n = "OIE(D=100)@4", 4
+    scores = irscale.transform(q, [run], name, tmp_path / "o.h5", build_missing=True)
+    store = irscale.open_store(tmp_path / "o.h5")
+    assert sorted(t["rb_counts"] for t in store.tables()) == [(1,), (2,), (3,)]
+    fn = naive.oie(100)
+    for i, row in enumerate(scores.itertuples()):
+        c = (i + 1,)
+        ranking = tuple(qrels[row.topic][f"d{d}"] for d in range(min(i + 2, n)))
+        assert row.raw == pytest.approx(float(fn(ranking, c)), rel=1e-12)
+        rankings = [r for r in _rankings(1, n) if r.count(1) <= c[0]]
+        distinct, ranks = _unq_mp([fn(r, c) for r in rankings])
+        assert row.rank == ranks[rankings.index(ranking)] and row.k == len(distinct)
