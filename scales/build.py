@@ -247,9 +247,17 @@ def table_from_buckets(measure, sf, parts, concatenate: bool = True) -> Table:
 def choose_method(measure, method: str) -> str:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}")
+    from irscale.scales.defs.err import ERRKey
+    spec = measure.key_spec()
+    if method == "generic" and isinstance(spec, ERRKey) and spec.words > 1:
+        from irscale.errors import MeasureError
+        raise MeasureError(f"{measure}: its exact keys need {spec.words} words; the generic method scores ERR on "
+                           f"one 64-bit word: use --method split or auto")
     if method != "auto":
         return method
-    return "split" if measure.key_spec().kernel in ("additive", "ap", "rr") else "generic"
+    if isinstance(spec, ERRKey):      # small spaces: score every run; else the prefix/suffix split
+        return "generic" if measure.levels ** measure.n <= 2 ** 16 and spec.words == 1 else "split"
+    return "split" if spec.kernel in ("additive", "ap", "rr") else "generic"
 
 
 def build_tables(measures: Iterable, method: str = "auto", n_jobs: int = 1, progress: bool = False,

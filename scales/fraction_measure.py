@@ -64,7 +64,8 @@ class FractionMeasure(Measure):
         return None
 
     def key_spec(self):
-        raise MeasureError(f"{self} has exact fractions per topic, not an integer key")
+        raise MeasureError(f"{self} has exact values computed run by run (tables held in memory), not an "
+                           f"integer key; this command handles measures with integer keys")
 
     # -- implemented by subclasses -----------------------------------------------------
     def fractions_many(self, runs: np.ndarray, counts: tuple) -> tuple[np.ndarray, np.ndarray]:

@@ -114,6 +114,9 @@ def split_form(measure, h: int | None = None) -> SplitForm:
         B = np.stack([(c * W + T).astype(np.float64) for c in range(h + 1)])
         return SplitForm(n, levels, h, A, state, B, True, 0.0, empty_k, empty_k, True)
 
+    from irscale.scales.defs.err import ERRKey
+    if isinstance(spec, ERRKey):
+        return err_split_form(measure, spec, h)
     if spec.kernel != "additive":
         # No structure known: h = 0, the "suffix" is the whole run (small N only).
         if not (spec.ordered and spec.max_key < EXACT_LIMIT) or levels ** n > 2 ** 26:
@@ -150,6 +153,74 @@ def split_form(measure, h: int | None = None) -> SplitForm:
     top = float(A.max() + Bv.max())
     bound = 2 * (n + 4) * U * top
     return SplitForm(n, levels, h, A, state, Bv[None, :], False, bound, KA, KB[None, :, :], ordered)
+
+
+def _mul_small(words: np.ndarray, factor: int) -> np.ndarray:
+    """Multi-word unsigned integers (rows of uint64 words, most significant first) times a
+    factor below 2^32, exactly (32-bit limbs, carries propagated)."""
+    assert 0 < factor < 2 ** 32
+    w = words.shape[1]
+    limbs = np.empty((words.shape[0], 2 * w), dtype=np.uint64)     # least significant limb first
+    for i in range(w):
+        word = words[:, w - 1 - i]
+        limbs[:, 2 * i] = word & np.uint64(0xFFFFFFFF)
+        limbs[:, 2 * i + 1] = word >> np.uint64(32)
+    carry = np.zeros(words.shape[0], dtype=np.uint64)
+    f = np.uint64(factor)
+    for j in range(2 * w):
+        v = limbs[:, j] * f + carry          # < 2^32 * 2^32: no overflow
+        limbs[:, j] = v & np.uint64(0xFFFFFFFF)
+        carry = v >> np.uint64(32)
+    if carry.any():
+        raise OverflowError("product does not fit the key words")
+    out = np.empty_like(words)
+    for i in range(w):
+        out[:, w - 1 - i] = limbs[:, 2 * i] | (limbs[:, 2 * i + 1] << np.uint64(32))
+    return out
+
+
+def err_split_form(measure, spec, h: int) -> SplitForm:
+    """Split form of ERR: key(p, s) = KA[p] + prod(p) * KS[s], with KA the prefix's own
+    key, prod(p) = prod_{j<=h} (2^m + 1 - 2^g(r_j)) and KS the suffix's key computed from
+    rank h + 1 on; the state of a prefix is the index of its product, and
+    KB[state, s] = product * KS[s]. Raw values are exact integers while keys stay below
+    2^53, float64 (error bound 4 u max_key) with multi-word exact keys beyond."""
+    from irscale.scales.keys import ints_to_words
+    n, levels = measure.n, measure.levels
+    W, f = spec.weights, spec.factors
+    words = spec.words
+    pre = all_runs(levels, h)
+    ka, prods, factors = [], [], {}
+    for run in pre.tolist():
+        key, prod = 0, 1
+        for k, r in enumerate(run):
+            key += W[k][r] * prod
+            prod *= f[r]
+        ka.append(key)
+        prods.append(prod)
+        factors.setdefault(prod, [f[r] for r in run if f[r] != 1])   # each factor < 2^32
+    ks = []
+    for run in all_runs(levels, n - h).tolist():
+        key, prod = 0, 1
+        for k, r in enumerate(run, start=h):
+            key += W[k][r] * prod
+            prod *= f[r]
+        ks.append(key)
+    uniq = sorted(set(prods))
+    index = {v: i for i, v in enumerate(uniq)}
+    state = np.array([index[v] for v in prods], dtype=np.int64)
+    KA = ints_to_words(ka, words)
+    KS = ints_to_words(ks, words)
+    KB = np.stack([functools.reduce(_mul_small, factors[v], KS) for v in uniq])
+    empty_k = np.zeros((0, 0), dtype=np.uint64)
+    if spec.max_key < EXACT_LIMIT:
+        A = np.array(ka, dtype=np.float64)
+        B = np.stack([np.array([v * x for x in ks], dtype=np.float64) for v in uniq])
+        return SplitForm(n, levels, h, A, state, B, True, 0.0, empty_k, empty_k, True)
+    from irscale.scales.keys import words_to_float
+    A = np.array([float(v) for v in ka])
+    B = np.stack([words_to_float(KB[i]) for i in range(len(uniq))])
+    return SplitForm(n, levels, h, A, state, B, False, 4 * U * float(spec.max_key), KA, KB, True)
 
 
 @functools.lru_cache(maxsize=64)

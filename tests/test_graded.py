@@ -86,9 +86,42 @@ def test_err_balancing_index_and_axiom():
     assert check_axiom(parse_measure("ERR(gains=(0,1,2))@6")).n_violations == 0
 
 
+@pytest.mark.parametrize("name,gains,n", [("ERR(gains=(0,1,5))@9", (0, 1, 5), 9),       # key > 2^53, 1 word
+                                           ("ERR(gains=(0,1,9))@8", (0, 1, 9), 8),       # key > 2^64, 2 words
+                                           ("ERR@17", (0, 1), 17)])
+def test_err_split_form_beyond_float_exact_keys(name, gains, n):
+    """ERR through the prefix/suffix split with keys beyond 2^53 (float raws, exact
+    multi-word keys): values, counts and ranks equal exact brute force."""
+    m = parse_measure(name)
+    spec = m.key_spec()
+    [t] = build_tables([m], method="split")
+    s = irscale.Scale(t)
+    fn = naive.gERR(gains)
+    if len(gains) ** n > 20000:      # large space: check a sample of runs and the totals
+        rng = np.random.default_rng(1)
+        runs = rng.integers(0, len(gains), size=(3000, n))
+        assert s.n_runs == len(gains) ** n and int(s.counts.sum()) == len(gains) ** n
+        vals = [fn(tuple(int(x) for x in r)) for r in runs]
+        ranks = s.rank_runs(runs)
+        order = np.argsort(ranks, kind="stable")
+        for a, b in zip(order, order[1:]):      # ranks order the sampled runs exactly like their values
+            assert (ranks[a] < ranks[b]) == (vals[a] < vals[b]) and (ranks[a] == ranks[b]) == (vals[a] == vals[b])
+        return
+    assert spec.max_key >= 2 ** 53 and not s._sf.exact
+    runs, vals, distinct, ranks = naive.graded_oracle(fn, len(gains), n)
+    assert s.k == len(distinct) and s.n_runs == len(runs)
+    assert s.counts.tolist() == np.bincount(np.array(ranks) - 1).tolist()
+    assert np.allclose(s.values, [float(d) for d in distinct], rtol=1e-15, atol=0)
+    assert s.rank_runs(np.array(runs)).tolist() == ranks
+    by_value = s.rank([float(v) for v in vals], errors="zero")      # values closer than float error: refused
+    assert ((by_value == np.array(ranks)) | (by_value == 0)).all() and (by_value > 0).mean() > 0.5
+
+
 def test_err_limits_and_parallel_build(tmp_path):
-    with pytest.raises(irscale.MeasureError, match="limited"):
-        parse_measure("ERR(gains=(0,1,2))@17").key_spec()
+    with pytest.raises(irscale.MeasureError, match="top gains below 32"):
+        parse_measure("ERR(gains=(0,1,40))@4").key_spec()
+    with pytest.raises(irscale.MeasureError, match="split"):
+        list(build_tables([parse_measure("ERR(gains=(0,1,9))@8")], method="generic"))
     store = irscale.build_store(tmp_path / "e.h5", "ERR(gains=(0,1,2))@9", n_jobs=2)
     ref = irscale.scale("ERR(gains=(0,1,2))@9")
     assert store.scale("ERR(gains=(0,1,2))@9").k == ref.k

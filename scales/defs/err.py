@@ -4,8 +4,11 @@ document; graded e.g. ``ERR(gains=(0,1,2,3))@10``).
 
 Exact key: with L = lcm(1..N) and m = g(G),
 key = ERR * L * 2^(m N) = sum_k (L/k) (2^g(r_k) - 1) 2^(m (N - k)) prod_{j<k} (2^m + 1 - 2^g(r_j)),
-an integer computed by its own numba kernel (ERR is not a sum over ranks, so it has no
-prefix/suffix split: tables are enumerated run by run, up to 2^26 runs).
+an integer computed by its own numba kernel (one 64-bit word) when every run is scored,
+and through a prefix/suffix split otherwise: key(p, s) = KA[p] + prod(p) * KS[s], the
+state of a prefix being its product of (2^m + 1 - 2^g) (:func:`irscale.scales.split.err_split_form`),
+so the split enumerator builds ERR tables like those of the additive measures, with
+multi-word keys where they exceed 64 bits.
 """
 from dataclasses import dataclass
 from fractions import Fraction
@@ -17,9 +20,8 @@ from irscale.scales.keys import LinearKey, lcm_upto
 from irscale.scales.measure import GAINS, Measure
 from irscale.scales.registry import register
 
-#: Largest key of an ERR table (raw values exact in float64) and largest run space.
-MAX_KEY = 2 ** 53
-MAX_RUNS = 2 ** 26
+#: Largest key of an ERR table, in 64-bit words.
+MAX_WORDS = 4
 
 
 @dataclass
@@ -56,8 +58,8 @@ class ERR(Measure):
         weights = [[(lcm // k) * (2 ** gain - 1) * 2 ** (m * (n - k)) for gain in g] for k in range(1, n + 1)]
         factors = [2 ** m + 1 - 2 ** gain for gain in g]
         max_key = lcm * 2 ** (m * n)
-        if max_key >= MAX_KEY or self.levels ** n > MAX_RUNS:
-            raise MeasureError(f"{self}: exact ERR tables are limited to keys below 2^53 and {MAX_RUNS} runs "
-                               f"(binary N <= 22, gains (0,1,2) N <= 16, (0,1,2,3) N <= 12)")
+        if max(factors) >= 2 ** 32 or max_key.bit_length() > 64 * MAX_WORDS:
+            raise MeasureError(f"{self}: exact ERR keys are limited to top gains below 32 and {64 * MAX_WORDS}-bit "
+                               f"keys")
         return ERRKey(kernel=err_keys, weights=weights, max_key=max_key, ordered=True,
                       scale=lambda rb: Fraction(1, max_key), factors=factors)
