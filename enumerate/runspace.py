@@ -90,6 +90,37 @@ def all_feasible_runs(n: int, counts) -> np.ndarray:
 PAD = -1
 
 
+def validate_rankings(runs, levels: int, lengths=None, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Check truncated rankings given as an (m, N) integer array, each row padded with -1
+    after its end (or with explicit ``lengths``, then padding cells may hold anything);
+    returns (grades int64 with padding cells set to 0, mask of the cells inside each
+    ranking). Raises :class:`~irscale.errors.RunError` for padding inside a ranking,
+    grades outside {0..levels-1}, wrong shapes or lengths (``n``: the required N)."""
+    arr = np.asarray(runs)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or (arr.size and arr.dtype.kind not in "iu") or (n is not None and arr.shape[1] != n):
+        raise RunError(f"rankings must be an (n_runs, {n or 'N'}) integer array padded with {PAD}, got shape "
+                       f"{arr.shape} and dtype {arr.dtype}")
+    arr = arr.astype(np.int64)
+    cols = np.arange(arr.shape[1])
+    if lengths is None:
+        valid = arr != PAD
+        lengths = valid.sum(axis=1)
+        if (valid != (cols[None, :] < lengths[:, None])).any():
+            raise RunError(f"padding ({PAD}) must only follow the end of a ranking")
+    else:
+        lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
+        if lengths.shape[0] != arr.shape[0] or (lengths < 0).any() or (lengths > arr.shape[1]).any():
+            raise RunError("lengths must give one length 0..N per ranking")
+    valid = cols[None, :] < lengths[:, None]
+    bad = valid & ((arr < 0) | (arr >= levels))
+    if bad.any():
+        i, k = np.argwhere(bad)[0]
+        raise RunError(f"grade {arr[i, k]} at rank {k + 1} of ranking {i} is outside REL = {{0..{levels - 1}}}")
+    return np.where(valid, arr, 0), valid
+
+
 def truncated_space_size(levels: int, n: int) -> int:
     """Number of rankings of length 0..n over ``levels`` grades."""
     return sum(levels ** m for m in range(n + 1))
@@ -167,24 +198,24 @@ def grade_counts_of_runs(runs: np.ndarray, grades: int) -> np.ndarray:
     return np.stack([(runs == g).sum(axis=1) for g in range(1, grades + 1)], axis=1).astype(np.int64)
 
 
-def validate_runs(runs, levels: int, n: int) -> np.ndarray:
+def validate_runs(runs, levels: int, n: int | None) -> np.ndarray:
     """Check judged runs given by a user and return them as a uint8 (m, n) array.
 
-    Accepts one run (a sequence of n degrees) or an (m, n) array-like. Raises
-    :class:`~irscale.errors.RunError` for wrong lengths, non-integers or degrees
-    outside {0, ..., levels-1}.
+    Accepts one run (a sequence of n degrees) or an (m, n) array-like (any length when
+    ``n`` is None). Raises :class:`~irscale.errors.RunError` for wrong lengths,
+    non-integers or degrees outside {0, ..., levels-1}.
     """
     try:
         arr = np.asarray(runs)
     except ValueError:
         raise RunError("runs must be a rectangular array of relevance degrees") from None
     if arr.ndim == 1 and arr.size == 0:   # no run at all
-        return np.zeros((0, n), dtype=np.uint8)
+        return np.zeros((0, n or 0), dtype=np.uint8)
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:
-        raise RunError(f"runs must be an (n_runs, {n}) array of relevance degrees, got shape {arr.shape}")
-    if arr.shape[1] != n:
+        raise RunError(f"runs must be an (n_runs, {n or 'N'}) array of relevance degrees, got shape {arr.shape}")
+    if n is not None and arr.shape[1] != n:
         raise RunError(f"runs must have length N = {n}, got length {arr.shape[1]}")
     if arr.size and arr.dtype.kind not in "iub":
         if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):

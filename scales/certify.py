@@ -40,6 +40,22 @@ class Certificate:
         return asdict(self)
 
 
+def close_clusters(close: np.ndarray) -> list[tuple[int, int]]:
+    """Maximal runs of neighbours connected by close gaps: ``close[i]`` says sorted values
+    i and i + 1 are too close to order in float64; returns (first, last) positions."""
+    idx = np.flatnonzero(close)
+    if idx.size == 0:
+        return []
+    clusters, start, prev = [], idx[0], idx[0]
+    for i in idx[1:]:
+        if i != prev + 1:
+            clusters.append((start, prev + 1))
+            start = i
+        prev = i
+    clusters.append((start, prev + 1))
+    return clusters
+
+
 def value_order(spec, keys: np.ndarray) -> tuple[np.ndarray, int]:
     """Permutation sorting distinct keys (sorted by key) into increasing value order,
     and the number of clusters that needed high precision."""
@@ -52,17 +68,9 @@ def value_order(spec, keys: np.ndarray) -> tuple[np.ndarray, int]:
     srt = raw[order]
     bound = spec.raw_error_bound(float(srt[-1]) if k else 0.0)
     close = np.diff(srt) <= 2 * bound
-    if not close.any():
+    clusters = close_clusters(close)
+    if not clusters:
         return order, 0
-    # clusters: maximal runs of neighbours connected by close gaps
-    idx = np.flatnonzero(close)
-    clusters, start, prev = [], idx[0], idx[0]
-    for i in idx[1:]:
-        if i != prev + 1:
-            clusters.append((start, prev + 1))
-            start = i
-        prev = i
-    clusters.append((start, prev + 1))
     tiny = mpmath.mpf(10) ** (-(MP_DIGITS - 10))
     with mpmath.workdps(MP_DIGITS):
         for lo, hi in clusters:

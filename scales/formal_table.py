@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 import mpmath
 import numpy as np
 
-from irscale.errors import CertificationError, RunError
-from irscale.scales.certify import Certificate
-from irscale.scales.fraction_table import CHUNK, MAX_RUNS, HeldScale
+from irscale.errors import CertificationError
+from irscale.scales.certify import Certificate, close_clusters
+from irscale.scales.fraction_table import CHUNK, MAX_RUNS, HeldScale, HeldTable
 from irscale.scales.keys import MP_DIGITS, U
 
 
 @dataclass
-class FormalTable:
+class FormalTable(HeldTable):
     """Distinct exact values of a formal measure (see the module docstring): ``keys``
     (int64 (K, C)) in increasing value order, ``counts`` runs per value, ``coords`` the
     labels of the C units, ``rb_counts`` the topic (None when the measure has none)."""
@@ -40,13 +40,6 @@ class FormalTable:
     meta: dict = field(default_factory=dict)
 
     layout = "formal"
-    implicit = False
-    strata = None
-    parts = None
-
-    @property
-    def n_entries(self) -> int:
-        return int(self.keys.shape[0])
 
 
 def _rows(keys: np.ndarray) -> np.ndarray:
@@ -71,17 +64,9 @@ def order_values(measure, rb, keys: np.ndarray) -> tuple[np.ndarray, float, int]
     order = np.argsort(values, kind="stable")
     bound = _error_bound(keys, units)
     srt = values[order]
-    close = np.diff(srt) <= 2 * bound
-    if not close.any():
+    clusters = close_clusters(np.diff(srt) <= 2 * bound)
+    if not clusters:
         return order, bound, 0
-    idx = np.flatnonzero(close)
-    clusters, start, prev = [], idx[0], idx[0]
-    for i in idx[1:]:
-        if i != prev + 1:
-            clusters.append((start, prev + 1))
-            start = i
-        prev = i
-    clusters.append((start, prev + 1))
     tiny = mpmath.mpf(10) ** (-(MP_DIGITS - 10))
     with mpmath.workdps(MP_DIGITS):
         mp_units = measure.units_mp(rb)
@@ -171,4 +156,4 @@ class FormalScale(HeldScale):
         return self._by_key[pos] + 1
 
 
-__all__ = ["FormalScale", "FormalTable", "RunError", "build_formal_table"]
+__all__ = ["FormalScale", "FormalTable", "build_formal_table"]

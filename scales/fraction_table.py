@@ -27,8 +27,21 @@ CHUNK = 1 << 18
 U = 2.0 ** -53
 
 
+class HeldTable:
+    """What tables held in memory share: no strata, no parts, never implicit; one entry
+    per distinct value (``counts`` runs each)."""
+
+    implicit = False
+    strata = None
+    parts = None
+
+    @property
+    def n_entries(self) -> int:
+        return int(self.counts.shape[0])
+
+
 @dataclass
-class FractionTable:
+class FractionTable(HeldTable):
     """Distinct exact values of a measure over the runs feasible for ``rb_counts``.
 
     ``num``/``den``: int64 reduced fractions in increasing value order (den = 0 with
@@ -46,13 +59,6 @@ class FractionTable:
     meta: dict = field(default_factory=dict)
 
     layout = "fraction"
-    implicit = False
-    strata = None
-    parts = None
-
-    @property
-    def n_entries(self) -> int:
-        return int(self.num.shape[0])
 
 
 def _floats(num: np.ndarray, den: np.ndarray) -> np.ndarray:

@@ -60,16 +60,17 @@ class Param:
     choices: tuple = ()
 
     def convert(self, family: str, value: Any) -> Any:
-        if self.kind == "prob":
+        if self.kind in ("prob", "positive"):
+            what = "a number in (0, 1)" if self.kind == "prob" else "a positive number"
             if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, str)):
-                raise MeasureError(f"{family}: parameter {self.name} must be a number in (0, 1), got {value!r}")
+                raise MeasureError(f"{family}: parameter {self.name} must be {what}, got {value!r}")
             try:
                 # Decimal text is exact: 0.8 means 4/5, not the nearest double.
                 frac = Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
             except (ValueError, ZeroDivisionError):
-                raise MeasureError(f"{family}: parameter {self.name} must be a number in (0, 1), got {value!r}") from None
-            if not 0 < frac < 1:
-                raise MeasureError(f"{family}: parameter {self.name} must be in (0, 1), got {_fmt(frac)}")
+                raise MeasureError(f"{family}: parameter {self.name} must be {what}, got {value!r}") from None
+            if not 0 < frac or (self.kind == "prob" and not frac < 1):
+                raise MeasureError(f"{family}: parameter {self.name} must be {what}, got {_fmt(frac)}")
             return frac
         if self.kind == "gains":
             ok = isinstance(value, (tuple, list)) and all(
@@ -81,16 +82,6 @@ class Param:
                                    f"non-decreasing integers from 0 (grade 0) to a positive top gain, e.g. "
                                    f"(0,1,3), got {value!r}")
             return gains
-        if self.kind == "positive":
-            if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, str)):
-                raise MeasureError(f"{family}: parameter {self.name} must be a positive number, got {value!r}")
-            try:
-                frac = Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
-            except (ValueError, ZeroDivisionError):
-                raise MeasureError(f"{family}: parameter {self.name} must be a positive number, got {value!r}") from None
-            if frac <= 0:
-                raise MeasureError(f"{family}: parameter {self.name} must be positive, got {_fmt(frac)}")
-            return frac
         if self.kind == "count":
             if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or value != int(value) \
                     or not 1 <= int(value) <= 2 ** 40:

@@ -64,19 +64,6 @@ class TruncatedMeasure(FractionMeasure):
             if any(len(r) > self.n for r in runs):
                 raise RunError(f"rankings of {self} have at most N = {self.n} documents")
             runs = [list(r) + [PAD] * (self.n - len(r)) for r in runs]
-        arr = np.asarray(runs)
-        if arr.ndim == 1:
-            arr = arr[None, :]
-        if arr.ndim != 2 or arr.shape[1] != self.n or (arr.size and arr.dtype.kind not in "iu"):
-            raise RunError(f"rankings must be an (n_runs, {self.n}) integer array padded with {PAD}")
-        arr = arr.astype(np.int64)
-        cols = np.arange(self.n)
-        valid = arr != PAD
-        lengths = valid.sum(axis=1)
-        if (valid != (cols[None, :] < lengths[:, None])).any():
-            raise RunError(f"padding ({PAD}) must only follow the end of a ranking")
-        bad = valid & ((arr < 0) | (arr > self.grades))
-        if bad.any():
-            i, k = np.argwhere(bad)[0]
-            raise RunError(f"grade {arr[i, k]} at rank {k + 1} of ranking {i} is outside REL = {{0..{self.grades}}}")
-        return arr.astype(np.int8)
+        from irscale.enumerate.runspace import validate_rankings
+        grades, valid = validate_rankings(runs, self.levels, n=self.n)
+        return np.where(valid, grades, PAD).astype(np.int8)

@@ -343,17 +343,8 @@ def crp_indicators(run: Sequence[int], c: Sequence[int], crp_min_ref: str = "min
 # -- vectorised versions ---------------------------------------------------------------------
 def _as_runs(runs, c: tuple[int, ...]) -> np.ndarray:
     """Runs as a 2-D int64 array, grades checked to lie in ``{0..G}``."""
-    arr = np.asarray(runs)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2 or (arr.size and arr.dtype.kind not in "iub"):
-        raise RunError(f"runs must be an (n_runs, N) integer array, got shape {arr.shape}, dtype {arr.dtype}")
-    arr = arr.astype(np.int64)
-    bad = (arr < 0) | (arr > len(c))
-    if bad.any():
-        i, k = np.argwhere(bad)[0]
-        raise RunError(f"grade {arr[i, k]} at rank {k + 1} of run {i} is outside REL = {{0..{len(c)}}}")
-    return arr
+    from irscale.enumerate.runspace import validate_runs
+    return validate_runs(runs, len(c) + 1, None).astype(np.int64)
 
 
 def feasible_many(runs, c: Sequence[int]) -> np.ndarray:

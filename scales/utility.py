@@ -364,28 +364,8 @@ def value_of_prime_key(key: dict[int, Fraction]) -> mpmath.mpf:
 # -- vectorised versions ---------------------------------------------------------------------
 def _as_rankings(runs, levels: int, lengths=None) -> tuple[np.ndarray, np.ndarray]:
     """(grades int64 (M, N) with padding cells set to 0, valid-cell mask (M, N))."""
-    arr = np.asarray(runs)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2 or (arr.size and arr.dtype.kind not in "iub"):
-        raise RunError(f"rankings must be an (n_runs, N) integer array, got shape {arr.shape}")
-    arr = arr.astype(np.int64)
-    cols = np.arange(arr.shape[1])
-    if lengths is None:
-        valid = arr != PAD
-        lengths = valid.sum(axis=1)
-        if (valid != (cols[None, :] < lengths[:, None])).any():
-            raise RunError(f"padding ({PAD}) must only follow the end of a ranking")
-    else:
-        lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
-        if lengths.shape[0] != arr.shape[0] or (lengths < 0).any() or (lengths > arr.shape[1]).any():
-            raise RunError("lengths must give one length 0..N per ranking")
-    valid = cols[None, :] < lengths[:, None]
-    bad = valid & ((arr < 0) | (arr >= levels))
-    if bad.any():
-        i, k = np.argwhere(bad)[0]
-        raise RunError(f"grade {arr[i, k]} at rank {k + 1} of ranking {i} is outside REL = {{0..{levels - 1}}}")
-    return np.where(valid, arr, 0), valid
+    from irscale.enumerate.runspace import validate_rankings
+    return validate_rankings(runs, levels, lengths)
 
 
 def _gains_many(runs, levels, rel, default, cascade: bool, lengths) -> tuple[np.ndarray, np.ndarray]:

@@ -6,13 +6,15 @@ memory of the process tree and the number of distinct values (from the store).
         --measure "DCG(b=2,gains=(0,1,2))" 14 15 16 --measure "nDCG_trec(gains=(0,1,2,3))" 12 13
 
 Graded RB-dependent measures (gR, nDCG with gains) are built for the all-runs count
-vector (N, ..., N) plus ``--rb`` vectors if given. A measure stops at the first N that
-fails or exceeds ``--max-seconds`` / ``--max-gib``.
+vector (N, ..., N) plus ``--rb`` vectors if given; measures with per-topic tables (Twist,
+CRP, OIE) for the ``--rb`` vectors. The distinct column is the largest table's. A measure
+stops at the first N that fails or exceeds ``--max-seconds`` / ``--max-gib``.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,13 +44,17 @@ def main(argv=None) -> int:
             store.unlink(missing_ok=True)
             cmd = [sys.executable, "-m", "irscale", "build", "-m", str(m), "--out", str(store), "-j", str(args.jobs),
                    "-q"]
-            if m.counts_keyed and args.rb:
-                cmd += ["--rb", args.rb + f",({','.join([str(n)] * (m.levels - 1))})"]
-            r = run_sampled(cmd)
+            if m.counts_keyed:
+                common = m.common_rb()
+                vectors = [v for v in ([args.rb] if args.rb else []) +
+                           ([f"({','.join(map(str, common))})"] if common is not None else [])]
+                if not vectors:
+                    raise SystemExit(f"{m} has per-topic tables: give --rb")
+                cmd += ["--rb", ",".join(vectors)]
+            r = run_sampled(cmd, stdout=subprocess.DEVNULL)
             ok = r["rc"] == 0
             tables = irscale.open_store(store).tables() if ok else []
-            common = [t for t in tables if t.get("rb_counts") in (None, m.common_rb())]
-            distinct = common[0]["n_distinct"] if common else -1
+            distinct = max((t["n_distinct"] for t in tables), default=-1)
             row = {"measure": str(m), "runs": m.levels ** n, "tables": len(tables), "distinct": distinct,
                    "seconds": round(r["seconds"], 1), "peak_gib": round(r["peak_tree"] / 2 ** 30, 2), "rc": r["rc"]}
             rows.append(row)

@@ -23,8 +23,8 @@ def test_rbp_p_is_exact():
 
 
 @pytest.mark.parametrize("text,needle", [
-    ("RBP(p=1.5)@10", "p must be in (0, 1)"),
-    ("RBP(p=0)@10", "p must be in (0, 1)"),
+    ("RBP(p=1.5)@10", "p must be a number in (0, 1)"),
+    ("RBP(p=0)@10", "p must be a number in (0, 1)"),
     ("RBP@10", "needs parameter p"),
     ("AP", "needs a cutoff"),
     ("AP@0", "between 1 and"),

@@ -133,7 +133,7 @@ RUN0 = [0] * N
 ERRORS = [  # (body: dict or raw bytes, status, type, needles in the message)
     ({"measure": "Foo@8", "values": [0]}, 422, "MeasureError", "unknown measure 'Foo'"),
     ({"measure": "AP", "rb": 1, "values": [0]}, 422, "MeasureError", "needs a cutoff"),
-    ({"measure": "RBP(p=1.5)@8", "values": [0]}, 422, "MeasureError", "p must be in (0, 1)"),
+    ({"measure": "RBP(p=1.5)@8", "values": [0]}, 422, "MeasureError", "p must be a number in (0, 1)"),
     ({"measure": 5, "values": [0]}, 422, "RequestError", "measure:"),
     ({"measure": "AP@9", "rb": 3, "values": [0]}, 404, "TableNotFoundError", "no table AP@9",
      "available tables: AP@8, DCG(b=2)@8, P@8, RBP(p=0.8)@8"),

@@ -27,6 +27,13 @@ PERSISTENCE = Param("p", "prob", "persistence, a number in (0, 1)")
 LIMIT = 2 ** 62
 
 
+def geometric(p: Fraction, n: int) -> tuple[list[int], int]:
+    """(1 - p) p^(k-1) for k = 1..n as integers over one denominator: with p = a/c,
+    ((c - a) a^(k-1) c^(n-k), c^n)."""
+    a, c = p.numerator, p.denominator
+    return [(c - a) * a ** k * c ** (n - 1 - k) for k in range(n)], c ** n
+
+
 class _Utility(TruncatedMeasure):
     """Shared exact scoring: ``value = sum_{k<=n} coef_k * (gain_k - e)``."""
 
@@ -90,9 +97,8 @@ class RBPU(_Utility):
     e: Fraction = Fraction(1, 20)
     grades: int = 1
 
-    def _coefs(self):        # (1 - p) p^(k-1) = (c - a) a^(k-1) c^(N-k) / c^N
-        a, c, n = self.p.numerator, self.p.denominator, self.n
-        return [(c - a) * a ** k * c ** (n - 1 - k) for k in range(n)], c ** n
+    def _coefs(self):
+        return geometric(self.p, self.n)
 
     def exact_value(self, run, rb=None):
         return ut.rbpu(_ranking(run), self.p, self.e, self.levels)
@@ -134,18 +140,12 @@ class ERRU(_Utility):
 
 @register
 @dataclass(frozen=True, repr=False)
-class RBU(_Utility):
+class RBU(RBPU):
+    """RBPU with ERR's cascade gain in place of rel_k (same discount and parameters)."""
+
     name = "RBU"
-    params = (PERSISTENCE, EFFORT, GRADES)
     summary = "rank-biased utility: cascade RBP with effort e per document, over truncated rankings"
     cascade = True
-    p: Fraction = REQUIRED
-    e: Fraction = Fraction(1, 20)
-    grades: int = 1
-
-    def _coefs(self):
-        a, c, n = self.p.numerator, self.p.denominator, self.n
-        return [(c - a) * a ** k * c ** (n - 1 - k) for k in range(n)], c ** n
 
     def exact_value(self, run, rb=None):
         return ut.rbu(_ranking(run), self.p, self.e, self.levels)
