@@ -38,14 +38,20 @@ def _check(scale, fn, levels, n, c):
                                                         for q in ranks])
 
 
-CASES = [("Twist@8", naive.twist("impl"), 2, [(1,), (2,), (3,), (4,)]),
-         ("Twist(crossing=literal)@8", naive.twist("literal"), 2, [(2,), (4,)]),
-         ("Twist(grades=2)@6", naive.twist("impl"), 3, [(1, 1), (2, 1), (0, 3), (1, 2)]),
+def _defined(grades, n):
+    """Every per-grade count vector with 1 <= RB <= N/2 (where Twist and CRP are defined)."""
+    return [c for c in itertools.product(range(n // 2 + 1), repeat=grades) if 1 <= sum(c) <= n // 2]
+
+
+CASES = [("Twist@8", naive.twist("impl"), 2, _defined(1, 8)),
+         ("Twist(crossing=literal)@8", naive.twist("literal"), 2, _defined(1, 8)),
+         ("Twist(grades=2)@6", naive.twist("impl"), 3, _defined(2, 6)),
+         ("Twist(crossing=literal,grades=2)@6", naive.twist("literal"), 3, _defined(2, 6)),
          ("Twist(crossing=literal,grades=3)@6", naive.twist("literal"), 4, [(1, 1, 1), (0, 2, 1)]),
-         ("CRP(ind=rho,grades=2)@6", naive.crp_indicator("rho"), 3, [(1, 1), (2, 1)]),
-         ("CRP(ind=b_ratio,grades=2)@6", naive.crp_indicator("b_ratio"), 3, [(1, 1), (1, 2)]),
-         ("CRP(ind=min,grades=2)@6", naive.crp_indicator("min"), 3, [(1, 1), (2, 1)]),
-         ("CRP(ind=n)@8", naive.crp_indicator("n"), 2, [(1,), (3,)])]
+         ("CRP(ind=rho,grades=2)@6", naive.crp_indicator("rho"), 3, _defined(2, 6)),
+         ("CRP(ind=b_ratio,grades=2)@6", naive.crp_indicator("b_ratio"), 3, _defined(2, 6)),
+         ("CRP(ind=min,grades=2)@6", naive.crp_indicator("min"), 3, _defined(2, 6)),
+         ("CRP(ind=n)@8", naive.crp_indicator("n"), 2, [c for c in _defined(1, 8) if 2 * c[0] < 8])]
 
 
 @pytest.mark.parametrize("name,fn,levels,vectors", CASES, ids=[c[0] for c in CASES])

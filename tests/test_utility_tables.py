@@ -137,9 +137,14 @@ FORMAL = [("DCGU@6", None, naive.dcgu(), 1), ("DCGU(e=0.1,grades=2)@4", None, na
           ("OIE(D=50,beta=0.9,grades=2)@4", (3, 1), naive.oie(50, Fraction(9, 10)), 2)]
 
 
+FORMAL += [(f"OIE(D=30)@4 rb={c}", c, naive.oie(30), 1) for c in [(1,), (2,), (3,), (4,), (9,)]]
+FORMAL += [(f"OIE(D=40,grades=2)@3 rb={c}", c, naive.oie(40), 2)
+           for c in itertools.product(range(4), repeat=2) if sum(c) >= 1]
+
+
 @pytest.mark.parametrize("name,rb,fn,grades", FORMAL, ids=[c[0] for c in FORMAL])
 def test_formal_tables_match_the_reference(name, rb, fn, grades):
-    m = irscale.parse_measure(name)
+    m = irscale.parse_measure(name.split(" rb=")[0])
     s = irscale.scale(m, rb)
     rankings = [r for r in _rankings(grades, m.n)
                 if rb is None or all(r.count(g) <= rb[g - 1] for g in range(1, grades + 1))]
