@@ -21,7 +21,7 @@ import numpy as np
 from irscale.errors import CertificationError
 from irscale.scales.certify import Certificate, close_clusters
 from irscale.scales.fraction_table import CHUNK, MAX_RUNS, HeldScale, HeldTable
-from irscale.scales.keys import MP_DIGITS, U
+from irscale.scales.keys import MP_DIGITS
 
 
 @dataclass
@@ -48,21 +48,12 @@ def _rows(keys: np.ndarray) -> np.ndarray:
     return keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).reshape(-1)
 
 
-def _error_bound(keys: np.ndarray, units: np.ndarray) -> float:
-    """Bound on |float value - exact value| of ``keys @ units`` summed in float64."""
-    if keys.size == 0:
-        return 0.0
-    terms = np.abs(keys).astype(np.float64) @ np.abs(units)
-    return float(2 * (keys.shape[1] + 2) * U * terms.max())
-
-
 def order_values(measure, rb, keys: np.ndarray) -> tuple[np.ndarray, float, int]:
     """Permutation sorting distinct key rows by value, the float error bound and the
     number of clusters re-decided in high precision."""
-    units = measure.units_float(rb)
-    values = keys @ units if keys.size else np.zeros(keys.shape[0])
+    values = measure.formal_floats(keys, rb)
     order = np.argsort(values, kind="stable")
-    bound = _error_bound(keys, units)
+    bound = measure.formal_error_bound(keys, rb)
     srt = values[order]
     clusters = close_clusters(np.diff(srt) <= 2 * bound)
     if not clusters:
@@ -118,7 +109,7 @@ def _certificate(measure, rb, keys: np.ndarray, bound: float, redecided: int) ->
     method = f"formal-log+mpmath{MP_DIGITS}"
     if keys.shape[0] < 2:
         return Certificate(method, bound, float("inf"), "inf", redecided)
-    values = keys @ measure.units_float(rb)
+    values = measure.formal_floats(keys, rb)
     i = int(np.argmin(np.diff(values)))
     with mpmath.workdps(MP_DIGITS):
         units = measure.units_mp(rb)
@@ -140,8 +131,7 @@ class FormalScale(HeldScale):
         if list(table.coords) != list(self.measure.coords(rb)):
             raise ValueError(f"{self.measure}: the table's units {table.coords} are not this measure's")
         self._keys = np.asarray(table.keys, dtype=np.int64)
-        super().__init__(table, rb, self._keys @ self.measure.units_float(rb) if self._keys.size
-                         else np.zeros(0), table.counts)
+        super().__init__(table, rb, self.measure.formal_floats(self._keys, rb), table.counts)
         rows = _rows(self._keys)
         self._by_key = np.argsort(rows, kind="stable")
         self._sorted_rows = rows[self._by_key]

@@ -144,12 +144,24 @@ class FractionMeasure(Measure):
         with mpmath.workdps(MP_DIGITS):
             return np.array([float(u) for u in self.units_mp(counts)], dtype=np.float64)
 
+    def formal_floats(self, keys: np.ndarray, counts) -> np.ndarray:
+        """Float64 values of formal keys (default: the float sum of coefficients times
+        units)."""
+        return keys @ self.units_float(counts) if keys.size else np.zeros(keys.shape[0])
+
+    def formal_error_bound(self, keys: np.ndarray, counts) -> float:
+        """Bound on |formal_floats - exact value| over ``keys`` (default: the float sum's)."""
+        from irscale.scales.keys import U
+        if keys.size == 0:
+            return 0.0
+        terms = np.abs(keys).astype(np.float64) @ np.abs(self.units_float(counts))
+        return float(2 * (keys.shape[1] + 2) * U * terms.max())
+
     def values_many(self, runs: np.ndarray, counts: tuple) -> np.ndarray:
         """Float64 values (fractions: correctly rounded quotients, -inf for minus infinity;
         formal keys: the float sum of coefficients times units)."""
         if self.value_kind == "formal":
-            keys = self.formal_many(runs, counts)
-            return keys @ self.units_float(counts) if keys.size else np.zeros(keys.shape[0])
+            return self.formal_floats(self.formal_many(runs, counts), counts)
         num, den = self.fractions_many(runs, counts)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(den == 0, -np.inf, num / np.where(den == 0, 1, den))

@@ -76,9 +76,25 @@ def test_fixed_length_runs_are_ordered_like_the_base_measure(name, base):
     assert _unq(utility.tolist())[1] == _unq(list(ref))[1]
 
 
+@pytest.mark.parametrize("name,fn,grades", [("RBPU(p=0.99)@13", naive.utility("RBPU", "0.99"), 1),
+                                             ("RBU(e=0.07,grades=3,p=0.99)@6",
+                                              naive.utility("RBU", "0.99", Fraction(7, 100), 3), 3)])
+def test_keys_beyond_62_bits_are_exact_multi_limb_keys(name, fn, grades):
+    m = irscale.parse_measure(name)
+    assert m.value_kind == "formal"          # K / D with K or D beyond 62 bits
+    s = irscale.scale(m)
+    rankings = _rankings(grades, m.n)
+    vals = [fn(r) for r in rankings]
+    distinct, ranks = _unq(vals)
+    assert s.k == len(distinct) and s.n_runs == len(rankings)
+    assert np.allclose(s.values, [float(v) for v in distinct], rtol=1e-14, atol=1e-16)
+    assert s.counts.tolist() == np.bincount(np.array(ranks) - 1).tolist()
+    assert s.rank_runs(_padded(rankings, m.n)).tolist() == ranks
+
+
 def test_limits_and_errors():
-    with pytest.raises(irscale.MeasureError, match="62 bits"):
-        irscale.scale("RBPU(p=0.95)@20")
+    with pytest.raises(irscale.MeasureError, match="more than irscale scores"):
+        irscale.scale("RBPU(p=0.95)@30")
     with pytest.raises(irscale.RecallBaseError):
         irscale.scale("FlatU@4", 3)
     s = irscale.scale("FlatU@4")

@@ -34,8 +34,32 @@ def geometric(p: Fraction, n: int) -> tuple[list[int], int]:
     return [(c - a) * a ** k * c ** (n - 1 - k) for k in range(n)], c ** n
 
 
+#: Bits per limb of the exact multi-limb keys (products of two limbs stay below 2^60).
+LIMB = 30
+
+
+def _limbs(x: int, count: int) -> list[int]:
+    """A non-negative integer as ``count`` little-endian LIMB-bit limbs."""
+    return [(x >> (LIMB * j)) & ((1 << LIMB) - 1) for j in range(count)]
+
+
+def _normalise(acc: np.ndarray) -> np.ndarray:
+    """Carry propagation: limbs 0..L-2 back to [0, 2^LIMB), the top limb signed."""
+    for j in range(acc.shape[1] - 1):
+        carry = acc[:, j] >> LIMB               # floor division: negative sums borrow
+        acc[:, j] -= carry << LIMB
+        acc[:, j + 1] += carry
+    return acc
+
+
 class _Utility(TruncatedMeasure):
-    """Shared exact scoring: ``value = sum_{k<=n} coef_k * (gain_k - e)``."""
+    """Shared exact scoring: ``value = sum_{k<=n} coef_k * (gain_k - e)``.
+
+    Every term times the common denominator D is an integer; the per-run sum K is
+    accumulated exactly in LIMB-bit limbs (numpy int64). Values are the fractions K / D
+    (``value_kind = "fraction"``) while K and D fit 62 bits, and beyond that the limbs
+    themselves are formal keys with units 2^(LIMB j) / D (``"formal"``), ordered and
+    certified like the other formal tables."""
 
     cascade = False
 
@@ -44,47 +68,107 @@ class _Utility(TruncatedMeasure):
         raise NotImplementedError
 
     def _plan(self):
-        """(per-rank int multipliers M_k, per-grade gain numerators, per-grade stay
-        numerators, gain denominator per rank, D) such that term_k * D =
-        M_k * (gain numerator * e_d * scale_k - e_n * E_k) (see fractions_many)."""
-        G, n = self.grades, self.n
-        e = self.e
+        """(den D, per rank and grade the constant added (non-cascade) or multiplied by the
+        run's stay product (cascade), per rank the constant subtracted (cascade), bound on
+        |K|, number of limbs)."""
+        G, n, en, ed = self.grades, self.n, self.e.numerator, self.e.denominator
         coefs, cden = self._coefs()
-        return coefs, cden, G, n, e.numerator, e.denominator
-
-    def fractions_many(self, runs, counts):
-        from irscale.enumerate.runspace import PAD
-        arr = np.asarray(runs, dtype=np.int64)
-        coefs, cden, G, n, en, ed = self._plan()
-        valid = arr != PAD
-        g = np.where(valid, arr, 0)
         if not self.cascade:             # gain g/G: term_k * (cden * G * ed) = coef_k * (g * ed - G * en)
             den = cden * G * ed
-            weights = [[c * (x * ed - G * en) for x in range(G + 1)] for c in coefs]
-        else:                            # gain (2^g - 1) prod (2^G - 2^h + 1) / 2^(G k)
+            add = [[c * (x * ed - G * en) for x in range(G + 1)] for c in coefs]
+            mul, sub = None, None
+            bound = sum(max(abs(v) for v in row) for row in add)
+        else:                            # gain (2^g - 1) prod_{j<k} (2^G - 2^h_j + 1) / 2^(G k)
             den = cden * 2 ** (G * n) * ed
-            weights = None
-        bound = (sum(abs(c) for c in coefs) * (2 ** (G * n) if self.cascade else G) * ed * 2
-                 + sum(abs(c) for c in coefs) * en * (2 ** (G * n) if self.cascade else G))
-        if bound >= LIMIT or den >= LIMIT:
-            raise MeasureError(f"{self}: exact keys exceed 62 bits at N = {self.n}; use a smaller N")
-        total = np.zeros(arr.shape[0], dtype=np.int64)
-        if not self.cascade:
-            w = np.array(weights, dtype=np.int64)                # (N, G + 1)
-            for k in range(n):
-                total += np.where(valid[:, k], w[k][g[:, k]], 0)
-        else:
-            stay = np.ones(arr.shape[0], dtype=np.int64)         # prod_{j<k} (2^G - 2^g_j + 1)
-            gain = np.array([2 ** x - 1 for x in range(G + 1)], dtype=np.int64)
-            keep = np.array([2 ** G - 2 ** x + 1 for x in range(G + 1)], dtype=np.int64)
-            for k in range(n):
-                scale = 2 ** (G * (n - 1 - k))                   # 2^(G N) / 2^(G (k + 1))
-                term = coefs[k] * (gain[g[:, k]] * stay * scale * ed - en * 2 ** (G * n))
-                total += np.where(valid[:, k], term, 0)
-                stay = stay * keep[g[:, k]]
-        d = np.full(arr.shape[0], den, dtype=np.int64)
+            add = None
+            mul = [[c * (2 ** x - 1) * 2 ** (G * (n - 1 - k)) * ed for x in range(G + 1)]
+                   for k, c in enumerate(coefs)]
+            sub = [c * en * 2 ** (G * n) for c in coefs]
+            bound = sum(max(row) * 2 ** (G * k) + s for k, (row, s) in enumerate(zip(mul, sub)))
+        return den, add, mul, sub, bound, bound.bit_length() // LIMB + 2
+
+    @property
+    def value_kind(self) -> str:
+        den, _, _, _, bound, _ = self._plan()
+        return "fraction" if bound < LIMIT and den < LIMIT else "formal"
+
+    def _limb_keys(self, runs) -> np.ndarray:
+        """K of every ranking as limbs (int64 (m, L), little-endian, normalised)."""
+        from irscale.enumerate.runspace import PAD
+        arr = np.asarray(runs, dtype=np.int64)
+        den, add, mul, sub, bound, L = self._plan()
+        G, n = self.grades, self.n
+        if self.cascade and G * (n - 1) > 60:
+            raise MeasureError(f"{self}: the cascade products exceed 60 bits at N = {n}; use a smaller N")
+        valid = arr != PAD
+        g = np.where(valid, arr, 0)
+        acc = np.zeros((arr.shape[0], L), dtype=np.int64)
+        stay = np.ones(arr.shape[0], dtype=np.int64)         # prod_{j<k} (2^G - 2^g_j + 1)
+        keep = np.array([2 ** G - 2 ** x + 1 for x in range(G + 1)], dtype=np.int64)
+        mask = (1 << LIMB) - 1
+        for k in range(n):
+            inside = valid[:, k]
+            if not self.cascade:
+                for x in range(G + 1):
+                    sel = inside & (g[:, k] == x)
+                    v = add[k][x]
+                    sign = 1 if v >= 0 else -1
+                    acc[sel] += sign * np.array(_limbs(abs(v), L), dtype=np.int64)
+            else:
+                low, high = stay & mask, stay >> LIMB           # stay < 2^60: two limbs
+                for x in range(G + 1):
+                    sel = inside & (g[:, k] == x)
+                    if not sel.any():
+                        continue
+                    c = _limbs(mul[k][x], L)
+                    for j in range(L - 1):
+                        if c[j]:
+                            acc[sel, j] += low[sel] * c[j]
+                            acc[sel, j + 1] += high[sel] * c[j]
+                acc[inside] -= np.array(_limbs(sub[k], L), dtype=np.int64)
+                stay = np.where(inside, stay * keep[g[:, k]], stay)
+            _normalise(acc)
+        return acc
+
+    def fractions_many(self, runs, counts):
+        den = self._plan()[0]
+        if self.value_kind != "fraction":
+            raise MeasureError(f"{self}: exact keys exceed 62 bits; its values are formal multi-limb keys")
+        acc = self._limb_keys(runs)
+        total = np.zeros(acc.shape[0], dtype=np.int64)
+        for j in range(acc.shape[1] - 1, -1, -1):
+            total = (total << LIMB) + acc[:, j]
+        d = np.full(acc.shape[0], den, dtype=np.int64)
         common = np.gcd(total, d)
         return total // common, d // common
+
+    # formal keys beyond 62 bits: K = sum_j limb_j 2^(LIMB j), value = K / D
+    def formal_many(self, runs, counts):
+        return self._limb_keys(runs)
+
+    def coords(self, counts):
+        den, *_, L = self._plan()
+        return [f"2^{LIMB * j}/{den}" for j in range(L)]
+
+    def units_mp(self, counts):
+        import mpmath
+        den, *_, L = self._plan()
+        return [mpmath.mpf(2) ** (LIMB * j) / den for j in range(L)]
+
+    def formal_floats(self, keys, counts):
+        """K / D with K summed from the top limb down (exact while below 2^53, then
+        rounded once per limb: no cancellation between limbs)."""
+        den = self._plan()[0]
+        total = np.zeros(keys.shape[0], dtype=np.float64)
+        for j in range(keys.shape[1] - 1, -1, -1):
+            total = total * float(1 << LIMB) + keys[:, j]
+        return total / float(den)
+
+    def formal_error_bound(self, keys, counts):
+        from irscale.scales.keys import U
+        if keys.size == 0:
+            return 0.0
+        return float(2 * (keys.shape[1] + 3) * U * np.abs(self.formal_floats(keys, counts)).max())
 
 
 @register
