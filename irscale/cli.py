@@ -305,7 +305,11 @@ def analyze(scores, out, stores, tests, jobs, quiet):
     table = pd.concat([read_scores(p) for p in scores], ignore_index=True)
     chosen = None if tests is None else ([] if tests.strip().lower() == "none" else
                                          [t.strip() for t in tests.split(",") if t.strip()])
-    result = run_analysis(table, tests=chosen, n_jobs=jobs, progress=not quiet)
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run_analysis(table, tests=chosen, n_jobs=jobs, progress=not quiet)
+    _print_warnings(caught)
     result.save(out)
     spacing, figures = _spacing_and_figures(opened, sorted(table["n"].unique()), out)
     path = write_report(result, out, spacing=spacing, figures=figures)

@@ -76,6 +76,28 @@ def _check_scores(scores: pd.DataFrame) -> None:
                            "run 'irscale transform' with --store")
 
 
+def _drop_undefined(scores: pd.DataFrame) -> pd.DataFrame:
+    """Leave out the topics on which a measure is undefined (no raw score for any run,
+    e.g. Twist with N < 2 RB), with a warning; a measure left with fewer than 2 topics is
+    left out whole."""
+    if "raw" not in scores.columns or not scores["raw"].isna().any():
+        return scores
+    import warnings
+
+    from irscale.errors import IrscaleWarning
+    keys = ["n", "rb_scale", "measure", "topic"]
+    undefined = scores.assign(_u=scores["raw"].isna()).groupby(keys)["_u"].transform("all")
+    out = scores[~undefined]
+    for measure, rows in scores[undefined].groupby("measure"):
+        left = out.loc[out["measure"] == measure, "topic"].nunique()
+        warnings.warn(f"{measure} is undefined on {rows['topic'].nunique()} topic(s) (no score for any run); "
+                      f"analysed on the other {left}" + ("" if left >= 2 else ": too few, left out"),
+                      IrscaleWarning, stacklevel=3)
+        if left < 2:
+            out = out[out["measure"] != measure]
+    return out
+
+
 def matrices(scores: pd.DataFrame, measure: str):
     """(systems, topics, raw, scaled, midrank-scaled or None) of one measure of one
     (n, rb_scale) group: topics x systems arrays, systems sorted by name."""
@@ -150,6 +172,7 @@ def analyze(scores: pd.DataFrame | str | Path, tests=None, alpha: float = ALPHA,
     start = time.perf_counter()
     if not isinstance(scores, pd.DataFrame):
         scores = read_scores(scores)
+    scores = _drop_undefined(scores)
     _check_scores(scores)
     tests = TESTS if tests is None else tuple(tests)
     unknown = sorted(set(tests) - set(TESTS))

@@ -153,7 +153,8 @@ def read_scores(path: str | os.PathLike) -> pd.DataFrame:
         df = pd.read_parquet(path)
     else:
         df = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype={"run": str, "topic": str},
-                         keep_default_na=False, na_values={c: [""] for c in ("rank", "k", "scaled", "midrank", "n_runs")})
+                         keep_default_na=False,
+                         na_values={c: [""] for c in ("raw", "rank", "k", "scaled", "midrank", "n_runs")})
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise IrscaleError(f"{path}: not a scores file of 'irscale transform' (no column {', '.join(missing)})")

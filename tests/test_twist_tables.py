@@ -144,3 +144,27 @@ def test_store_cli_transform_service(tmp_path):
 def pd_na():
     import pandas as pd
     return pd.NA
+
+
+def test_undefined_topics_survive_the_scores_file_and_analysis(tmp_path):
+    """Empty Twist scores (N < 2 RB) are read back as NaN and left out of the analysis
+    with a warning; the measure's defined topics are analysed."""
+    from irscale.cli import main
+    from irscale.scales.analyze import analyze
+    from test_graded_transform import _graded_collection
+    qrels, runs_, q, paths = _graded_collection(tmp_path, seed=3, topics=6, docs=6)
+    out = tmp_path / "s.csv"
+    with pytest.warns(irscale.IrscaleWarning):
+        scores = irscale.transform(q, paths, ["Twist(grades=2)@8", "gP(gains=(0,1,2))@8"], tmp_path / "t.h5",
+                                   build_missing=True)
+    irscale.write_scores(scores, out)
+    back = irscale.read_scores(out)
+    assert back["raw"].dtype == float and back["raw"].isna().sum() == scores["raw"].isna().sum() > 0
+    defined = scores.loc[scores["raw"].notna() & (scores["measure"] == "Twist(grades=2)@8"), "topic"].nunique()
+    with pytest.warns(irscale.IrscaleWarning, match="undefined on"):
+        result = analyze(back, tests=["sign"])
+    measures = set(result.tau_scaled["measure"])
+    assert "gP(gains=(0,1,2))@8" in measures
+    assert ("Twist(grades=2)@8" in measures) == (defined >= 2)
+    assert main(["analyze", str(out), "--out", str(tmp_path / "an"), "--tests", "sign", "-q"]) == 0
+
