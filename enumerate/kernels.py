@@ -36,37 +36,12 @@ def decode_ids(ids, levels, n, out):
 
 
 @nb.njit(cache=True)
-def count_feasible(n, caps):
-    """Number of runs of length n over grades 0..G holding at most caps[g - 1] documents
-    of every grade g >= 1 (dynamic programme over the ranks and the per-grade counts)."""
-    G = caps.shape[0]
-    size = 1
-    for g in range(G):
-        size *= caps[g] + 1
-    ways = np.zeros(size, dtype=np.int64)
-    ways[0] = 1
-    for _ in range(n):
-        nxt = ways.copy()                    # grade 0 at this rank
-        for state in range(size):
-            if ways[state] == 0:
-                continue
-            rest, stride = state, 1
-            for g in range(G):
-                have = rest % (caps[g] + 1)
-                rest //= caps[g] + 1
-                if have < caps[g]:
-                    nxt[state + stride] += ways[state]
-                stride *= caps[g] + 1
-        ways = nxt
-    return ways.sum()
-
-
-@nb.njit(cache=True)
 def feasible_runs(n, caps, run, have, pos, out):
     """Continue writing the runs of length n with at most caps[g - 1] documents of each
     grade g >= 1 into ``out`` (uint8, (rows, n)), in increasing run id order (depth
     first, grades 0..G at every rank); returns the number of rows written (< rows only
-    when the enumeration is finished). The enumeration state lives in ``run`` (int64 (n,),
+    when the enumeration is finished; :func:`irscale.enumerate.runspace.feasible_space_size`
+    counts them). The enumeration state lives in ``run`` (int64 (n,),
     grade tried at each rank), ``have`` (int64 (G + 1,), documents per grade in the
     current prefix) and ``pos`` (int64 (1,), the current rank, -1 when done); start with
     ``run[0] = -1``, ``have = 0``, ``pos[0] = 0``."""

@@ -11,7 +11,7 @@ from typing import Iterator
 
 import numpy as np
 
-from irscale.enumerate.kernels import count_feasible, decode_ids, decode_runs, encode_runs, feasible_runs
+from irscale.enumerate.kernels import decode_ids, decode_runs, encode_runs, feasible_runs
 from irscale.errors import RunError
 
 
@@ -59,8 +59,16 @@ def runs_of_ids_fast(ids, levels: int, n: int) -> np.ndarray:
 
 def feasible_space_size(n: int, counts) -> int:
     """Number of runs of length n with at most c_g documents of each grade g
-    (``counts = (c_1..c_G)``): the runs that can occur for a topic with those counts."""
-    return int(count_feasible(n, np.minimum(np.asarray(counts, dtype=np.int64), n)))
+    (``counts = (c_1..c_G)``): the runs that can occur for a topic with those counts.
+    Exact (Python integers): n! [x^n] e^x prod_g sum_{j <= c_g} x^j / j!."""
+    from fractions import Fraction
+    from math import factorial
+    poly = [Fraction(1, factorial(i)) for i in range(n + 1)]      # grade 0: any number
+    for c in counts:
+        c = min(int(c), n)
+        term = [Fraction(1, factorial(j)) for j in range(c + 1)]
+        poly = [sum(poly[i - j] * term[j] for j in range(min(c, i) + 1)) for i in range(n + 1)]
+    return int(poly[n] * factorial(n))
 
 
 def feasible_run_chunks(n: int, counts, chunk: int = 1 << 18) -> Iterator[np.ndarray]:

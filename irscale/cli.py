@@ -374,9 +374,12 @@ def spacing(path, measures, as_json, axioms):
         click.echo(json.dumps(rows, indent=2, default=float))
         return
     header = ["measure", "distinct", "runs", "min", "max", "gap_cv", "uncovered", "max_deviation"]
+    keys = {"measure": "table", "distinct": "n_distinct", "runs": "n_runs"}   # column -> key of the row
+    for r in rows:
+        r.setdefault("table", r["measure"])
     extra = ["axiom", "B", "equal"] if axioms else []
-    table = [[str(r.get(h, "")) if isinstance(r.get(h), (int, str)) else f"{r.get(h, float('nan')):.6g}"
-              for h in header] + [_cell(r.get(k)) for k in ("axiom_holds", "balancing_index", "equal_spacing")
+    table = [[str(r.get(keys.get(h, h), "")) if isinstance(r.get(keys.get(h, h)), (int, str))
+              else f"{r.get(keys.get(h, h), float('nan')):.6g}" for h in header] + [_cell(r.get(k)) for k in ("axiom_holds", "balancing_index", "equal_spacing")
                                   if axioms] for r in rows]
     _print_table(header + extra, table)
     if axioms and any(r.get("axiom_holds") is None for r in rows):

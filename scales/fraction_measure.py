@@ -114,14 +114,10 @@ class FractionMeasure(Measure):
                            f"{rb[g - 1]} (per-grade counts {rb}): it cannot occur for this topic")
         return arr
 
-    def defined(self, counts) -> bool:
-        """Whether the measure is defined for a topic with these per-grade counts at this
-        cutoff (Twist and CRP need N >= 2 RB)."""
-        try:
-            self.fractions_many(np.zeros((1, self.n), np.uint8), self.check_rb(counts))
-        except RecallBaseError:
-            return False
-        return True
+    def check_defined(self, counts) -> None:
+        """Raise :class:`~irscale.errors.RecallBaseError` when the measure is undefined for a
+        topic with these per-grade counts at this cutoff (Twist and CRP need N >= 2 RB)."""
+        self.fractions_many(np.zeros((1, self.n), np.uint8), self.check_rb(counts))
 
     # -- formal measures (value_kind = "formal"; irscale.scales.formal_table) ----------------
     def formal_many(self, runs: np.ndarray, counts) -> np.ndarray:

@@ -173,6 +173,13 @@ class Measure:
                 raise MeasureError(f"{self.name} needs parameter {param.name} ({param.description}), "
                                    f"e.g. {self.example()}")
             object.__setattr__(self, param.name, param.convert(self.name, value))
+        if self.id_count() >= 2 ** 63:
+            raise MeasureError(f"{self}: its run space has {self.id_count():.3g} runs, more than 64-bit run ids "
+                               f"can number; use a smaller N or fewer grades")
+
+    def id_count(self) -> int:
+        """Number of run ids of the measure's run space (levels^N)."""
+        return self.levels ** self.n
 
     @property
     def levels(self) -> int:
@@ -225,6 +232,9 @@ class Measure:
                                       f"judged documents per grade 1..{self.levels - 1}, at least one positive; "
                                       f"got {rb!r}")
             return tuple(int(c) for c in counts)
+        if rb is None and self.levels > 2:
+            raise RecallBaseError(f"{self} depends on the recall base: give the per-grade counts "
+                                  f"(c_1..c_{self.levels - 1}) of the topic's judged documents, e.g. rb=(3,2)")
         if rb is None:
             raise RecallBaseError(f"{self} depends on the recall base: give rb (the topic's number of "
                                   f"relevant documents, >= 1)")
@@ -233,6 +243,21 @@ class Measure:
         if rb > MAX_RB:
             raise RecallBaseError(f"{self}: rb = {rb} is larger than any recall base irscale handles ({MAX_RB})")
         return int(rb)
+
+    def check_defined(self, rb) -> None:
+        """Raise :class:`~irscale.errors.RecallBaseError` when the measure has no value for a
+        topic with this recall base (graded gR/nDCG whose judged documents all have gain 0;
+        Twist and CRP with N < 2 RB)."""
+        if self.rb_dependent:
+            self.key_spec().value_factor(self.check_rb(rb))
+
+    def defined(self, rb) -> bool:
+        """Whether the measure has values for a topic with this recall base."""
+        try:
+            self.check_defined(rb)
+        except RecallBaseError:
+            return False
+        return True
 
     @property
     def stratified(self) -> bool:

@@ -400,8 +400,15 @@ def store_spacing(store, measures=None, chunk: int = CHUNK, progress=None) -> li
     out = []
     for name, counts in items:
         m = parse_measure(name)
+        if m.value_kind != "key":
+            from irscale.errors import MeasureError
+            raise MeasureError(f"{m}: its table holds exact values run by run (Twist, CRP, utilities, OIE); "
+                               f"spacing statistics are streamed from tables of integer keys only")
         s = store.scale(m, rb=counts if counts is not None else m.common_rb())
         d = spacing_stats(s, chunk)
+        if counts is not None and m.counts_keyed:
+            from irscale.store.format import table_name
+            d["table"] = table_name(str(m), counts)
         out.append(d)
         if progress is not None:
             progress(d)

@@ -233,18 +233,21 @@ def cached_split_form(measure) -> SplitForm:
 def values_of_ids(measure, ids, rb: int | None = None) -> np.ndarray:
     """Float64 values of the runs with ids ``ids`` for recall base ``rb``.
 
-    Values come from each run's exact key (correctly rounded for rational measures; for
-    log discounts within the measure's stated error bound), never from a float sum in
-    another order.
+    Values come from each run's exact key, scored by the enumerator's kernel (correctly
+    rounded for rational measures; for log discounts within the measure's stated error
+    bound), never from a float sum in another order.
     """
-    from irscale.enumerate.split_kernels import exact_keys
+    from irscale.enumerate import kernels
+    from irscale.enumerate.runspace import runs_of_ids_fast
     rb = measure.check_rb(rb)
+    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     if measure.value_kind != "key":   # exact values per run (Twist, CRP, utilities, OIE)
         return measure.values_many(measure.runs_of_ids(ids), rb)
-    sf = cached_split_form(measure)
-    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-    if sf.exact:   # raw values are the exact integer keys
-        keys = sf.raw_of_ids(ids).astype(np.uint64)
-    else:
-        keys = exact_keys(ids, sf.KA, sf.KB, sf.state, sf.S)
-    return measure.key_spec().float_values(keys, measure, rb)
+    spec = measure.key_spec()
+    runs = runs_of_ids_fast(ids, measure.levels, measure.n)
+    if spec.words > 1 and not (spec.kernel == "additive"):   # ERR beyond 64 bits: exact keys in Python
+        from irscale.scales.keys import ints_to_words
+        keys = ints_to_words([spec.key_python(r) for r in runs.tolist()], spec.words)
+    else:                              # the enumerator's own kernel on each run (no split form needed)
+        keys = kernels.score(*spec.kernel_arrays(), runs)
+    return spec.float_values(keys, measure, rb)

@@ -218,7 +218,7 @@ def _rank_measure(measure, ids: np.ndarray, rb: np.ndarray, tables, rb_scale: st
     else:
         groups = [(int(r), rb == r) for r in np.unique(rb)]
     for scale_rb, rows in groups:
-        if measure.value_kind != "key" and not measure.defined(scale_rb):
+        if measure.counts_keyed and not measure.defined(scale_rb):
             continue                 # undefined for this topic (e.g. Twist with N < 2 RB): rank 0 -> empty
         s = tables.scale(measure, scale_rb)
         rank[rows] = s.rank_ids(ids[rows])
@@ -261,7 +261,7 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
             for c in np.unique(counts, axis=0):
                 sel = (counts == c).all(axis=1)
                 c = tuple(int(x) for x in c)
-                if m.value_kind != "key" and not m.defined(c):
+                if not m.defined(c):
                     raw[sel] = np.nan      # e.g. Twist with N < 2 RB: undefined, the topic has no score
                     undefined.update(topics[sel].tolist())
                     continue
@@ -289,7 +289,8 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
 
             from irscale.errors import IrscaleWarning
             warnings.warn(f"{m} is undefined for {len(undefined)} topic(s) at N = {m.n} (Twist and CRP need "
-                          f"N >= 2 RB), e.g. {', '.join(sorted(undefined)[:3])}: their scores are empty",
+                          f"N >= 2 RB; gR and nDCG a judged document with a positive gain), e.g. "
+                          f"{', '.join(sorted(undefined)[:3])}: their scores are empty",
                           IrscaleWarning, stacklevel=3)
         frames.append(pd.DataFrame({
             "run": runs, "topic": topics, "measure": str(m), "n": m.n, "rb": rb, "raw": raw,
@@ -361,9 +362,6 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
     if store is not None and not raw_only:
         vectors = {str(m): (qrels_count_vectors(q, m, max_grade) if rb_scale == "feasible" else [m.common_rb()])
                    for m in ms if m.counts_keyed}
-        for m in ms:                  # per-topic measures: only the topics where they are defined
-            if m.value_kind != "key" and m.counts_keyed:
-                vectors[str(m)] = [c for c in vectors[str(m)] if m.defined(c)]
         hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
         tables = _open_tables(store, ms, build_missing, n_jobs, progress, vectors, hint)
     depth = max(m.n for m in ms)

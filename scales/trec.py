@@ -427,14 +427,16 @@ def grade_counts(level_counts: np.ndarray, levels: int) -> np.ndarray:
 
 def qrels_count_vectors(qrels: "Qrels", measure, max_grade: int | None = None) -> list[tuple]:
     """The table keys of the evaluated topics of ``qrels`` for a measure keyed by per-grade
-    counts (c_1..c_G): each capped at N for graded RB-dependent measures, as they are for
-    measures with per-topic tables (Twist, CRP, OIE); sorted and deduplicated: the tables
-    a transform of runs against these qrels needs (``feasible`` scales)."""
+    counts (c_1..c_G): capped at N for graded RB-dependent measures, as they are for
+    per-topic tables (Twist, CRP, OIE: not capped); only the topics where the measure is
+    defined; sorted and deduplicated: the tables a transform of runs against these qrels
+    needs (``feasible`` scales)."""
     lc = qrels.evaluated[2]
     if max_grade is not None:
         lc = fold_level_counts(lc, max_grade)
     counts = grade_counts(lc, measure.levels)
-    return sorted({measure.table_rb(tuple(int(c) for c in row)) for row in counts if row.sum() >= 1})
+    vectors = {measure.table_rb(tuple(int(c) for c in row)) for row in counts if row.sum() >= 1}
+    return sorted(v for v in vectors if measure.defined(v))
 
 
 def judge(run: Run, qrels: Qrels, depth: int) -> JudgedRuns:

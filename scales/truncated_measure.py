@@ -5,8 +5,10 @@ A ranking of its own length n <= N is an array row of grades 0..G padded with -1
 its end; its id orders rankings by length, then by their base-(G+1) number
 (:func:`irscale.enumerate.runspace.truncated_ids`), so ids 0 .. sum_n (G+1)^n - 1 are the
 whole space. Tables cover that space (attr ``run_space = "truncated"``) with exact
-fraction values (:mod:`irscale.scales.fraction_table`); these measures do not depend on
-the recall base.
+fractions (:mod:`irscale.scales.fraction_table`) or formal keys
+(:mod:`irscale.scales.formal_table`: DCGU, OIE, utilities whose keys exceed 62 bits).
+The utilities do not depend on the recall base; OIE does (one table per topic, over its
+feasible rankings).
 """
 from __future__ import annotations
 
@@ -34,8 +36,8 @@ class TruncatedMeasure(FractionMeasure):
     def table_rb(self, rb):
         return self.check_rb(rb)
 
-    def defined(self, counts) -> bool:
-        return True
+    def check_defined(self, counts) -> None:
+        self.check_rb(counts)
 
     def space_size(self, rb) -> int:
         from irscale.enumerate.runspace import truncated_space_size
@@ -47,6 +49,9 @@ class TruncatedMeasure(FractionMeasure):
 
     @property
     def n_ids(self) -> int:
+        return self.id_count()
+
+    def id_count(self) -> int:
         from irscale.enumerate.runspace import truncated_space_size
         return truncated_space_size(self.levels, self.n)
 

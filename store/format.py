@@ -27,9 +27,10 @@ One file holds many tables::
                  strata), complete (True, written last)
 
 Tables of measures with exact fractions per run (Twist, the CRP indicators, the
-utilities) have attr ``layout = "fraction"`` and the datasets num, den (int64, reduced,
-in value order) and counts instead (see :mod:`irscale.scales.fraction_table`); tables of
-formal keys (DCGU, OIE) ``layout = "formal"``, attr coords and the datasets keys
+utilities while their keys fit 62 bits) have attr ``layout = "fraction"`` and the
+datasets num, den (int64, reduced, in value order) and counts instead (see
+:mod:`irscale.scales.fraction_table`); tables of formal keys (DCGU, OIE, utilities with
+larger keys as 30-bit limbs) ``layout = "formal"``, attr coords and the datasets keys
 (int64 (K, C)) and counts (:mod:`irscale.scales.formal_table`). Both record
 ``run_space`` ("fixed", or "truncated" for rankings of length 0..N).
 

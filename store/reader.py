@@ -210,6 +210,7 @@ class Store:
         from irscale.scales import Scale, parse_measure
         m = parse_measure(measure)
         rb = m.check_rb(rb)
+        m.check_defined(rb)
         table = self.table(m, rb_counts=m.table_rb(rb) if m.counts_keyed else None)
         if getattr(table, "layout", None) in ("fraction", "formal"):
             from irscale.scales.build import held_scale

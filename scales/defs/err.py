@@ -31,6 +31,9 @@ class ERRKey(LinearKey):
     factors: list = None     # 2^m + 1 - 2^g per degree
 
     def kernel_arrays(self):
+        if self.words > 1:
+            raise MeasureError("ERR keys beyond 64 bits are scored through the prefix/suffix split only "
+                               "(tables: --method split or auto); this path needs one 64-bit word")
         arr = np.array(self.weights + [self.factors], dtype=np.uint64)
         return self.kernel, 1, arr
 

@@ -35,7 +35,15 @@ def normaliser(spec: FormalLogKey, n: int):
     """rb -> key of the ideal run: binary ``rb`` (min(rb, n) relevant documents first) or
     per-grade counts ``(c_1..c_G)`` (:func:`graded_ideal_key`)."""
     binary = ideal_normaliser(spec, n)
-    return lambda rb: graded_ideal_key(spec, n, rb) if isinstance(rb, tuple) else binary(rb)
+
+    def key(rb):
+        ideal = graded_ideal_key(spec, n, rb) if isinstance(rb, tuple) else binary(rb)
+        if ideal == 0:
+            from irscale.errors import RecallBaseError
+            raise RecallBaseError(f"the ideal run of a topic with per-grade counts {rb} has DCG 0 (no judged "
+                                  f"document with a positive gain): normalised DCG is undefined")
+        return ideal
+    return key
 
 
 def graded_ideal_key(spec: FormalLogKey, n: int, counts: tuple) -> int:

@@ -5,9 +5,11 @@ k <= n of a discount times (gain_k - e): RBPU and FlatU with gain rel_k = g/G, E
 RBU with ERR's cascade gain rel_k prod_{j<k}(1 - rel_j), rel = (2^g - 1)/2^G.
 
 Exact keys: with p = a/c and e = e_n/e_d every term times a common denominator D is an
-integer (numpy int64; measures whose keys could exceed 2^62 at this N are refused), so
-every value is the exact fraction K/D (:mod:`irscale.scales.fraction_table`). The
-scalar references are :mod:`irscale.scales.utility`.
+integer K, accumulated in 30-bit limbs: values are exact fractions K/D
+(:mod:`irscale.scales.fraction_table`) while K and D fit 62 bits, and formal multi-limb
+keys with units 2^(30 j)/D beyond (:mod:`irscale.scales.formal_table`). DCGU and OIE are
+formal (coefficients of 1/log2 m, ln q); parameters whose keys would exceed 62 bits are
+refused. The scalar references are :mod:`irscale.scales.utility`.
 """
 from dataclasses import dataclass
 from fractions import Fraction
@@ -276,6 +278,8 @@ class DCGU(TruncatedMeasure):
         arr = np.asarray(runs, dtype=np.int64)
         ranks, ms, big = self._layout()
         G, en, ed = self.grades, self.e.numerator, self.e.denominator
+        if self.n * G * max(ed, en) * max(big.values()) >= LIMIT:
+            raise MeasureError(f"{self}: exact keys exceed 62 bits (e = {self.e}); use a simpler e")
         keys = np.zeros((arr.shape[0], len(ms)), dtype=np.int64)
         for k, (col, j) in enumerate(ranks):
             inside = arr[:, k] != PAD
@@ -309,8 +313,8 @@ class OIE(TruncatedMeasure):
     table_rb = FractionMeasure.table_rb
     common_rb = FractionMeasure.common_rb
 
-    def defined(self, counts) -> bool:
-        return True
+    def check_defined(self, counts) -> None:
+        self.check_rb(counts)
 
     def space_size(self, rb) -> int:
         from irscale.enumerate.runspace import feasible_space_size
@@ -357,15 +361,19 @@ class OIE(TruncatedMeasure):
         G, n = self.grades, self.n
         bn, bd = self.beta.numerator, self.beta.denominator
         m = [sum(counts[v - 1:]) for v in range(1, G + 1)]
-        top = max([n, *m, 1])
 
         def exps(x):
             f = ut._factor(x)
             return np.array([f.get(q, 0) for q in primes], dtype=np.int64)
         e_d = exps(self.D)
-        table = np.zeros((top + 1, len(primes)), dtype=np.int64)   # exponents of 1..top
-        for x in range(1, top + 1):
+        table = np.zeros((n + 1, len(primes)), dtype=np.int64)     # exponents of 1..N (ranks, c_i)
+        for x in range(1, n + 1):
             table[x] = exps(x)
+        e_m = {x: exps(x) for x in m if x > 0}
+        top = max(int(np.abs(e_d[None, :] - table[1:]).max(initial=0)),
+                  max((int(np.abs(e_d - e).max(initial=0)) for e in e_m.values()), default=0))
+        if (bd + bn) * (n + 2 * sum(counts)) * max(top, 1) >= LIMIT:
+            raise MeasureError(f"{self}: exact keys exceed 62 bits (beta = {self.beta}); use a simpler beta")
         valid = arr != PAD
         g = np.where(valid, arr, 0)
         keys = np.zeros((arr.shape[0], len(primes)), dtype=np.int64)
@@ -377,7 +385,7 @@ class OIE(TruncatedMeasure):
             if counts[v - 1] == 0:
                 continue
             u = counts[v - 1] - ((g == v) & valid).sum(axis=1)
-            keys += (bd * counts[v - 1] - bn * u)[:, None] * (e_d - table[m[v - 1]])[None, :]
+            keys += (bd * counts[v - 1] - bn * u)[:, None] * (e_d - e_m[m[v - 1]])[None, :]
         return keys
 
     def exact_value(self, run, rb=None):
