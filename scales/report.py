@@ -65,6 +65,9 @@ def tau_section(tau: pd.DataFrame, n: int) -> str:
             markdown_table(header, rows), ""]
     for mode in modes:
         tm = t[t.rb_scale == mode]
+        if tm.tau_unq.isna().all():     # e.g. every system tied: no tau is defined
+            text += [f"With the `{mode}` scales no Kendall tau is defined (tied system means).", ""]
+            continue
         ones = [short(m) for m, v in zip(tm.measure, tm.tau_unq) if v >= 1 - 1e-12]
         low = tm.loc[tm.tau_unq.idxmin()]
         mid_delta = (tm.tau_midrank - tm.tau_unq).mean()
@@ -108,6 +111,9 @@ def measure_pairs_section(pairs: pd.DataFrame, n: int) -> str:
                  "(above the diagonal: raw → scaled; below: Δ%)", "",
                  markdown_table([""] + [short(m) for m in measures], rows), ""]
         pm = pm.assign(change=pm.tau_scaled - pm.tau_raw)
+        if pm.change.isna().all():      # e.g. two systems tied on every measure: no tau is defined
+            text += ["No Kendall tau between measures is defined here (tied system means).", ""]
+            continue
         up = pm.loc[pm.change.idxmax()]
         down = pm.loc[pm.change.idxmin()]
         text.append(f"Scaling changes the agreement between measures by {pm.change.abs().mean():.4f} on average; "
