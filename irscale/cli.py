@@ -244,7 +244,7 @@ def lookup(path, measure, values, rb_text):
 @click.option("--raw-only", is_flag=True, help="Raw scores only, even with --store.")
 @click.option("--midranks", is_flag=True, help="Also write mid-ranks (for comparing tie strategies; one pass over "
                                                 "each table's run counts).")
-@click.option("--build-missing", is_flag=True, help="Build tables missing from --store on the fly (N <= 24).")
+@click.option("--build-missing", is_flag=True, help="Build tables missing from --store on the fly (up to 2^24 runs: binary N <= 24).")
 @click.option("--max-grade", type=click.IntRange(min=1), default=None,
               help="Fold qrels levels above this grade into it (graded measures fold levels above their own top "
                    "grade anyway; binary measures count levels >= 1 as relevant).")

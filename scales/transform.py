@@ -193,7 +193,11 @@ def _open_tables(store, measures, build_missing: bool, n_jobs: int, progress: bo
         raise TableNotFoundError(f"{path} has no table {what}; create "
                                  f"{'it' if len(missing) == 1 and not graded else 'them'} with: {command} "
                                  f"(or pass --build-missing for run spaces of up to 2^24 runs)")
-    big = [m for m in missing if m.levels ** m.n > BUILD_ON_THE_FLY_MAX_RUNS]
+    def runs_to_score(m):             # tables held in memory cover their own (feasible/truncated) space
+        if m.value_kind == "key":
+            return m.levels ** m.n
+        return max(m.space_size(c) for c in (need.get(str(m)) or [None]))
+    big = [m for m in missing if runs_to_score(m) > BUILD_ON_THE_FLY_MAX_RUNS]
     if big:
         raise TableNotFoundError(f"{path} has no table {', '.join(map(str, big))}, too large to build on the "
                                  f"fly (more than 2^24 runs); build it first with: {command}")
