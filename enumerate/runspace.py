@@ -41,16 +41,7 @@ def chunks(levels: int, n: int, chunk_size: int) -> Iterator[tuple[int, int]]:
 
 
 def runs_of_ids(ids, levels: int, n: int) -> np.ndarray:
-    """Runs (uint8 array, shape (len(ids), n)) with the given ids."""
-    ids = np.asarray(ids, dtype=np.uint64).reshape(-1)
-    out = np.empty((ids.shape[0], n), dtype=np.uint8)
-    for i, rid in enumerate(ids):  # small inputs only
-        decode_runs(int(rid), 1, levels, n, out[i:i + 1])
-    return out
-
-
-def runs_of_ids_fast(ids, levels: int, n: int) -> np.ndarray:
-    """Runs (uint8 array, shape (len(ids), n)) with the given ids (numba; any size)."""
+    """Runs (uint8 array, shape (len(ids), n)) with the given ids (any order; numba)."""
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     out = np.empty((ids.shape[0], n), dtype=np.uint8)
     decode_ids(ids, levels, n, out)
@@ -204,6 +195,19 @@ def grade_counts_of_runs(runs: np.ndarray, grades: int) -> np.ndarray:
     """Number of documents of each grade 1..G in each run, shape (m, G)."""
     runs = np.asarray(runs)
     return np.stack([(runs == g).sum(axis=1) for g in range(1, grades + 1)], axis=1).astype(np.int64)
+
+
+def refuse_infeasible(have: np.ndarray, counts, what: str = "run") -> None:
+    """Raise :class:`~irscale.errors.RunError` for the first run holding more documents of
+    a grade than the topic has: ``have`` (m, G) per-grade counts of the runs, ``counts``
+    the topic's (c_1..c_G)."""
+    c = np.asarray(counts, dtype=np.int64)
+    bad = (np.asarray(have) > c).any(axis=1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        g = int(np.argmax(have[i] > c)) + 1
+        raise RunError(f"{what} {i} has {int(have[i, g - 1])} documents of grade {g}, more than the topic's "
+                       f"{counts[g - 1]} (per-grade counts {tuple(counts)}): it cannot occur for this topic")
 
 
 def validate_runs(runs, levels: int, n: int | None) -> np.ndarray:

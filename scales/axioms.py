@@ -73,6 +73,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
+from irscale.enumerate.runspace import runs_of_ids
 from irscale.errors import CertificationError, IrscaleError
 from irscale.scales import axioms_kernels as ak
 from irscale.scales.measure import Measure
@@ -111,11 +112,8 @@ def parse_run_string(text: str) -> np.ndarray:
     return np.array([int(p) for p in parts], dtype=np.uint8)
 
 
-def decode_ids(ids, levels: int, n: int) -> np.ndarray:
-    """Runs (uint8, shape (len(ids), n)) of run ids, vectorised (ids < levels**n)."""
-    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-    powers = levels ** np.arange(n - 1, -1, -1, dtype=np.int64)
-    return ((ids[:, None] // powers[None, :]) % levels).astype(np.uint8)
+#: Runs (uint8, shape (len(ids), n)) of run ids: the run space's own decoder.
+decode_ids = runs_of_ids
 
 
 def _check_space(levels: int, n: int, limit: int, what: str) -> int:

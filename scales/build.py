@@ -175,16 +175,16 @@ def tables_by_counts(distinct, vectors) -> list[Table]:
     pos = np.empty_like(order)
     pos[order] = np.arange(order.size)
     vpos = pos[inv.reshape(-1)]
-    have = decode_count_codes(codes, measure.n, measure.levels - 1)
+    o = np.argsort(vpos, kind="stable")              # rows in value order once: every subset stays sorted
+    vpos, counts, minids = vpos[o], counts[o], minids[o]
+    have = decode_count_codes(codes[o], measure.n, measure.levels - 1)
     out = []
     for c in vectors:
         feasible = (have <= np.asarray(c, dtype=np.int64)).all(axis=1)
         v, cnt, mid = vpos[feasible], counts[feasible], minids[feasible]
-        o = np.argsort(v, kind="stable")
-        v = v[o]
         starts = np.flatnonzero(np.concatenate(([True], v[1:] != v[:-1]))) if v.size else np.zeros(0, np.int64)
-        ids = np.minimum.reduceat(mid[o], starts) if v.size else np.zeros(0, np.int64)
-        cnt = np.add.reduceat(cnt[o], starts) if v.size else np.zeros(0, np.int64)
+        ids = np.minimum.reduceat(mid, starts) if v.size else np.zeros(0, np.int64)
+        cnt = np.add.reduceat(cnt, starts) if v.size else np.zeros(0, np.int64)
         ids = np.ascontiguousarray(ids, dtype=id_dtype(measure.levels, measure.n))
         min_gap, pair = smallest_gap(sf, ids.astype(np.int64))
         cert = certificate_from_gap(measure, sf, min_gap, pair, redecided, rb=tuple(c))

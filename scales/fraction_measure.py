@@ -96,22 +96,15 @@ class FractionMeasure(Measure):
         return self.levels ** self.n
 
     def runs_of_ids(self, ids) -> np.ndarray:
-        from irscale.enumerate.runspace import runs_of_ids_fast
-        return runs_of_ids_fast(ids, self.levels, self.n)
+        from irscale.enumerate.runspace import runs_of_ids
+        return runs_of_ids(ids, self.levels, self.n)
 
     def check_runs(self, runs, rb) -> np.ndarray:
         """Validated runs (uint8 (m, N)); runs with more documents of a grade than the topic
         has raise :class:`~irscale.errors.RunError`."""
-        from irscale.enumerate.runspace import grade_counts_of_runs, validate_runs
-        from irscale.errors import RunError
+        from irscale.enumerate.runspace import grade_counts_of_runs, refuse_infeasible, validate_runs
         arr = validate_runs(runs, self.levels, self.n)
-        have = grade_counts_of_runs(arr, self.grades)
-        bad = (have > np.asarray(rb)).any(axis=1)
-        if bad.any():
-            i = int(np.argmax(bad))
-            g = int(np.argmax(have[i] > np.asarray(rb))) + 1
-            raise RunError(f"run {i} has {int(have[i, g - 1])} documents of grade {g}, more than the topic's "
-                           f"{rb[g - 1]} (per-grade counts {rb}): it cannot occur for this topic")
+        refuse_infeasible(grade_counts_of_runs(arr, self.grades), rb)
         return arr
 
     def check_defined(self, counts) -> None:

@@ -159,6 +159,9 @@ class Measure:
     #: fractions per run, ``"formal"``: exact rational combinations of logarithms per run
     #: (:mod:`irscale.scales.fraction_measure`; tables held in memory).
     value_kind: ClassVar[str] = "key"
+    #: ``"fixed"``: runs of exactly N documents; ``"truncated"``: rankings of length 0..N
+    #: (:mod:`irscale.scales.truncated_measure`).
+    run_space: ClassVar[str] = "fixed"
 
     def __post_init__(self) -> None:
         n = self.n
@@ -176,6 +179,12 @@ class Measure:
         if self.id_count() >= 2 ** 63:
             raise MeasureError(f"{self}: its run space has {self.id_count():.3g} runs, more than 64-bit run ids "
                                f"can number; use a smaller N or fewer grades")
+
+    def judged_ids(self, grades, lengths) -> "np.ndarray":
+        """Run ids (int64) of judged rankings: ``grades`` (m, N) already folded to 0..G and
+        each ranking's own length (ignored here: runs are padded to N)."""
+        from irscale.enumerate.runspace import ids_of_runs
+        return ids_of_runs(grades, self.levels).astype(np.int64)
 
     def id_count(self) -> int:
         """Number of run ids of the measure's run space (levels^N)."""

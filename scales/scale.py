@@ -368,15 +368,9 @@ class Scale:
     def _check_feasible_counts(self, ids: np.ndarray) -> None:
         """Tables keyed by per-grade counts hold only the feasible runs: refuse a run with
         more documents of some grade than the topic has."""
+        from irscale.enumerate.runspace import refuse_infeasible
         from irscale.enumerate.split_kernels import grade_counts_ids
-        G = self.measure.levels - 1
-        have = grade_counts_ids(ids, self.measure.levels, self.n, G)
-        bad = (have > np.asarray(self.rb, dtype=np.int64)).any(axis=1)
-        if bad.any():
-            i = int(np.argmax(bad))
-            g = int(np.argmax(have[i] > np.asarray(self.rb))) + 1
-            raise RunError(f"run {i} has {int(have[i, g - 1])} documents of grade {g}, more than the topic's "
-                           f"{self.rb[g - 1]} (per-grade counts {self.rb}): it cannot occur for this topic")
+        refuse_infeasible(grade_counts_ids(ids, self.measure.levels, self.n, self.measure.levels - 1), self.rb)
 
     def rank_ids(self, ids) -> np.ndarray:
         """Exact ranks of runs given by run id (SPEC section 2 numbering)."""

@@ -238,13 +238,13 @@ def values_of_ids(measure, ids, rb: int | None = None) -> np.ndarray:
     bound), never from a float sum in another order.
     """
     from irscale.enumerate import kernels
-    from irscale.enumerate.runspace import runs_of_ids_fast
+    from irscale.enumerate.runspace import runs_of_ids
     rb = measure.check_rb(rb)
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     if measure.value_kind != "key":   # exact values per run (Twist, CRP, utilities, OIE)
         return measure.values_many(measure.runs_of_ids(ids), rb)
     spec = measure.key_spec()
-    runs = runs_of_ids_fast(ids, measure.levels, measure.n)
+    runs = runs_of_ids(ids, measure.levels, measure.n)
     if spec.words > 1 and not (spec.kernel == "additive"):   # ERR beyond 64 bits: exact keys in Python
         from irscale.scales.keys import ints_to_words
         keys = ints_to_words([spec.key_python(r) for r in runs.tolist()], spec.words)

@@ -236,7 +236,6 @@ def _rank_measure(measure, ids: np.ndarray, rb: np.ndarray, tables, rb_scale: st
 def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str = "feasible",
                  midranks: bool = False) -> pd.DataFrame:
     """Rows of :data:`COLUMNS` for judged runs (ranks empty when ``tables`` is None)."""
-    from irscale.enumerate.runspace import ids_of_runs
     from irscale.scales.split import values_of_ids
     rel = np.concatenate([j.rel for j in judged]) if judged else np.zeros((0, 1), np.uint8)
     lengths = np.concatenate([j.lengths if j.lengths is not None else np.full(len(j.topics), j.rel.shape[1])
@@ -250,13 +249,7 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
     for mi, m in enumerate(measures):
         undefined: set = set()
         grades = np.minimum(rel[:, :m.n], m.levels - 1)       # levels above G fold into G
-        if getattr(m, "run_space", None) == "truncated":      # rankings of their own length (<= N)
-            from irscale.enumerate.runspace import PAD, truncated_ids
-            own = np.minimum(lengths, m.n)
-            ranked = np.where(np.arange(m.n)[None, :] < own[:, None], grades.astype(np.int64), PAD)
-            ids = truncated_ids(ranked, m.levels)
-        else:
-            ids = ids_of_runs(grades, m.levels).astype(np.int64)
+        ids = m.judged_ids(grades, lengths)                  # truncated measures: their own lengths
         raw = np.empty(rows)
         if m.counts_keyed:                                    # per-grade recall bases (c_1..c_G)
             if m.levels not in grade_counts:

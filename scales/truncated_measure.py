@@ -59,6 +59,13 @@ class TruncatedMeasure(FractionMeasure):
         from irscale.enumerate.runspace import truncated_rankings_of_ids
         return truncated_rankings_of_ids(ids, self.levels, self.n)
 
+    def judged_ids(self, grades, lengths) -> np.ndarray:
+        """Truncated ids of judged rankings cut at their own length (at most N)."""
+        from irscale.enumerate.runspace import PAD, truncated_ids
+        own = np.minimum(lengths, self.n)
+        ranked = np.where(np.arange(self.n)[None, :] < own[:, None], np.asarray(grades, np.int64), PAD)
+        return truncated_ids(ranked, self.levels)
+
     def check_runs(self, runs, rb) -> np.ndarray:
         """Rankings as an int8 (m, N) array padded with -1 after their end; a shorter
         list (one ranking, or lists of rankings) is padded here."""

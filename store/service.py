@@ -417,7 +417,7 @@ class LookupService:
         if query.values is not None:
             ranks = self._rank_values(scale, np.array(query.values, dtype=np.float64), query.rtol, query.atol)
         elif query.runs:
-            if getattr(scale.measure, "run_space", None) == "truncated":   # rankings of length 0..N
+            if scale.measure.run_space == "truncated":   # rankings of length 0..N
                 ranks = scale.rank_runs(query.runs)
             else:
                 ranks = scale.rank_runs(runs_array(query.runs, scale.measure))

@@ -159,7 +159,7 @@ def _write_held_table(g, table, build_seconds) -> None:
         h.update(arr.astype(np.dtype(dt).newbyteorder("<"), copy=False).tobytes())
     attrs = _common_attrs(table.measure, table, build_seconds)
     attrs.update(layout=table.layout, implicit=False, n_distinct=int(table.n_entries), distinct_by_rb="[]",
-                 checksum=h.hexdigest(), run_space=getattr(table.measure, "run_space", "fixed"))
+                 checksum=h.hexdigest(), run_space=table.measure.run_space)
     if table.layout == "formal":
         attrs["coords"] = json.dumps(list(table.coords))
     for k, v in attrs.items():

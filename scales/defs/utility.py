@@ -11,6 +11,7 @@ keys with units 2^(30 j)/D beyond (:mod:`irscale.scales.formal_table`). DCGU and
 formal (coefficients of 1/log2 m, ln q); parameters whose keys would exceed 62 bits are
 refused. The scalar references are :mod:`irscale.scales.utility`.
 """
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
@@ -54,6 +55,11 @@ def _normalise(acc: np.ndarray) -> np.ndarray:
     return acc
 
 
+@functools.lru_cache(maxsize=256)
+def _cached_plan(measure) -> tuple:
+    return measure._compute_plan()
+
+
 class _Utility(TruncatedMeasure):
     """Shared exact scoring: ``value = sum_{k<=n} coef_k * (gain_k - e)``.
 
@@ -72,7 +78,10 @@ class _Utility(TruncatedMeasure):
     def _plan(self):
         """(den D, per rank and grade the constant added (non-cascade) or multiplied by the
         run's stay product (cascade), per rank the constant subtracted (cascade), bound on
-        |K|, number of limbs)."""
+        |K|, number of limbs); computed once per measure."""
+        return _cached_plan(self)
+
+    def _compute_plan(self):
         G, n, en, ed = self.grades, self.n, self.e.numerator, self.e.denominator
         coefs, cden = self._coefs()
         if not self.cascade:             # gain g/G: term_k * (cden * G * ed) = coef_k * (g * ed - G * en)
@@ -330,14 +339,9 @@ class OIE(TruncatedMeasure):
                 yield out
 
     def check_runs(self, runs, rb) -> np.ndarray:
-        from irscale.errors import RunError
+        from irscale.enumerate.runspace import grade_counts_of_runs, refuse_infeasible
         arr = TruncatedMeasure.check_runs(self, runs, None)
-        for g in range(1, self.grades + 1):
-            have = (arr == g).sum(axis=1)
-            if (have > rb[g - 1]).any():
-                i = int(np.argmax(have > rb[g - 1]))
-                raise RunError(f"ranking {i} has {int(have[i])} documents of grade {g}, more than the topic's "
-                               f"{rb[g - 1]} (per-grade counts {rb}): it cannot occur for this topic")
+        refuse_infeasible(grade_counts_of_runs(arr, self.grades), rb, "ranking")
         return arr
 
     def _primes(self, counts):
