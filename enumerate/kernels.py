@@ -2,8 +2,8 @@
 
 All kernels take judged runs as a ``uint8`` array of shape (n_runs, N), column 0 being
 rank 1, and write one key per run. Integer arithmetic only; no ``fastmath``.
-Python orchestration lives in :mod:`irscale.enumerate.engine`; the plain-Python reference
-of every key is :meth:`irscale.scales.keys.KeySpec.key_python`.
+Python orchestration lives in :mod:`irscale.enumerate.generic`; the plain-Python reference
+of every key is :meth:`irscale.scales.measures.keys.KeySpec.key_python`.
 """
 from __future__ import annotations
 
@@ -208,7 +208,7 @@ def score(kernel, words: int, weights: np.ndarray, runs: np.ndarray) -> np.ndarr
 @nb.njit(cache=True)
 def err_keys(runs, weights, out):
     """ERR keys: sum_k weights[k, r_k] * prod_{j<k} weights[N, r_j] (see
-    :mod:`irscale.scales.defs.err`); one 64-bit word."""
+    :mod:`irscale.scales.measures.families.err`); one 64-bit word."""
     n = runs.shape[1]
     for i in range(runs.shape[0]):
         key = np.uint64(0)

@@ -85,7 +85,7 @@ def all_feasible_runs(n: int, counts) -> np.ndarray:
 
 
 # -- truncated rankings (length 0..N; ids: by length, then base-levels number, see
-# -- irscale.scales.utility) ------------------------------------------------------------
+# -- irscale.scales.measures.formulas.utilities) ------------------------------------------------------------
 PAD = -1
 
 

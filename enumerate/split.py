@@ -3,7 +3,7 @@ one by one.
 
 Prefixes (first h ranks) and suffixes (last N - h ranks) are grouped by exact key,
 state and stratum (2 x levels**(N/2) items instead of levels**N runs); the raw value of
-a (prefix group, suffix group) pair is ``A + B`` (:mod:`irscale.scales.split`). The value
+a (prefix group, suffix group) pair is ``A + B`` (:mod:`irscale.scales.measures.split_forms`). The value
 axis is cut into buckets holding about ``target`` pairs each; a bucket collects its pairs
 by binary search in the sorted suffix lists, sorts them by raw value, and reduces them to
 table entries (ties decided by exact keys, order of close distinct values by exact
@@ -125,7 +125,7 @@ def plan_buckets(g: Grouped, sf, target: int = TARGET_ITEMS, seed: int = 0) -> l
 
 @dataclass
 class BucketResult:
-    """Entries of one bucket, in value order (see :class:`irscale.scales.scale.Table`)."""
+    """Entries of one bucket, in value order (see :class:`irscale.scales.tables.scale.Table`)."""
 
     ids: np.ndarray
     counts: np.ndarray
@@ -235,11 +235,11 @@ def smallest_gap(sf, reps: np.ndarray) -> tuple[float, tuple[int, int]]:
 
 def resolve_flagged(measure, sf, res: BucketResult, flagged: np.ndarray) -> int:
     """Order the distinct values inside clusters of close raw values by exact arithmetic
-    (formal log keys, :data:`irscale.scales.keys.MP_DIGITS` digits)."""
+    (formal log keys, :data:`irscale.scales.measures.keys.MP_DIGITS` digits)."""
     import mpmath
 
     from irscale.errors import CertificationError
-    from irscale.scales.keys import MP_DIGITS, words_to_ints
+    from irscale.scales.measures.keys import MP_DIGITS, words_to_ints
 
     spec = measure.key_spec()
     tiny = mpmath.mpf(10) ** (-(MP_DIGITS - 10))
@@ -274,7 +274,7 @@ def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: s
     buckets are saved there and reused by a later call with the same measure and plan
     (resumable builds); the caller deletes the folder when the table is committed.
     """
-    from irscale.scales.split import split_form
+    from irscale.scales.measures.split_forms import split_form
 
     sf = split_form(measure)
     g = group_split(sf, measure.rb_dependent)

@@ -22,8 +22,8 @@ from irscale.errors import (  # noqa: E402
 )
 from irscale.scales import Measure, Scale, Table, families, parse_measure, parse_measures, scale  # noqa: E402
 from irscale.store import Store, build_store, open_store  # noqa: E402
-from irscale.scales.transform import read_scores, transform, write_scores  # noqa: E402
-from irscale.scales.trec import read_qrels, read_run  # noqa: E402
+from irscale.scales.runs.transform import read_scores, transform, write_scores  # noqa: E402
+from irscale.scales.runs.trec import read_qrels, read_run  # noqa: E402
 
 __all__ = [
     "__version__", "scale", "open_store", "build_store", "Store", "Scale", "Table", "Measure",

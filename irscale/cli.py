@@ -64,7 +64,7 @@ class _ManyValues(click.Option):
 def _measure_names(measures, preset, depth) -> list[str]:
     """Measure names from --measures and/or --preset/--depth."""
     from irscale.presets import preset_measures
-    from irscale.scales.parse import split_measures
+    from irscale.scales.measures.parse import split_measures
     names = []
     if preset:
         if depth is None:
@@ -147,7 +147,7 @@ def build(measures, preset, depth, rb_text, qrels, max_grade, out, jobs, rebuild
             vectors[str(m)] = list(rbs)
         rbs = "all"
     if qrels is not None:
-        from irscale.scales.trec import qrels_count_vectors, read_qrels
+        from irscale.scales.runs.trec import qrels_count_vectors, read_qrels
         if not graded:
             raise click.UsageError("--qrels gives per-grade counts for graded RB-dependent measures "
                                    "(gR, nDCG or nDCG_trec with gains); none was given")
@@ -260,7 +260,7 @@ def transform(qrels, runs, measures, preset, depth, store_path, out, rb_scale, r
     """
     import warnings
 
-    from irscale.scales.transform import check_output, transform as transform_scores, write_scores
+    from irscale.scales.runs.transform import check_output, transform as transform_scores, write_scores
     names = _measure_names(measures, preset, depth)
     if jobs == 0 or jobs < -1:
         raise click.BadParameter("--jobs must be a positive number or -1", param_hint="--jobs")
@@ -295,9 +295,9 @@ def analyze(scores, out, stores, tests, jobs, quiet):
     with --store; several files are concatenated), with a markdown report."""
     import pandas as pd
 
-    from irscale.scales.analyze import analyze as run_analysis
-    from irscale.scales.report import write_report
-    from irscale.scales.transform import read_scores
+    from irscale.scales.analysis.analyze import analyze as run_analysis
+    from irscale.scales.analysis.report import write_report
+    from irscale.scales.runs.transform import read_scores
     from irscale.store import open_store
     if jobs == 0 or jobs < -1:
         raise click.BadParameter("--jobs must be a positive number or -1", param_hint="--jobs")
@@ -322,10 +322,10 @@ def _spacing_and_figures(stores, ns, out):
     from pathlib import Path
 
     from irscale.scales import parse_measure
-    from irscale.scales.figures import plot_hasse, plot_runs_length4, plot_value_distributions
-    from irscale.scales.spacing import store_spacing
+    from irscale.scales.analysis.figures import plot_hasse, plot_runs_length4, plot_value_distributions
+    from irscale.scales.analysis.spacing import store_spacing
     out = Path(out)
-    from irscale.scales.axioms import add_axioms
+    from irscale.scales.analysis.axioms import add_axioms
     spacing = add_axioms([row for s in stores for row in store_spacing(s)])
     by_name = {t["measure"]: s for s in stores for t in s.tables()}
     figures = []
@@ -362,13 +362,13 @@ def _png(paths) -> str:
 def spacing(path, measures, as_json, axioms):
     """Spacing statistics of the tables in PATH: distinct values, gaps, coverage of the
     value range, distance from equal spacing (RB-dependent measures at RB = N)."""
-    from irscale.scales.parse import split_measures
-    from irscale.scales.spacing import store_spacing
+    from irscale.scales.measures.parse import split_measures
+    from irscale.scales.analysis.spacing import store_spacing
     from irscale.store import open_store
     store = open_store(path)
     rows = store_spacing(store, split_measures(measures) if measures else None)
     if axioms:
-        from irscale.scales.axioms import add_axioms
+        from irscale.scales.analysis.axioms import add_axioms
         add_axioms(rows)
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=float))
@@ -402,7 +402,7 @@ def axioms(measures, preset, depth, limit, pairs, as_json):
     moves), the balancing index B(N) and exact equal spacing. RB-dependent measures at
     RB = N (every run feasible). Exhaustive up to --limit runs."""
     from irscale.scales import parse_measures
-    from irscale.scales.axioms import axioms_summary, disagreements
+    from irscale.scales.analysis.axioms import axioms_summary, disagreements
     ms = parse_measures(_measure_names(measures, preset, depth))
     rows = [axioms_summary(m, limit=limit) for m in ms]
     pair_rows = []

@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     for name, *ns in args.measure:
         for n in map(int, ns):
             m = irscale.parse_measure(f"{name}@{n}")
-            store = args.work / f"{irscale.scales.build._safe(str(m))}.h5"
+            store = args.work / f"{irscale.scales.tables.build._safe(str(m))}.h5"
             store.unlink(missing_ok=True)
             cmd = [sys.executable, "-m", "irscale", "build", "-m", str(m), "--out", str(store), "-j", str(args.jobs),
                    "-q"]

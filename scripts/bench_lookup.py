@@ -26,7 +26,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     import irscale
-    from irscale.scales.split import split_form
+    from irscale.scales.measures.split_forms import split_form
 
     m = irscale.parse_measure(args.measure)
     # compile the kernels on a tiny table first, so timings are lookups, not compilation

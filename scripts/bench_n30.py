@@ -63,7 +63,7 @@ def main() -> None:
     import irscale
     rows = []
     total0 = time.perf_counter()
-    from irscale.scales.parse import split_measures
+    from irscale.scales.measures.parse import split_measures
     for fam in split_measures(args.measures):
         name = str(irscale.parse_measure(f"{fam}@{args.n}"))
         have = store.exists() and irscale.open_store(store).has(name)

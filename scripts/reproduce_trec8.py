@@ -10,7 +10,7 @@ Steps (each skipped when its output exists, so an interrupted run continues):
    --preset paper --depth N``; N = 30 takes about 11 minutes and 19 GB);
 2. scores: ``WORK/scores-{N}.parquet``, ``irscale transform`` of all 129 runs with both
    ``--rb-scale common`` and ``feasible`` and ``--midranks``;
-3. analysis (``irscale.scales.analyze``), spacing of every table and the figures;
+3. analysis (``irscale.scales.analysis.analyze``), spacing of every table and the figures;
 4. ``WORK/report/report.md`` with the CSV/JSON tables and figures beside it.
 """
 from __future__ import annotations
@@ -36,8 +36,8 @@ def main() -> int:
 
     import irscale
     from irscale.presets import preset_measures
-    from irscale.scales.analyze import analyze
-    from irscale.scales.report import write_report
+    from irscale.scales.analysis.analyze import analyze
+    from irscale.scales.analysis.report import write_report
 
     qrels = args.data / "qrels.trec8.adhoc.txt"
     runs = args.data / "runs"
@@ -81,9 +81,9 @@ def main() -> int:
     print(f"analysis: {analysis.seconds:.0f} s", flush=True)
 
     t0 = time.perf_counter()
-    from irscale.scales.figures import plot_hasse, plot_runs_length4, plot_value_distributions
-    from irscale.scales.axioms import add_axioms
-    from irscale.scales.spacing import store_spacing
+    from irscale.scales.analysis.figures import plot_hasse, plot_runs_length4, plot_value_distributions
+    from irscale.scales.analysis.axioms import add_axioms
+    from irscale.scales.analysis.spacing import store_spacing
     spacing = add_axioms([row for n in args.depths for row in store_spacing(stores[n])])
     pd.DataFrame(spacing).drop(columns=[c for c in ("gap_hist_edges", "gap_hist_counts") if c in spacing[0]]) \
         .to_csv(report_dir / "spacing.csv", index=False)

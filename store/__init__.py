@@ -1,5 +1,5 @@
 """The HDF5 table store: format, atomic writer, reader and lookups."""
-from irscale.store.builder import build_store
+from irscale.store.fill import build_store
 from irscale.store.format import FORMAT_NAME, FORMAT_VERSION
 from irscale.store.reader import Store, open_store
 

@@ -29,13 +29,13 @@ One file holds many tables::
 Tables of measures with exact fractions per run (Twist, the CRP indicators, the
 utilities while their keys fit 62 bits) have attr ``layout = "fraction"`` and the
 datasets num, den (int64, reduced, in value order) and counts instead (see
-:mod:`irscale.scales.fraction_table`); tables of formal keys (DCGU, OIE, utilities with
+:mod:`irscale.scales.tables.fraction`); tables of formal keys (DCGU, OIE, utilities with
 larger keys as 30-bit limbs) ``layout = "formal"``, attr coords and the datasets keys
-(int64 (K, C)) and counts (:mod:`irscale.scales.formal_table`). Both record
+(int64 (K, C)) and counts (:mod:`irscale.scales.tables.formal`). Both record
 ``run_space`` ("fixed", or "truncated" for rankings of length 0..N).
 
-Entries and run ids are defined in :mod:`irscale.scales.scale`; values are recomputed
-from run ids (:mod:`irscale.scales.split`). Datasets are contiguous and uncompressed so
+Entries and run ids are defined in :mod:`irscale.scales.tables.scale`; values are recomputed
+from run ids (:mod:`irscale.scales.measures.split_forms`). Datasets are contiguous and uncompressed so
 that readers memory-map them and never read a table whole. A table counts as present
 only when ``complete`` is True. Files are only ever replaced whole (a temporary file in
 the same folder, then a rename), so an interrupted write never changes a store.

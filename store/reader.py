@@ -152,7 +152,7 @@ class Store:
                 return self._held_table(m, counts, g, a, verify)
             arrays = {name: (_mapped(self.path, g[name], random_access=not verify) if name in g else None)
                       for name in DATASETS}
-            from irscale.scales.lookup_kernels import BLOCK, RAW_BLOCK
+            from irscale.scales.tables.lookup_kernels import BLOCK, RAW_BLOCK
             usable = "index_raw" in g and json.loads(a.get("index_blocks", "[]")) == [RAW_BLOCK, BLOCK]
             index = (_mapped(self.path, g["index_raw"]), _mapped(self.path, g["index_cum"])) if usable else None
         if verify:
@@ -174,8 +174,8 @@ class Store:
     def _held_table(self, m, counts, g, a, verify: bool):
         """A table of exact fractions or formal keys (read whole: these tables are small)."""
         from irscale.scales import Certificate
-        from irscale.scales.formal_table import FormalTable
-        from irscale.scales.fraction_table import FractionTable
+        from irscale.scales.tables.formal import FormalTable
+        from irscale.scales.tables.fraction import FractionTable
         from irscale.store.format import FORMAL_DATASETS, FRACTION_DATASETS
         names = FRACTION_DATASETS if a["layout"] == "fraction" else FORMAL_DATASETS
         arrays = {name: g[name][()] for name in names}
@@ -213,7 +213,7 @@ class Store:
         m.check_defined(rb)
         table = self.table(m, rb_counts=m.table_rb(rb) if m.counts_keyed else None)
         if getattr(table, "layout", None) in ("fraction", "formal"):
-            from irscale.scales.build import held_scale
+            from irscale.scales.tables.build import held_scale
             return held_scale(table, rb)
         return Scale(table, rb)
 

@@ -69,7 +69,7 @@ import irscale
 from irscale.errors import (IrscaleError, MeasureError, RunError, StoreError, TableNotFoundError,
                             ValueNotInScaleError)
 from irscale.scales import parse_measure
-from irscale.scales.scale import RTOL
+from irscale.scales.tables.scale import RTOL
 from irscale.store.reader import Store, open_store
 
 log = logging.getLogger("irscale.service")

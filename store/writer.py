@@ -48,7 +48,7 @@ def _chunks_of(table, name):
     disk only while in use, or the one in-memory array). Strata of parts are packed with
     their new-value flags here."""
     if table.parts is not None:
-        from irscale.scales.scale import pack_strata
+        from irscale.scales.tables.scale import pack_strata
         for p in table.parts:
             yield pack_strata(p.strata, p.first) if name == "strata" else getattr(p, name)
         return
@@ -60,7 +60,7 @@ def _chunks_of(table, name):
 def _pairs(table):
     """(ids, packed strata or None) per part."""
     if table.parts is not None:
-        from irscale.scales.scale import pack_strata
+        from irscale.scales.tables.scale import pack_strata
         for p in table.parts:
             st = p.strata
             yield p.ids, (pack_strata(st, p.first) if st.size else None)
@@ -100,11 +100,11 @@ def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=Non
             if bar is not None:
                 bar.update(arr.nbytes)
         assert pos == E, (name, pos, E)
-    # block index for lazy lookups (see irscale.scales.lookup_kernels)
+    # block index for lazy lookups (see irscale.scales.tables.lookup_kernels)
     if not table.implicit:
-        from irscale.scales.scale import streaming_index
+        from irscale.scales.tables.scale import streaming_index
         block_raw, block_cum = streaming_index(m, _pairs(table))
-        from irscale.scales.lookup_kernels import BLOCK, RAW_BLOCK
+        from irscale.scales.tables.lookup_kernels import BLOCK, RAW_BLOCK
         g.create_dataset("index_raw", data=block_raw)
         g.create_dataset("index_cum", data=block_cum)
         g.attrs["index_blocks"] = json.dumps([RAW_BLOCK, BLOCK])
@@ -143,9 +143,9 @@ def _common_attrs(m, table, build_seconds) -> dict:
 
 
 def _write_held_table(g, table, build_seconds) -> None:
-    """A table of exact fractions (:mod:`irscale.scales.fraction_table`: datasets num,
+    """A table of exact fractions (:mod:`irscale.scales.tables.fraction`: datasets num,
     den, counts; attr layout = "fraction") or of formal keys
-    (:mod:`irscale.scales.formal_table`: datasets keys (K, C), counts; attrs layout =
+    (:mod:`irscale.scales.tables.formal`: datasets keys (K, C), counts; attrs layout =
     "formal", coords), in value order."""
     from irscale.enumerate.runspace import count_dtype
     from irscale.store.format import FORMAL_DATASETS, FRACTION_DATASETS, new_checksum

@@ -11,8 +11,8 @@ from scipy import stats
 import irscale
 from irscale.cli import main
 from irscale.presets import preset_measures
-from irscale.scales.agreement import SelfCheckError
-from irscale.scales.analyze import analyze
+from irscale.scales.analysis.agreement import SelfCheckError
+from irscale.scales.analysis.analyze import analyze
 
 INTERVAL_ALREADY = ("P", "RBP(p=0.5)")      # their scaled scores are affine maps of the raw ones
 ORDER_ONLY_TESTS = ("sign", "friedman")     # use only the order of the systems within a topic
@@ -93,7 +93,7 @@ def test_taus_recomputed_independently(synthetic):
 
 
 def test_significance_counts_recomputed(synthetic):
-    from irscale.scales.significance import pairwise_significance
+    from irscale.scales.analysis.significance import pairwise_significance
     _, scores, _, _ = synthetic
     result = analyze(scores, tests=("ttest",))
     row = result.significance[(result.significance.measure == "AP@6")

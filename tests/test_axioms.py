@@ -1,4 +1,4 @@
-"""Order-theoretic checks (irscale.scales.axioms) against independent brute force.
+"""Order-theoretic checks (irscale.scales.analysis.axioms) against independent brute force.
 
 References here are written from the definitions (SPEC_MEASURES section 6): runs from
 itertools (r_1 first, so itertools order is run-id order), the order by explicit prefix
@@ -18,9 +18,9 @@ import pytest
 import naive
 from irscale.errors import IrscaleError
 from irscale.enumerate.runspace import runs_of_ids
-from irscale.scales import axioms as A
-from irscale.scales.keys import LinearKey
-from irscale.scales.measure import Measure
+from irscale.scales.analysis import axioms as A
+from irscale.scales.measures.keys import LinearKey
+from irscale.scales.measures.measure import Measure
 
 ALL_BINARY = ["P", "R", "F1", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "RBP(p=0.95)",
               "DCG(b=2)", "DCG(b=10)", "nDCG(b=2)", "nDCG_trec"]

@@ -5,7 +5,7 @@ import pytest
 
 from irscale.enumerate import all_runs, enumerate_distinct
 from irscale.enumerate import kernels
-from irscale.enumerate.engine import make_job
+from irscale.enumerate.generic import make_job
 from irscale.scales import parse_measures
 
 MEASURES = parse_measures("AP@12,RR@12,RBP(p=0.3)@12,DCG(b=2)@12,nDCG(b=10)@12,F1@12")
@@ -33,7 +33,7 @@ def test_workers_and_chunks_do_not_change_results():
                                   "nDCG_trec@9", "P@9"])
 def test_kernels_match_python_reference(name):
     from irscale import parse_measure
-    from irscale.scales.keys import words_to_ints
+    from irscale.scales.measures.keys import words_to_ints
     m = parse_measure(name)
     spec = m.key_spec()
     job = make_job(m)
@@ -66,10 +66,10 @@ def test_a_new_measure_brings_its_own_kernel():
 
     import numba
 
-    from irscale.scales.build import table_from_distinct
-    from irscale.scales.scale import Scale
-    from irscale.scales.keys import LinearKey
-    from irscale.scales.measure import Measure
+    from irscale.scales.tables.build import table_from_distinct
+    from irscale.scales.tables.scale import Scale
+    from irscale.scales.measures.keys import LinearKey
+    from irscale.scales.measures.measure import Measure
 
     @numba.njit
     def last_relevant(runs, weights, out):

@@ -8,8 +8,8 @@ import pytest
 
 import naive
 from irscale.scales import parse_measure
-from irscale.scales.build import build_tables
-from irscale.scales.scale import Scale
+from irscale.scales.tables.build import build_tables
+from irscale.scales.tables.scale import Scale
 
 NS = range(1, 13)
 

@@ -5,8 +5,8 @@ import pytest
 
 import irscale
 from irscale.enumerate import all_runs
-from irscale.scales.build import build_tables
-from irscale.scales.scale import Scale
+from irscale.scales.tables.build import build_tables
+from irscale.scales.tables.scale import Scale
 
 PAPER = ["P", "R", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "DCG(b=2)", "DCG(b=10)", "nDCG(b=2)",
          "nDCG(b=10)"]

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from irscale.scales import figures  # noqa: E402
+from irscale.scales.analysis import figures  # noqa: E402
 
 from naive import REFERENCES, all_runs, oracle  # noqa: E402
 

@@ -7,8 +7,8 @@ import pytest
 import irscale
 import naive
 from irscale.scales import parse_measure
-from irscale.scales.build import build_tables
-from irscale.scales.scale import Scale
+from irscale.scales.tables.build import build_tables
+from irscale.scales.tables.scale import Scale
 
 
 def _check(name, n, table):
@@ -79,7 +79,7 @@ def test_graded_runs_validated_and_stored(tmp_path):
 
 def test_err_balancing_index_and_axiom():
     """SPEC_MEASURES section 6: ERR has balancing index 1; it satisfies the axiom."""
-    from irscale.scales.axioms import balancing_index, check_axiom
+    from irscale.scales.analysis.axioms import balancing_index, check_axiom
     for n in (5, 10, 20):
         assert balancing_index(parse_measure(f"ERR@{n}")) == 1
     assert check_axiom(parse_measure("ERR@10")).n_violations == 0

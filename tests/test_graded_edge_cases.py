@@ -32,7 +32,7 @@ def test_run_spaces_beyond_64_bit_ids_and_keys_are_refused():
         irscale.scale("OIE(beta=1.000000000000000001)@6", (3,))
     assert irscale.scale("OIE@3", (10 ** 12,)).k > 1            # a huge count is just a number
     with pytest.raises(irscale.MeasureError, match="split"):
-        list(irscale.scales.build.build_tables(["ERR(gains=(0,1,12))@5"], method="generic"))
+        list(irscale.scales.tables.build.build_tables(["ERR(gains=(0,1,12))@5"], method="generic"))
 
 
 def _qrels(tmp_path, grades):

@@ -10,7 +10,7 @@ import pytest
 
 import irscale
 import naive
-from irscale.scales.build import build_tables
+from irscale.scales.tables.build import build_tables
 
 CASES = [(name, 4 if levels == 3 else 3) for name, (_, levels) in naive.GRADED_RB.items()]
 
@@ -151,7 +151,7 @@ def test_rag24_graded_tables_transform_and_service(shared_data, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from fastapi.testclient import TestClient
-    from irscale.scales.trec import judge, read_qrels, read_run
+    from irscale.scales.runs.trec import judge, read_qrels, read_run
     from irscale.store.service import create_app
     rag = shared_data / "rag24"
     name, n = "nDCG_trec(gains=(0,1,2,3))@5", 5

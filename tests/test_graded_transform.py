@@ -80,7 +80,7 @@ def test_rag24_transform_and_service_end_to_end(shared_data, tmp_path):
         warnings.simplefilter("ignore", DeprecationWarning)   # starlette asks for httpx2
         from fastapi.testclient import TestClient
 
-    from irscale.scales.trec import judge, read_qrels, read_run
+    from irscale.scales.runs.trec import judge, read_qrels, read_run
     from irscale.store.service import create_app
     rag = shared_data / "rag24"
     name = "DCG(b=2,gains=(0,1,2,3))@8"

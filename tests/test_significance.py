@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from irscale.scales import significance as S
-
+from irscale.scales.analysis import significance as S
 ALPHA = 0.05
 
 

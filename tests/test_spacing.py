@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 import irscale
-from irscale.scales import spacing as sp
-from irscale.scales import spacing_kernels as sk
-
+from irscale.scales.analysis import spacing as sp
+from irscale.scales.analysis import spacing_kernels as sk
 from naive import REFERENCES, oracle
 
 CHUNKS = (5, 64, 1 << 20)

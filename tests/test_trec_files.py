@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from irscale.scales import trec
-from irscale.scales.trec import read_run
+from irscale.scales.runs import trec
+from irscale.scales.runs.trec import read_run
 
 TOKEN = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcxyz0123456789-_.#:/", min_size=1, max_size=6)
 

@@ -1,4 +1,4 @@
-"""Twist and CRP indicators (irscale.scales.twist) against SPEC_MEASURES sections 3 and 4.
+"""Twist and CRP indicators (irscale.scales.measures.formulas.relative_position) against SPEC_MEASURES sections 3 and 4.
 
 References: the specification's test vectors, the binary shortcut of RP, explicit
 full-scale runs, and (vectorised vs scalar) the exact scalar functions on whole small run
@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 from irscale.errors import RecallBaseError, RunError
-from irscale.scales import twist as T
-
+from irscale.scales.measures.formulas import relative_position as T
 # -- SPEC_MEASURES section 3 test vectors (grades nr, pr, fr, hr; c = (3, 2, 2), N = 15) ------
 C3 = (3, 2, 2)
 SPEC3 = [

@@ -150,7 +150,7 @@ def test_undefined_topics_survive_the_scores_file_and_analysis(tmp_path):
     """Empty Twist scores (N < 2 RB) are read back as NaN and left out of the analysis
     with a warning; the measure's defined topics are analysed."""
     from irscale.cli import main
-    from irscale.scales.analyze import analyze
+    from irscale.scales.analysis.analyze import analyze
     from test_graded_transform import _graded_collection
     qrels, runs_, q, paths = _graded_collection(tmp_path, seed=3, topics=6, docs=6)
     out = tmp_path / "s.csv"

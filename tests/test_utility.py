@@ -1,4 +1,4 @@
-"""Truncated rankings, effort-aware utilities and OIE (irscale.scales.utility) against
+"""Truncated rankings, effort-aware utilities and OIE (irscale.scales.measures.formulas.utilities) against
 SPEC_MEASURES section 5.
 
 Base measures are written here from their definitions (SPEC_MEASURES section 2, exact
@@ -17,8 +17,8 @@ import pytest
 import naive
 from irscale.enumerate.runspace import ids_of_runs
 from irscale.errors import RunError
-from irscale.scales import utility as U
-from irscale.scales.twist import InfeasibleRunError
+from irscale.scales.measures.formulas import utilities as U
+from irscale.scales.measures.formulas.relative_position import InfeasibleRunError
 
 P = Fraction(4, 5)
 UTILS = {  # name -> exact scalar taking (ranking, levels, e)

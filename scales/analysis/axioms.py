@@ -1,0 +1,854 @@
+"""Order-theoretic checks of measures (SPEC_MEASURES section 6), exhaustive over REL^N.
+
+Conventions
+-----------
+* REL = {0, 1, ..., G}, ``levels = G + 1`` (binary: ``levels = 2``). A judged run is
+  r = (r_1, ..., r_N), r_1 the top-ranked document; ranks k are 1-based.
+* Run ids (SPEC section 2): the base-``levels`` number with r_1 the most significant
+  digit (:mod:`irscale.enumerate.runspace`). Arrays of runs are ``uint8`` of shape
+  (m, N), column 0 being rank 1.
+* Relevance strings write a run as its degrees r_1 .. r_N: ``"1010"`` has relevant
+  documents at ranks 1 and 3 (for ``levels`` > 10 the degrees are comma-separated).
+* Orders are never decided in floating point. Every check works on the *exact unq ranks*
+  of all runs of the space (:func:`space_ranks`, from :meth:`Scale.rank_ids`): equal
+  ranks are equal values and rank order is value order, exactly, by construction of the
+  tables (exact integer keys; formal logarithm keys certified in 60 digits). Values shown
+  in reports come from ``Measure.exact_value`` (a Fraction for rational measures, a
+  60-digit mpmath number for logarithmic discounts).
+* RB-dependent measures are checked on the space of all runs, i.e. with recall base
+  rb = N (every run feasible). For binary runs every rb >= N gives the same order, and
+  the order of the feasible runs of a smaller rb is the restriction of this one (the
+  value is the rb = N value times a positive constant, or the same numerator over a
+  constant normaliser), so nothing is lost.
+* Exhaustive checks enumerate ``levels**N`` runs; by default at most
+  :data:`DEFAULT_LIMIT` = 2^20 (binary N <= 20, ternary N <= 12). Larger spaces are
+  refused with :class:`AxiomLimitError` (raise ``limit`` deliberately to go further).
+
+The partial order (SPEC_MEASURES section 6)
+-------------------------------------------
+r <= s ("s dominates r") when for every rank k = 1..N and every grade t = 1..G, r has no
+more documents of grade >= t in its top k than s has. :func:`dominates` tests it with
+prefix counts per grade threshold. It is generated (reflexive-transitive closure) by the
+*generating moves* (:func:`generating_moves`), each of which leads to a greater run:
+
+* binary: ``swap k,k+1`` turns an adjacent "0 1" at ranks k, k+1 into "1 0" (a relevant
+  document moves up one rank) and ``raise N`` turns r_N = 0 into 1; these are exactly the
+  covers of the order;
+* graded (levels > 2): ``swap i,j`` (i < j, not only adjacent) turns grades
+  (lower, higher) at ranks i, j into (higher, lower), and ``raise k`` raises the grade of
+  the document at rank k by one (k = 1..N). Adjacent swaps do not suffice: "021" <
+  "120" (a grade-1 document moves from rank 3 to rank 1 over a grade-2 document) is no
+  chain of adjacent swaps and raises: every adjacent swap or raise applied to "021"
+  gives a run ("201", "121", "022") that is not <= "120". Raises at ranks other
+  than N are needed too ("10" < "20"). The tests check that the closure of these moves
+  is the order (binary N <= 5; ternary N <= 4; four grades N <= 3).
+
+Checks
+------
+* :func:`check_axiom`: a measure never scores a greater run lower, checked as
+  rank(after) >= rank(before) for every run and every generating move (by transitivity
+  this is the axiom for every comparable pair). Reports the moves checked, violations
+  (with examples and exact values) and ties (moves the measure does not see).
+* :func:`disagreements`: pairs of runs two measures order in strictly opposite
+  directions, counted in O(R log R) with a Fenwick tree; comparable such pairs (which
+  cannot exist when both measures satisfy the axiom) are excluded by that argument and,
+  for small spaces, also by enumerating all pairs.
+* :func:`balancing_index`: B(N), the largest b such that one top-grade document at
+  rank 1 scores no more than grade-1 documents filling ranks b..N.
+* :func:`equal_spacing`: whether the distinct values are equally spaced (an interval
+  scale on the run space), decided exactly.
+* :func:`axioms_summary`: a JSON-serialisable bundle of the above for the CLI and
+  ``irscale spacing``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from irscale.enumerate.runspace import runs_of_ids
+from irscale.errors import CertificationError, IrscaleError
+from irscale.scales.analysis import axioms_kernels as ak
+from irscale.scales.measures.measure import Measure
+
+#: Largest run space (levels**N) checked exhaustively unless a caller raises ``limit``.
+DEFAULT_LIMIT = 2 ** 20
+#: Largest run space for which :func:`disagreements` enumerates all pairs by default
+#: (2^14 runs: 1.3e8 pairs, about a second).
+DEFAULT_PAIR_LIMIT = 2 ** 14
+#: Examples kept in reports.
+MAX_EXAMPLES = 10
+#: Relative tolerance under which two 60-digit values count as equal (log discounts).
+MP_REL_TOL = mpmath.mpf(10) ** -40
+#: Digits of the high-precision comparisons (as :data:`irscale.scales.measures.keys.MP_DIGITS`).
+MP_DIGITS = 60
+
+
+class AxiomLimitError(IrscaleError, ValueError):
+    """The run space is larger than the exhaustive limit of a check (or the input of a
+    check is malformed: rank arrays of the wrong size, mismatched measures)."""
+
+
+# -- runs, strings, ids ----------------------------------------------------------------
+def run_string(run) -> str:
+    """Relevance string of a run: degrees r_1..r_N, e.g. ``"1010"`` (comma-separated when
+    a degree has more than one digit)."""
+    degs = [int(x) for x in run]
+    if all(d < 10 for d in degs):
+        return "".join(str(d) for d in degs)
+    return ",".join(str(d) for d in degs)
+
+
+def parse_run_string(text: str) -> np.ndarray:
+    """Inverse of :func:`run_string` (``"1010"`` or ``"1,0,10"``) -> uint8 array."""
+    parts = text.split(",") if "," in text else list(text)
+    return np.array([int(p) for p in parts], dtype=np.uint8)
+
+
+#: Runs (uint8, shape (len(ids), n)) of run ids: the run space's own decoder.
+decode_ids = runs_of_ids
+
+
+def _check_space(levels: int, n: int, limit: int, what: str) -> int:
+    size = levels ** n
+    if size > limit:
+        raise AxiomLimitError(
+            f"{what}: the run space has {levels}^{n} = {size} runs, more than the exhaustive limit of "
+            f"{limit} ({_pow2(limit)}); use a smaller N or raise the limit deliberately")
+    return size
+
+
+def _pow2(x: int) -> str:
+    return f"2^{x.bit_length() - 1}" if x > 0 and x & (x - 1) == 0 else str(x)
+
+
+# -- the partial order -------------------------------------------------------------------
+def prefix_counts(runs, levels: int | None = None) -> np.ndarray:
+    """Prefix counts per grade threshold: ``out[..., t - 1, k - 1]`` = number of documents
+    of grade >= t among ranks 1..k, for t = 1..G (G = levels - 1, or the largest grade
+    present when ``levels`` is None). Shape ``runs.shape[:-1] + (G, N)``, int16."""
+    r = np.asarray(runs)
+    G = (levels - 1) if levels is not None else int(r.max(initial=0))
+    G = max(G, 1)
+    out = np.empty(r.shape[:-1] + (G, r.shape[-1]), dtype=np.int16)
+    for t in range(1, G + 1):
+        np.cumsum(r >= t, axis=-1, dtype=np.int16, out=out[..., t - 1, :])
+    return out
+
+
+def dominates(a_runs, b_runs) -> np.ndarray:
+    """Whether each run of ``a_runs`` dominates (is >= in the partial order) the
+    corresponding run of ``b_runs``.
+
+    ``b <= a`` when for every rank k and grade t >= 1 the top k of b holds no more
+    documents of grade >= t than the top k of a (SPEC_MEASURES section 6). Arguments are
+    runs (last axis = ranks 1..N, degrees as integers) and broadcast against each other
+    over the leading axes, e.g. ``dominates(runs[:, None], runs[None, :])`` is the
+    whole order as a matrix. Returns a bool array of the broadcast leading shape (a
+    numpy bool for two single runs).
+    """
+    a = np.asarray(a_runs)
+    b = np.asarray(b_runs)
+    if a.shape[-1] != b.shape[-1]:
+        raise AxiomLimitError(f"runs of different lengths ({a.shape[-1]} and {b.shape[-1]}) are not comparable")
+    G = max(int(a.max(initial=0)), int(b.max(initial=0)), 1)
+    ok = np.ones(np.broadcast_shapes(a.shape[:-1], b.shape[:-1]), dtype=bool)
+    for t in range(1, G + 1):
+        ca = np.cumsum(a >= t, axis=-1, dtype=np.int16)
+        cb = np.cumsum(b >= t, axis=-1, dtype=np.int16)
+        ok &= np.all(ca >= cb, axis=-1)
+    return ok[()] if ok.ndim == 0 else ok
+
+
+def comparable(a_runs, b_runs) -> np.ndarray:
+    """Whether runs are comparable in the partial order (either dominates the other)."""
+    return dominates(a_runs, b_runs) | dominates(b_runs, a_runs)
+
+
+@dataclass(frozen=True)
+class Move:
+    """A generating move of the order. ``kind`` ``"swap"``: the documents at ranks
+    ``rank`` < ``other`` (1-based) swap when the lower-ranked one (at ``other``) is more
+    relevant; ``"raise"``: the grade at ``rank`` goes up by one (``other`` unused)."""
+
+    kind: str
+    rank: int
+    other: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"swap {self.rank},{self.other}" if self.kind == "swap" else f"raise {self.rank}"
+
+
+def generating_moves(levels: int, n: int) -> list[Move]:
+    """The generating moves of the order on REL^N (module docstring): binary: adjacent
+    swaps (k, k+1), k = 1..N-1, and the raise at rank N; graded: swaps (i, j) for all
+    1 <= i < j <= N, then raises at every rank."""
+    if levels < 2 or n < 1:
+        raise AxiomLimitError(f"need levels >= 2 and N >= 1, got levels={levels}, N={n}")
+    if levels == 2:
+        return [Move("swap", k, k + 1) for k in range(1, n)] + [Move("raise", n)]
+    swaps = [Move("swap", i, j) for i in range(1, n) for j in range(i + 1, n + 1)]
+    return swaps + [Move("raise", k) for k in range(1, n + 1)]
+
+
+def apply_move(move: Move, ids, levels: int, n: int, digits: np.ndarray | None = None):
+    """Apply one move to runs given by id.
+
+    Returns ``(mask, after)``: ``mask[i]`` says whether the move applies to run ``ids[i]``
+    (swap: grade at rank i < grade at rank j; raise: grade < G) and ``after`` holds the
+    ids of the moved runs (for the runs where it applies, in order). ``digits``: the runs
+    of ``ids`` (:func:`decode_ids`) when already at hand.
+    """
+    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+
+    def digit(k0):                                 # grades at 0-based rank k0
+        if digits is None:
+            return (ids // levels ** (n - 1 - k0)) % levels
+        return digits[:, k0].astype(np.int64)
+
+    i = move.rank - 1
+    place_i = levels ** (n - 1 - i)                # weight of rank i in the run id
+    d_i = digit(i)
+    if move.kind == "raise":
+        mask = d_i < levels - 1
+        return mask, ids[mask] + place_i
+    j = move.other - 1
+    d_j = digit(j)
+    mask = d_i < d_j
+    return mask, ids[mask] + (d_j - d_i)[mask] * (place_i - levels ** (n - 1 - j))
+
+
+def move_pairs(levels: int, n: int):
+    """Every (run, move) pair of REL^N: yields ``(move, before_ids, after_ids)``."""
+    ids = np.arange(levels ** n, dtype=np.int64)
+    digits = decode_ids(ids, levels, n)
+    for mv in generating_moves(levels, n):
+        mask, after = apply_move(mv, ids, levels, n, digits)
+        yield mv, ids[mask], after
+
+
+# -- exact ranks of the whole space ------------------------------------------------------------
+def _measure_at(measure, n: int | None = None) -> Measure:
+    """The measure (name or :class:`Measure`) at cutoff ``n`` (names may omit ``@N``
+    when n is given; a given n replaces the cutoff)."""
+    from irscale.scales.measures.parse import parse_measure
+    if isinstance(measure, str) and "@" not in measure:
+        if n is None:
+            raise AxiomLimitError(f"measure {measure!r} needs a cutoff: write NAME@N or give n")
+        measure = f"{measure}@{n}"
+    m = parse_measure(measure)
+    if n is not None and m.n != n:
+        m = dataclasses.replace(m, n=int(n))
+    return m
+
+
+def full_rb(measure: Measure) -> int | None:
+    """The recall base under which every run is feasible: N for RB-dependent measures,
+    None for the others."""
+    return measure.common_rb()
+
+
+@functools.lru_cache(maxsize=8)
+def _space_ranks_cached(measure: Measure) -> np.ndarray:
+    from irscale.scales.tables.build import scale
+    s = scale(measure, full_rb(measure))
+    ranks = s.rank_ids(np.arange(measure.levels ** measure.n, dtype=np.int64))
+    ranks.setflags(write=False)
+    return ranks
+
+
+def space_ranks(measure, n: int | None = None, limit: int = DEFAULT_LIMIT) -> np.ndarray:
+    """Exact 1-based unq ranks of every run of REL^N, indexed by run id (read-only int64
+    array of length levels**N), for rb = N if the measure depends on the recall base.
+    Built with the in-memory table (:func:`irscale.scale`) and
+    :meth:`Scale.rank_ids`; cached for the last few measures."""
+    m = _measure_at(measure, n)
+    _check_space(m.levels, m.n, limit, str(m))
+    return _space_ranks_cached(m)
+
+
+@dataclass
+class _Subject:
+    label: str
+    measure: Measure | None
+    levels: int
+    n: int
+    rb: int | None
+    ranks: np.ndarray
+
+
+def _subject(obj, n: int | None, levels: int | None, limit: int) -> _Subject:
+    """A measure (name or Measure) or a rank array over run ids (then ``levels``, default
+    2, gives the space; N follows from the length)."""
+    if isinstance(obj, (np.ndarray, list, tuple)):
+        ranks = np.asarray(obj)
+        L = 2 if levels is None else int(levels)
+        if ranks.ndim != 1 or ranks.size < L or ranks.dtype.kind not in "iu":
+            raise AxiomLimitError(f"a rank array must be a 1-D integer array over the run ids of REL^N "
+                                  f"(length levels^N), got shape {ranks.shape} and dtype {ranks.dtype}")
+        nn = round(math.log(ranks.size, L))
+        if L ** nn != ranks.size:
+            raise AxiomLimitError(f"a rank array of length {ranks.size} is not indexed by the runs of REL^N "
+                                  f"with {L} levels")
+        if n is not None and n != nn:
+            raise AxiomLimitError(f"rank array covers N = {nn}, not n = {n}")
+        _check_space(L, nn, limit, "rank array")
+        # dense 1-based ranks (order preserved)
+        dense = np.unique(ranks, return_inverse=True)[1].reshape(-1).astype(np.int64) + 1
+        return _Subject("ranks", None, L, nn, None, dense)
+    m = _measure_at(obj, n)
+    if levels is not None and levels != m.levels:
+        raise AxiomLimitError(f"{m} has {m.levels} relevance levels, not {levels}")
+    ranks = space_ranks(m, limit=limit)
+    return _Subject(str(m), m, m.levels, m.n, full_rb(m), ranks)
+
+
+# -- exact values for reports ----------------------------------------------------------------
+class _Valuer:
+    """Exact values of runs of one measure (``exact_value``, with the key spec built
+    once)."""
+
+    def __init__(self, measure: Measure, rb: int | None):
+        self.measure, self.rb = measure, rb
+        self.spec = measure.key_spec()
+
+    def key(self, run) -> int:
+        return self.spec.key_python([int(x) for x in run])
+
+    def value(self, run):
+        return self.spec.exact_value(self.key(run), self.measure, self.rb)
+
+
+def fmt_value(v) -> str:
+    """Text of an exact value: ``"3/4"`` for a Fraction, 25 significant digits for mpmath."""
+    if isinstance(v, Fraction):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    return mpmath.nstr(v, 25)
+
+
+# -- 2. the axiom ---------------------------------------------------------------------------------
+@dataclass
+class AxiomReport:
+    """Result of :func:`check_axiom`.
+
+    ``n_pairs``: (run, move) pairs checked; ``n_violations``: pairs with
+    rank(after) < rank(before) (the greater run scores lower); ``n_ties``: pairs with equal
+    values (the measure does not distinguish the move); ``n_increases`` the rest.
+    ``by_move``: the same counts per move; ``examples``: up to 10 violations (smallest run
+    ids first) with relevance strings, ranks and exact values.
+    """
+
+    measure: str
+    n: int
+    levels: int
+    rb: int | None
+    n_runs: int
+    n_pairs: int
+    n_violations: int
+    n_ties: int
+    n_increases: int
+    by_move: list = field(default_factory=list)
+    examples: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def holds(self) -> bool:
+        """The measure satisfies the axiom on REL^N (no violation)."""
+        return self.n_violations == 0
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["holds"] = self.holds
+        return d
+
+
+def _axiom_counts(ranks: np.ndarray, levels: int, n: int, max_examples: int = MAX_EXAMPLES):
+    ids = np.arange(levels ** n, dtype=np.int64)
+    digits = decode_ids(ids, levels, n)
+    by_move, ex = [], []
+    tot = np.zeros(3, np.int64)
+    for mv in generating_moves(levels, n):
+        mask, after = apply_move(mv, ids, levels, n, digits)
+        before = ids[mask]
+        rb, ra = ranks[before], ranks[after]
+        viol = ra < rb
+        nv, nt = int(viol.sum()), int((ra == rb).sum())
+        npairs = int(before.size)
+        tot += (npairs, nv, nt)
+        by_move.append({"move": mv.label, "pairs": npairs, "violations": nv, "ties": nt})
+        if nv:
+            w = np.flatnonzero(viol)[:max_examples]
+            ex += [(int(before[i]), int(after[i]), mv, int(rb[i]), int(ra[i])) for i in w]
+    ex.sort(key=lambda e: (e[0], e[1]))
+    return tot, by_move, ex[:max_examples]
+
+
+def check_axiom(measure, n: int | None = None, limit: int = DEFAULT_LIMIT, *, levels: int | None = None,
+                max_examples: int = MAX_EXAMPLES) -> AxiomReport:
+    """Check exhaustively that a measure never scores a greater run lower.
+
+    For every run of REL^N and every generating move that applies to it
+    (:func:`generating_moves`), the move's result must have an exact unq rank >= the
+    run's. By transitivity this is the axiom for all comparable pairs.
+
+    Parameters
+    ----------
+    measure : str, Measure or array of int
+        Measure name (``"AP@10"``, or ``"AP"`` with ``n``), a :class:`Measure`, or a rank
+        array over run ids (``ranks[id]``, any integers whose order is the value order;
+        then ``levels`` gives REL, default 2).
+    n : int, optional
+        Cutoff N (replaces the measure's own).
+    limit : int
+        Largest run space levels**N checked (default 2^20); larger raises
+        :class:`AxiomLimitError`.
+
+    Returns
+    -------
+    AxiomReport
+        Counts, per-move counts and up to ``max_examples`` violations, each with the
+        relevance strings before and after, the move, the ranks and (for measures) the
+        exact values (``exact_value``; rb = N for RB-dependent measures).
+    """
+    t0 = time.perf_counter()
+    sub = _subject(measure, n, levels, limit)
+    (npairs, nv, nt), by_move, ex = _axiom_counts(sub.ranks, sub.levels, sub.n, max_examples)
+    valuer = _Valuer(sub.measure, sub.rb) if sub.measure is not None else None
+    examples = []
+    for b, a, mv, rkb, rka in ex:
+        rb_run, ra_run = decode_ids([b, a], sub.levels, sub.n)
+        e = {"before": run_string(rb_run), "after": run_string(ra_run), "move": mv.label,
+             "rank_before": rkb, "rank_after": rka}
+        if valuer is not None:
+            vb, va = valuer.value(rb_run), valuer.value(ra_run)
+            e.update(value_before=fmt_value(vb), value_after=fmt_value(va))
+        examples.append(e)
+    return AxiomReport(sub.label, sub.n, sub.levels, sub.rb, int(sub.ranks.size), int(npairs), int(nv), int(nt),
+                       int(npairs - nv - nt), by_move, examples, round(time.perf_counter() - t0, 4))
+
+
+# -- 3. disagreements ----------------------------------------------------------------------------------
+@dataclass
+class DisagreementReport:
+    """Result of :func:`disagreements` over all unordered pairs {a, b} of REL^N.
+
+    ``discordant``: pairs the two measures order in strictly opposite directions (m1: a < b
+    and m2: a > b, or the reverse); ``concordant``: strictly the same direction;
+    ``tied_first`` / ``tied_second``: tied by that measure only; ``tied_both``.
+    ``comparable_discordant``: discordant pairs that are comparable in the partial order
+    (must be 0 when both measures satisfy the axiom; None when it could not be decided:
+    a measure violates the axiom and the space is too large to enumerate);
+    ``comparable_method``: ``"proof"`` (both satisfy the axiom, checked exhaustively),
+    ``"enumeration"`` (all pairs enumerated), ``"proof+enumeration"``, or ``"undecided"``.
+    ``examples``: up to 10 discordant pairs ``a``, ``b`` with m1(a) < m1(b) and
+    m2(a) > m2(b), with exact values. ``comparable_examples``: comparable discordant pairs
+    (``lower`` <= ``upper`` in the order).
+    """
+
+    first: str
+    second: str
+    n: int
+    levels: int
+    n_runs: int
+    n_pairs: int
+    discordant: int
+    concordant: int
+    tied_first: int
+    tied_second: int
+    tied_both: int
+    axiom_first: bool
+    axiom_second: bool
+    comparable_discordant: int | None
+    comparable_method: str
+    examples: list = field(default_factory=list)
+    comparable_examples: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def consistent(self) -> bool:
+        """No comparable pair is ordered in opposite directions (known to hold)."""
+        return self.comparable_discordant == 0
+
+    @property
+    def tau_b(self) -> float | None:
+        """Kendall tau-b between the two measures over all runs (None if undefined)."""
+        n0 = self.n_pairs
+        d1 = n0 - self.tied_first - self.tied_both
+        d2 = n0 - self.tied_second - self.tied_both
+        if d1 <= 0 or d2 <= 0:
+            return None
+        return (self.concordant - self.discordant) / math.sqrt(d1 * d2)
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.update(consistent=self.consistent, tau_b=self.tau_b)
+        return d
+
+
+def _tied_pairs(*arrays) -> int:
+    """Pairs of runs equal in all given rank arrays: sum over groups of C(c, 2)."""
+    if len(arrays) == 1:
+        c = np.bincount(arrays[0])
+    else:
+        key = arrays[0] * (int(arrays[1].max()) + 1) + arrays[1]
+        c = np.unique(key, return_counts=True)[1]
+    c = c.astype(np.int64)
+    return int((c * (c - 1) // 2).sum())
+
+
+def discordant_pairs(r1: np.ndarray, r2: np.ndarray, max_examples: int = MAX_EXAMPLES):
+    """Number of pairs {a, b} with r1[a] < r1[b] and r2[a] > r2[b] (strictly opposite;
+    ties in either do not count), in O(R log R): sort by (r1, r2) and count strict
+    inversions of r2 (:func:`~irscale.scales.analysis.axioms_kernels.strict_inversions`).
+    Returns ``(count, examples)``, examples being up to ``max_examples`` pairs ``(a, b)``
+    of run ids with r1[a] < r1[b], r2[a] > r2[b], spread over the r1 order."""
+    r1 = np.ascontiguousarray(r1, dtype=np.int64)
+    r2 = np.ascontiguousarray(r2, dtype=np.int64)
+    order = np.lexsort((r2, r1))
+    x = np.ascontiguousarray(r2[order])
+    per = np.empty(x.size, np.int64)
+    total = int(ak.strict_inversions(x, int(x.max()) if x.size else 0, per))
+    examples = []
+    if total and max_examples:
+        pos = np.flatnonzero(per > 0)
+        pick = pos[np.unique(np.linspace(0, pos.size - 1, min(max_examples, pos.size)).round().astype(np.int64))]
+        for j in pick:
+            i = int(ak.partner_before(x, int(j)))
+            examples.append((int(order[i]), int(order[j])))
+    return total, examples
+
+
+def disagreements(m1, m2, n: int | None = None, limit: int = DEFAULT_LIMIT, *, levels: int | None = None,
+                  pair_limit: int = DEFAULT_PAIR_LIMIT, enumerate_pairs: bool | None = None,
+                  max_examples: int = MAX_EXAMPLES) -> DisagreementReport:
+    """Pairs of runs that two measures order in strictly opposite directions.
+
+    Over all unordered pairs {a, b} of REL^N (C(levels^N, 2) of them: 5.2e5 at binary N =
+    10, 5.5e11 at N = 20), counts discordant pairs (m1: a < b and m2: a > b, or the
+    reverse; ties in either measure do not count) with an O(R log R) Fenwick-tree
+    inversion count, plus concordant and tied pairs. Then decides how many discordant
+    pairs are *comparable* in the partial order:
+
+    * both measures are checked against the axiom (:func:`check_axiom`, exhaustive over
+      the generating moves). If both satisfy it, no comparable pair can be discordant
+      (a <= b implies m1(a) <= m1(b) and m2(a) <= m2(b)): the count is 0 by proof;
+    * when ``levels**N <= pair_limit`` (default 2^14, binary N <= 14) every pair is
+      also enumerated (O(R^2) numba kernel) and each discordant pair tested for
+      comparability; if the proof and the enumeration disagree, a RuntimeError is raised
+      (a bug, not a property of the measures). ``enumerate_pairs`` forces (True; refused
+      beyond ``pair_limit``) or skips (False) the enumeration;
+    * if a measure violates the axiom and the space is too large to enumerate, the count
+      is None (``comparable_method == "undecided"``).
+
+    ``m1``, ``m2``: measure names or Measures (RB-dependent ones at rb = N), or rank
+    arrays over run ids (as in :func:`check_axiom`); both must live on the same REL^N.
+    """
+    t0 = time.perf_counter()
+    s1 = _subject(m1, n, levels, limit)
+    s2 = _subject(m2, n, levels, limit)
+    if (s1.levels, s1.n) != (s2.levels, s2.n):
+        raise AxiomLimitError(f"{s1.label} and {s2.label} live on different run spaces "
+                              f"(levels {s1.levels}, N = {s1.n} vs levels {s2.levels}, N = {s2.n})")
+    L, nn = s1.levels, s1.n
+    R = s1.ranks.size
+    r1, r2 = s1.ranks, s2.ranks
+    disc, ex = discordant_pairs(r1, r2, max_examples)
+    n_pairs = R * (R - 1) // 2
+    t12 = _tied_pairs(r1, r2)
+    t1 = _tied_pairs(r1) - t12
+    t2 = _tied_pairs(r2) - t12
+    conc = n_pairs - t1 - t2 - t12 - disc
+    ax1 = _axiom_counts(r1, L, nn, 0)[0][1] == 0
+    ax2 = _axiom_counts(r2, L, nn, 0)[0][1] == 0
+    if enumerate_pairs is None:
+        enumerate_pairs = R <= pair_limit
+    elif enumerate_pairs and R > pair_limit:
+        raise AxiomLimitError(f"enumerating all {n_pairs} pairs of {L}^{nn} runs is beyond pair_limit "
+                              f"{pair_limit} runs")
+    comp, method, comp_ex = None, "undecided", []
+    if ax1 and ax2:
+        comp, method = 0, "proof"
+    if enumerate_pairs:
+        runs = decode_ids(np.arange(R), L, nn)
+        pref = np.ascontiguousarray(prefix_counts(runs, L))
+        ea = np.zeros(max(max_examples, 1), np.int64)
+        eb = np.zeros_like(ea)
+        d_enum, c_enum, nex = ak.all_pairs_check(r1, r2, pref, max_examples, ea, eb)
+        if int(d_enum) != disc:
+            raise RuntimeError(f"{s1.label} vs {s2.label}: {disc} discordant pairs by inversion count, "
+                               f"{int(d_enum)} by enumeration")
+        if comp == 0 and c_enum:
+            raise RuntimeError(f"{s1.label} vs {s2.label}: both satisfy the axiom but {int(c_enum)} comparable "
+                               f"pairs are ordered in opposite directions")
+        comp = int(c_enum)
+        method = "proof+enumeration" if method == "proof" else "enumeration"
+        comp_ex = [(int(ea[i]), int(eb[i])) for i in range(int(nex))]
+    v1 = _Valuer(s1.measure, s1.rb) if s1.measure is not None else None
+    v2 = _Valuer(s2.measure, s2.rb) if s2.measure is not None else None
+
+    def describe(a, b, names=("a", "b")):
+        ra, rbb = decode_ids([a, b], L, nn)
+        d = {names[0]: run_string(ra), names[1]: run_string(rbb),
+             "first_ranks": [int(r1[a]), int(r1[b])], "second_ranks": [int(r2[a]), int(r2[b])]}
+        if v1 is not None:
+            d["first_values"] = [fmt_value(v1.value(ra)), fmt_value(v1.value(rbb))]
+        if v2 is not None:
+            d["second_values"] = [fmt_value(v2.value(ra)), fmt_value(v2.value(rbb))]
+        d["comparable"] = bool(comparable(ra, rbb))
+        return d
+
+    return DisagreementReport(
+        s1.label, s2.label, nn, L, int(R), int(n_pairs), int(disc), int(conc), int(t1), int(t2), int(t12),
+        bool(ax1), bool(ax2), comp, method, [describe(a, b) for a, b in ex],
+        [describe(a, b, ("lower", "upper")) for a, b in comp_ex], round(time.perf_counter() - t0, 4))
+
+
+# -- 4. balancing index ---------------------------------------------------------------------------------
+def _compare(valuer: _Valuer, a, b) -> int:
+    """Sign of value(a) - value(b), exact: equal keys are equal values (the keys decide
+    ties exactly for every key kind); otherwise the exact values (Fractions, or 60-digit
+    mpmath whose difference must exceed 1e-40 relative, else CertificationError)."""
+    ka, kb = valuer.key(a), valuer.key(b)
+    if ka == kb:
+        return 0
+    with mpmath.workdps(MP_DIGITS):
+        va = valuer.spec.exact_value(ka, valuer.measure, valuer.rb)
+        vb = valuer.spec.exact_value(kb, valuer.measure, valuer.rb)
+        if isinstance(va, Fraction) and isinstance(vb, Fraction):
+            return (va > vb) - (va < vb)
+        diff = va - vb
+        if abs(diff) <= MP_REL_TOL * max(abs(va), abs(vb), 1):
+            raise CertificationError(f"{valuer.measure}: cannot separate {fmt_value(va)} from {fmt_value(vb)} "
+                                     f"(runs {run_string(a)}, {run_string(b)}) in {MP_DIGITS} digits")
+        return 1 if diff > 0 else -1
+
+
+def balancing_profile(measure, n: int | None = None) -> list[bool]:
+    """For b = 1..N: whether the run with one top-grade document at rank 1 (all else 0)
+    scores no more than the run with grade-1 documents at ranks b..N (all else 0).
+    RB-dependent measures at rb = N. No enumeration: works up to N = MAX_N (32)."""
+    m = _measure_at(measure, n)
+    nn, G = m.n, m.levels - 1
+    valuer = _Valuer(m, full_rb(m))
+    top = np.zeros(nn, np.uint8)
+    top[0] = G
+    out = []
+    for b in range(1, nn + 1):
+        fill = np.zeros(nn, np.uint8)
+        fill[b - 1:] = 1
+        out.append(_compare(valuer, top, fill) <= 0)
+    return out
+
+
+def balancing_index(measure, n: int | None = None) -> int:
+    """Balancing index B(N) (SPEC_MEASURES section 6).
+
+    The largest b in 1..N such that one top-grade document at rank 1 (all else 0) scores
+    no more than (<=, exact comparison) grade-1 documents filling ranks b..N (all else 0).
+    RB-dependent measures are evaluated at rb = N. Conventions: B = N when even a single
+    grade-1 document at rank N matches the top document at rank 1 (rank-insensitive
+    measures: P@N, R@N, F1@N have B(N) = N); B = 0 when even b = 1 fails (all N ranks
+    filled with grade-1 documents score below one top-grade document: possible for graded
+    measures only; for a binary measure satisfying the axiom b = 1 holds trivially, as
+    "1...1" dominates "10...0"). The largest b is taken even if some smaller b fails
+    (which a measure satisfying the axiom cannot do: the filled runs decrease with b).
+
+    Known values: RBP(p=0.8): B(20) = 7, B(N) = 8 for N > 20; RBP with p <= 1/2 and RR:
+    B = 1; DCG(b=2): the largest b with sum_{k=b..N} 1/log2(k) >= 1 (ranks >= 2).
+    Computed from exact values, no table needed (N up to 32).
+    """
+    prof = balancing_profile(measure, n)
+    held = [b for b, ok in enumerate(prof, start=1) if ok]
+    return max(held) if held else 0
+
+
+# -- 5. equal spacing -------------------------------------------------------------------------------
+@dataclass
+class SpacingReport:
+    """Result of :func:`equal_spacing`: ``equal`` whether all K - 1 gaps between the K
+    distinct values are equal; ``n_distinct_gaps``; ``min_gap``/``max_gap`` exact text
+    (and floats); ``arithmetic``: ``"exact-rational"`` (Fractions) or ``"mpmath60"`` (gaps
+    equal within 1e-40 relative, cross-checked against the formal logarithm coefficients
+    of the keys)."""
+
+    measure: str
+    n: int
+    rb: int | None
+    n_distinct: int
+    equal: bool
+    n_distinct_gaps: int
+    min_gap: str | None
+    max_gap: str | None
+    min_gap_float: float | None
+    max_gap_float: float | None
+    arithmetic: str
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def equal_spacing(measure, n: int | None = None, rb: int | None = None, limit: int = DEFAULT_LIMIT,
+                  method: str = "auto") -> SpacingReport:
+    """Whether a measure's distinct values on REL^N (its feasible runs for ``rb``) are
+    equally spaced, i.e. the measure is itself an interval scale there.
+
+    The distinct values are those of the in-memory scale (:func:`irscale.scale`), in
+    value order; each is evaluated exactly at its representative run
+    (:attr:`Scale.representatives`, the smallest run id taking it), and all K - 1 gaps
+    between neighbours are compared.
+
+    * Rational measures: exact Fractions. ``method="generic"`` computes every value with
+      ``exact_value``; the default fast path does the same arithmetic vectorised for
+      :class:`~irscale.scales.measures.keys.LinearKey` measures (value = key * c(rb), so gap =
+      (difference of exact integer keys) * c(rb), keys from the enumerator's kernels).
+    * Logarithmic discounts (:class:`~irscale.scales.measures.keys.FormalLogKey`): a value is
+      sum_c f_c X_c / d_c (times 1/ideal for normalised measures) with integer
+      coefficients f_c and X_c = 1 or ln b / ln m; a gap is the same with the coefficient
+      differences. Gaps with equal coefficient differences are exactly equal; every
+      distinct coefficient difference is evaluated in 60-digit mpmath and must be > 0, and
+      two distinct ones must differ by more than 1e-40 relative to the largest gap
+      (otherwise CertificationError): so the number of distinct gaps is that of 60-digit
+      values within 1e-40 relative. ``method="generic"`` evaluates every value in 60
+      digits instead and clusters the sorted gaps at 1e-40 relative (slow beyond ~1e5
+      values), cross-checked against the coefficient count.
+
+    ``rb``: recall base of RB-dependent measures (default N: all runs); rejected for the
+    others. ``limit`` bounds levels**N (AxiomLimitError beyond).
+    """
+    from irscale.scales.tables.build import scale
+    from irscale.scales.measures.keys import FormalLogKey, LinearKey
+    if method not in ("auto", "generic"):
+        raise ValueError("method must be 'auto' or 'generic'")
+    t0 = time.perf_counter()
+    m = _measure_at(measure, n)
+    _check_space(m.levels, m.n, limit, str(m))
+    if rb is None:
+        rb = full_rb(m)
+    s = scale(m, rb)
+    reps = np.asarray(s.representatives, dtype=np.int64)
+    runs = decode_ids(reps, m.levels, m.n)
+    spec = m.key_spec()
+    K = int(reps.size)
+    if isinstance(spec, FormalLogKey):
+        arithmetic = "mpmath60"
+        n_gaps, gmin, gmax = _log_gaps(spec, m, s.rb, runs, method)
+        lo = None if gmin is None else mpmath.nstr(gmin, 25)
+        hi = None if gmax is None else mpmath.nstr(gmax, 25)
+    else:
+        arithmetic = "exact-rational"
+        if method == "auto" and isinstance(spec, LinearKey):
+            from irscale.enumerate.kernels import score
+            from irscale.scales.measures.keys import words_to_ints
+            keys = words_to_ints(score(*spec.kernel_arrays(), np.ascontiguousarray(runs)))
+            c = spec.scale(s.rb)
+            dk = {keys[i + 1] - keys[i] for i in range(K - 1)}
+            if any(d <= 0 for d in dk):
+                raise CertificationError(f"{m}: distinct values out of order")
+            distinct = {d * c for d in dk}
+        else:
+            valuer = _Valuer(m, s.rb)
+            vals = [valuer.value(run) for run in runs]
+            gaps = [vals[i + 1] - vals[i] for i in range(K - 1)]
+            if any(g <= 0 for g in gaps):
+                raise CertificationError(f"{m}: distinct values out of order")
+            distinct = set(gaps)
+        n_gaps = len(distinct)
+        gmin, gmax = (min(distinct), max(distinct)) if distinct else (None, None)
+        lo, hi = (None, None) if gmin is None else (str(gmin), str(gmax))
+    return SpacingReport(str(m), m.n, s.rb, K, n_gaps <= 1, n_gaps, lo, hi,
+                         None if gmin is None else float(gmin), None if gmax is None else float(gmax),
+                         arithmetic, round(time.perf_counter() - t0, 4))
+
+
+def _log_gaps(spec, m, rb, runs, method):
+    """(distinct gaps, smallest, largest) of the values of ``runs`` (in value order) of a
+    FormalLogKey measure; see :func:`equal_spacing`."""
+    from irscale.enumerate.kernels import score
+    K = runs.shape[0]
+    keys = score(*spec.kernel_arrays(), np.ascontiguousarray(runs))
+    coef = np.stack(spec.fields(keys), axis=1) if K else np.zeros((0, len(spec.coords)), np.int64)
+    dcoef = np.diff(coef, axis=0)
+    formal = np.unique(dcoef, axis=0) if K > 1 else dcoef
+    if K < 2:
+        return 0, None, None
+    norm = spec.normaliser(rb)
+    with mpmath.workdps(MP_DIGITS):
+        xs = [x / d for x, d in zip(spec._coord_values_mp(), spec.denoms)]
+        factor = mpmath.mpf(1) if norm is None else 1 / spec.raw_mp(norm)
+        if method == "generic":
+            vals = [spec.raw_mp(k) * factor for k in _ints(keys)]
+            gaps = [vals[i + 1] - vals[i] for i in range(K - 1)]
+        else:
+            gaps = [mpmath.fsum(int(f) * x for f, x in zip(row, xs)) * factor for row in formal]
+        if any(g <= 0 for g in gaps):
+            raise CertificationError(f"{m}: distinct values out of order at {MP_DIGITS} digits")
+        ordered = sorted(gaps)
+        gmax = ordered[-1]
+        n_gaps = sum(1 for i, g in enumerate(ordered) if i == 0 or g - ordered[i - 1] > MP_REL_TOL * gmax)
+    if n_gaps != formal.shape[0]:
+        raise CertificationError(f"{m}: {n_gaps} distinct gaps at {MP_DIGITS} digits (within 1e-40 relative) but "
+                                 f"{formal.shape[0]} distinct formal gap coefficients")
+    return n_gaps, ordered[0], gmax
+
+
+def _ints(keys) -> list[int]:
+    from irscale.scales.measures.keys import words_to_ints
+    return words_to_ints(keys)
+
+
+# -- 6. summary ----------------------------------------------------------------------------------------
+def axioms_summary(measure, n: int | None = None, limit: int = DEFAULT_LIMIT, strict: bool = False) -> dict[str, Any]:
+    """The order-theoretic facts of one measure on REL^N, JSON-serialisable.
+
+    Keys: ``measure``, ``n``, ``levels``, ``rb`` (N for RB-dependent measures, else None),
+    ``runs`` (levels^N), ``exhaustive`` (whether the space is within ``limit``),
+    ``axiom_holds`` (bool), ``moves_checked``, ``violations``, ``ties`` (from
+    :func:`check_axiom`), ``violation_examples`` (up to 3, "before -> after" strings),
+    ``balancing_index`` (:func:`balancing_index`; computed at any N), ``equal_spacing``
+    (bool), ``distinct_values``, ``distinct_gaps``, ``min_gap``, ``max_gap`` (exact text,
+    :func:`equal_spacing`), ``seconds``. When levels^N exceeds ``limit`` the exhaustive
+    fields are None (``strict=True`` raises :class:`AxiomLimitError` instead).
+    """
+    t0 = time.perf_counter()
+    m = _measure_at(measure, n)
+    size = m.levels ** m.n
+    out: dict[str, Any] = {"measure": str(m), "n": m.n, "levels": m.levels, "rb": full_rb(m), "runs": size,
+                           "exhaustive": size <= limit}
+    if size <= limit:
+        ax = check_axiom(m, limit=limit)
+        sp = equal_spacing(m, limit=limit)
+        out.update(axiom_holds=ax.holds, moves_checked=ax.n_pairs, violations=ax.n_violations, ties=ax.n_ties,
+                   violation_examples=[f"{e['before']} -> {e['after']}" for e in ax.examples[:3]],
+                   equal_spacing=sp.equal, distinct_values=sp.n_distinct, distinct_gaps=sp.n_distinct_gaps,
+                   min_gap=sp.min_gap, max_gap=sp.max_gap)
+    elif strict:
+        _check_space(m.levels, m.n, limit, str(m))
+    else:
+        out.update(axiom_holds=None, moves_checked=None, violations=None, ties=None, violation_examples=[],
+                   equal_spacing=None, distinct_values=None, distinct_gaps=None, min_gap=None, max_gap=None)
+    out["balancing_index"] = balancing_index(m)
+    out["seconds"] = round(time.perf_counter() - t0, 4)
+    return out
+
+
+def add_axioms(rows: list[dict], limit: int = DEFAULT_LIMIT) -> list[dict]:
+    """Add the order-theoretic facts (``axiom_holds``, ``violations``, ``ties``,
+    ``balancing_index``, ``equal_spacing``, ``distinct_gaps``) of each row's measure to
+    spacing rows (:func:`irscale.scales.analysis.spacing.store_spacing`), in place; None where the
+    run space exceeds ``limit``."""
+    for row in rows:
+        summary = axioms_summary(row["measure"], limit=limit)
+        for key in ("axiom_holds", "violations", "ties", "balancing_index", "equal_spacing", "distinct_gaps"):
+            row[key] = summary.get(key)
+    return rows

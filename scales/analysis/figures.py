@@ -1,0 +1,334 @@
+"""Figures of the spacing analysis (SPEC section 6): value distributions, the 16 binary
+runs of length 4 on each measure's scale, and the Hasse diagram of the run order.
+
+Every function draws with matplotlib's Agg backend (no display needed), saves the figure
+as ``<out_prefix>.png`` and ``<out_prefix>.svg`` and returns the two paths.
+
+>>> from irscale.scales import figures                       # doctest: +SKIP
+>>> figures.plot_hasse("/tmp/figs/hasse4")                   # doctest: +SKIP
+['/tmp/figs/hasse4.png', '/tmp/figs/hasse4.svg']
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from collections import defaultdict
+
+import numpy as np
+
+PAPER_MEASURES = ("P", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "RR", "DCG(b=2)", "DCG(b=10)")
+RUN4_MEASURES = ("P", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "DCG(b=2)")
+
+_RC = {"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 9,
+       "xtick.labelsize": 9, "ytick.labelsize": 9, "svg.fonttype": "none"}
+
+
+def _plt():
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(fig, out_prefix) -> list[str]:
+    out_prefix = os.fspath(out_prefix)
+    folder = os.path.dirname(out_prefix)
+    if folder:
+        os.makedirs(folder, exist_ok=True)
+    paths = []
+    for ext in ("png", "svg"):
+        path = f"{out_prefix}.{ext}"
+        fig.savefig(path, dpi=150 if ext == "png" else None)
+        paths.append(path)
+    _plt().close(fig)
+    return paths
+
+
+def memory_scale(name):
+    """In-memory :class:`~irscale.scales.Scale` of ``name`` ("M@N"); RB-dependent
+    measures on their common scale (rb = N). The default ``get_scale``."""
+    import irscale
+    m = irscale.parse_measure(name)
+    return irscale.scale(m, rb=m.common_rb())
+
+
+def _run_label(run) -> str:
+    return "".join(str(int(x)) for x in run)
+
+
+# -- value distributions ---------------------------------------------------------------------
+def plot_value_distributions(get_scale=None, measures=PAPER_MEASURES, ns=(5, 10, 20, 30), *, out_prefix,
+                             points: int = 2000, normalise=("DCG",)) -> list[str]:
+    """One panel per measure, one line per N: the measure's distinct values (x) against
+    the fraction of all 2^N runs whose value is <= x (y), from
+    :func:`~irscale.scales.analysis.spacing.value_distribution` (about ``points`` values per line,
+    chosen evenly over the run count; drawn as a step function). ``get_scale("M@N")``
+    returns the Scale to use (store or in memory; default :func:`memory_scale`).
+    Measures of the families in ``normalise`` (DCG, whose values grow with N) are shown
+    as value / (max value at that N), which the axis label says."""
+    from irscale.scales import parse_measure
+    from irscale.scales.analysis.spacing import value_distribution
+    plt = _plt()
+    get_scale = memory_scale if get_scale is None else get_scale
+    measures = list(measures)
+    ncols = min(4, len(measures) + 1)
+    nrows = -(-(len(measures) + 1) // ncols)
+    colors = plt.get_cmap("viridis")(np.linspace(0.85, 0.0, len(ns)))
+    with plt.rc_context(_RC):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 3.5 * nrows), squeeze=False)
+        flat = axes.ravel()
+        for ax, m in zip(flat, measures):
+            norm = False
+            for n, col in zip(ns, colors):
+                s = get_scale(f"{m}@{n}")
+                v, f = value_distribution(s, points)
+                norm = parse_measure(f"{m}@{n}").name in normalise
+                x = v / v[-1] if norm and v[-1] > 0 else v
+                ax.plot(np.concatenate(([x[0]], x)), np.concatenate(([0.0], f)), drawstyle="steps-post",
+                        color=col, lw=1.4, label=f"N = {n}  (K = {s.k:,})")
+            ax.set_title(f"{m}@N")
+            ax.set_xlabel(f"{m}@N / max {m}@N" if norm else f"value of {m}@N")
+            ax.set_ylabel("fraction of runs with value ≤ x")
+            ax.set_ylim(0, 1.02)
+            ax.grid(alpha=0.3)
+            ax.legend(loc="best", fontsize=7.5, frameon=True, framealpha=0.85)
+        note = flat[len(measures)]
+        note.axis("off")
+        note.text(0.02, 0.95,
+                  "Distribution of each measure's values\nover all $2^N$ binary runs of length N.\n\n"
+                  "x: a distinct value of the measure\n(DCG divided by its maximum at that N,\n"
+                  "since DCG values grow with N).\n\ny: fraction of runs (with multiplicity)\n"
+                  "whose value is ≤ x; step function\nthrough ~%d values per line, evenly\n"
+                  "spaced in the run count.\n\nK: number of distinct values.\n"
+                  "An interval scale (P, RBP p = 0.5) has\nequally spaced steps." % points,
+                  va="top", ha="left", fontsize=9, transform=note.transAxes)
+        for ax in flat[len(measures) + 1:]:
+            ax.axis("off")
+        fig.suptitle("Value distributions: where the values of each measure lie (binary runs)", fontsize=13)
+        fig.tight_layout()
+        return _save(fig, out_prefix)
+
+
+# -- the 16 runs of length 4 --------------------------------------------------------------------
+def _spread(xs, w, lo, hi):
+    """Positions close to sorted targets ``xs`` with neighbours at least ``w`` apart
+    (clusters of overlapping items are centred on their targets' mean), kept in [lo, hi]."""
+    clusters = []  # [first index, size, sum of targets]
+    for i, x in enumerate(xs):
+        clusters.append([i, 1, float(x)])
+        while len(clusters) > 1:
+            a, b = clusters[-2], clusters[-1]
+            end_a = a[2] / a[1] + w * (a[1] - 1) / 2
+            start_b = b[2] / b[1] - w * (b[1] - 1) / 2
+            if start_b - end_a >= w:
+                break
+            a[1] += b[1]
+            a[2] += b[2]
+            clusters.pop()
+    out = np.empty(len(xs))
+    for first, size, total in clusters:
+        start = total / size - w * (size - 1) / 2
+        start = min(max(start, lo), hi - w * (size - 1))
+        out[first:first + size] = start + w * np.arange(size)
+    return out
+
+
+def runs_length4_data(measures=RUN4_MEASURES, n: int = 4) -> list[dict]:
+    """For each measure: the binary runs of length ``n`` (r_1 first), their values
+    (``irscale.scale(f"{m}@{n}")``, RB-dependent measures with rb = n), unq ranks
+    (:meth:`Scale.rank_runs`), K, the values normalised to [0, 1] by (v - min)/(max - min)
+    and the unq positions (rank - 1)/(K - 1)."""
+    import irscale
+    runs = np.array(list(itertools.product((0, 1), repeat=n)), dtype=np.int64)
+    out = []
+    for m in measures:
+        mm = irscale.parse_measure(f"{m}@{n}")
+        rb = mm.common_rb()
+        s = irscale.scale(mm, rb=rb)
+        ranks = s.rank_runs(runs)
+        vals = s.values[ranks - 1]
+        span = vals.max() - vals.min()
+        out.append(dict(measure=str(mm), name=m, rb=rb, k=s.k, runs=runs, labels=[_run_label(r) for r in runs],
+                        values=vals, ranks=ranks, x_value=(vals - vals.min()) / span if span > 0 else 0 * vals,
+                        x_unq=(ranks - 1) / (s.k - 1) if s.k > 1 else 0.0 * ranks))
+    return out
+
+
+def plot_runs_length4(out_prefix, measures=RUN4_MEASURES) -> list[str]:
+    """The 16 binary runs of length 4 on each measure's scale: one row per measure; the
+    upper line places each run at its value on a [min, max]-normalised axis, the lower
+    line at its unq position (rank - 1)/(K - 1) (equally spaced ranks); tied runs are
+    stacked, labelled by their relevance strings (rank 1 first), and a line joins each
+    run's two positions (coloured by its number of relevant documents). AP with RB = 4."""
+    plt = _plt()
+    from matplotlib.lines import Line2D
+    data = runs_length4_data(measures)
+    n = len(data[0]["labels"][0])
+    cmap = plt.get_cmap("plasma")
+    colors = [cmap(0.85 * c / n) for c in range(n + 1)]
+    fs = 7.0
+    line_pts = fs * 1.15                       # stacked label pitch, points
+    half = 11.0                                # distance of each line from the panel middle, points
+    stack = max(max(np.unique(d["ranks"], return_counts=True)[1]) for d in data)
+    ax_h_in = (2 * (half + 7 + stack * line_pts) + 8) / 72.0
+    fig_w, panel_h, top, bottom, left, right = 13.0, ax_h_in + 0.42, 1.0, 0.75, 0.95, 0.45
+    fig_h = top + bottom + panel_h * len(data)
+    with plt.rc_context(_RC):
+        fig = plt.figure(figsize=(fig_w, fig_h))
+        ax_w_in = fig_w - left - right
+        for i, d in enumerate(data):
+            b = bottom + panel_h * (len(data) - 1 - i)
+            ax = fig.add_axes([left / fig_w, b / fig_h, ax_w_in / fig_w, ax_h_in / fig_h])
+            H = ax_h_in * 72.0                       # y data units = points
+            xlo, xhi = -0.03, 1.03
+            ax.set_xlim(xlo, xhi)
+            ax.set_ylim(0, H)
+            wlab = (4 * 0.62 * fs + 3) / (ax_w_in * 72.0) * (xhi - xlo)   # label width in x units
+            y_val, y_unq = H / 2 + half, H / 2 - half
+            for y in (y_val, y_unq):
+                ax.plot([0, 1], [y, y], color="0.55", lw=0.8, zorder=1)
+            pop = d["runs"].sum(axis=1)
+            for j in range(len(pop)):
+                ax.plot([d["x_value"][j], d["x_unq"][j]], [y_val, y_unq], color=colors[pop[j]], lw=0.9,
+                        alpha=0.75, zorder=2)
+            for xs, y in ((d["x_value"], y_val), (d["x_unq"], y_unq)):
+                ax.scatter(xs, np.full(len(pop), y), s=14, c=[colors[p] for p in pop], zorder=3,
+                           edgecolors="k", linewidths=0.4)
+            groups = defaultdict(list)             # tied runs share a rank; listed by run id, descending
+            for j in np.argsort(-(d["runs"] @ (2 ** np.arange(n)[::-1])), kind="stable"):
+                groups[int(d["ranks"][j])].append(j)
+            keys = sorted(groups)
+            for xs, y0, sign in ((d["x_value"], y_val, 1), (d["x_unq"], y_unq, -1)):
+                gx = np.array([xs[groups[k][0]] for k in keys])
+                lx = _spread(gx, wlab, xlo + wlab / 2, xhi - wlab / 2)
+                for k, x_marker, x_lab in zip(keys, gx, lx):
+                    base = y0 + sign * 7
+                    if abs(x_lab - x_marker) > 1e-9:
+                        ax.plot([x_marker, x_lab], [y0 + sign * 2, base], color="0.6", lw=0.5, zorder=1)
+                    for q, j in enumerate(groups[k]):
+                        ax.text(x_lab, base + sign * (q + 0.5) * line_pts, d["labels"][j], ha="center",
+                                va="center", fontsize=fs, family="monospace", color="0.1")
+            ax.text(1.035, y_val, "value", fontsize=8, color="0.35", va="center", ha="left", clip_on=False)
+            ax.text(1.035, y_unq, "unq", fontsize=8, color="0.35", va="center", ha="left", clip_on=False)
+            rb = f", RB = {d['rb']}" if d["rb"] is not None else ""
+            tied = sum(len(g) for g in groups.values() if len(g) > 1)
+            ax.set_title(f"{d['measure']}{rb}:  K = {d['k']} distinct values"
+                         + (f"  ({tied} of {len(pop)} runs share their value with another run)" if tied else
+                            "  (no ties)"), loc="left", fontsize=10)
+            for sp in ("left", "right", "top"):
+                ax.spines[sp].set_visible(False)
+            ax.set_yticks([])
+            ax.set_xticks(np.linspace(0, 1, 5))
+            ax.grid(axis="x", alpha=0.25)
+            if i == len(data) - 1:
+                ax.set_xlabel("upper line (value): (value − min)/(max − min);    "
+                              "lower line (unq): (rank − 1)/(K − 1), equally spaced")
+            else:
+                ax.tick_params(labelbottom=False)
+        handles = [Line2D([], [], color=colors[c], marker="o", mec="k", mew=0.4, lw=1.2, label=f"{c}")
+                   for c in range(n + 1)]
+        fig.text(left / fig_w, 1 - 0.3 / fig_h, f"The {2 ** n} binary runs of length {n} on each measure's raw "
+                 f"scale and on its unq interval scale (labels: relevance of ranks 1..{n}, left to right)",
+                 fontsize=12, ha="left", va="center")
+        fig.legend(handles=handles, title=None, ncol=n + 1, loc="center left",
+                   bbox_to_anchor=(left / fig_w + 0.21, 1 - 0.66 / fig_h), fontsize=8, frameon=False,
+                   handlelength=1.8, columnspacing=1.2)
+        fig.text(left / fig_w, 1 - 0.66 / fig_h, "colour: relevant documents in the run", fontsize=9,
+                 ha="left", va="center")
+        return _save(fig, out_prefix)
+
+
+# -- Hasse diagram -----------------------------------------------------------------------------
+def run_height(run) -> int:
+    """h(r) = sum_k r_k (n + 1 - k): grows by exactly 1 along every cover of the run order."""
+    n = len(run)
+    return int(sum(int(x) * (n + 1 - k) for k, x in enumerate(run, start=1)))
+
+
+def run_leq(a, b) -> bool:
+    """a <= b in the run order: every top-k prefix of a has at most as many relevant
+    documents as that of b."""
+    return bool(np.all(np.cumsum(a) <= np.cumsum(b)))
+
+
+def hasse_covers(n: int) -> list[tuple[tuple, tuple, str]]:
+    """Cover relations ``(a, b, kind)`` of the order of binary runs of length n (a is
+    covered by b): b comes from a by one elementary move, ``kind`` ``"up"`` (a relevant
+    document moves up one rank, swapping with the non-relevant one above it) or ``"add"``
+    (the non-relevant document at rank n becomes relevant). Any other improvement is a
+    sequence of these, so these are exactly the covers."""
+    out = []
+    for a in itertools.product((0, 1), repeat=n):
+        for k in range(n - 1):
+            if a[k] == 0 and a[k + 1] == 1:
+                b = list(a)
+                b[k], b[k + 1] = 1, 0
+                out.append((a, tuple(b), "up"))
+        if a[n - 1] == 0:
+            out.append((a, a[:-1] + (1,), "add"))
+    return out
+
+
+def hasse_layout(n: int) -> dict:
+    """Nodes (runs), heights, covers and drawing positions of the Hasse diagram: y = h(r),
+    nodes of one level ordered by the mean position of their lower covers (fewer edge
+    crossings) and spread one unit apart around 0."""
+    nodes = list(itertools.product((0, 1), repeat=n))
+    height = {r: run_height(r) for r in nodes}
+    covers = hasse_covers(n)
+    below = defaultdict(list)
+    for a, b, _ in covers:
+        below[b].append(a)
+    levels = defaultdict(list)
+    for r in nodes:
+        levels[height[r]].append(r)
+    pos = {}
+    for h in sorted(levels):
+        lv = levels[h]
+        key = {r: (np.mean([pos[a][0] for a in below[r]]) if below[r] else 0.0, -sum(r), r) for r in lv}
+        lv.sort(key=lambda r: key[r])
+        for i, r in enumerate(lv):
+            pos[r] = (i - (len(lv) - 1) / 2, float(h))
+    return dict(nodes=nodes, height=height, covers=covers, pos=pos, levels=dict(levels))
+
+
+def plot_hasse(out_prefix, n: int = 4) -> list[str]:
+    """Hasse diagram of the partial order of binary runs of length ``n``: a <= b when a
+    can be obtained from b by moving relevant documents down or turning relevant documents
+    into non-relevant ones (equivalently every top-k prefix of a has at most as many
+    relevant documents as b's). Edges are the cover relations (:func:`hasse_covers`);
+    nodes sit at height h(r) = sum_k r_k (n + 1 - k), labelled by relevance strings."""
+    plt = _plt()
+    from matplotlib.lines import Line2D
+    lay = hasse_layout(n)
+    pos, height = lay["pos"], lay["height"]
+    width = max(len(v) for v in lay["levels"].values())
+    top = max(height.values())
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(max(5.5, 1.25 * width + 3.5), max(4.5, 0.52 * (top + 1) + 1.6)))
+        styles = {"up": dict(color="tab:blue", lw=1.3), "add": dict(color="tab:orange", lw=1.3, ls="--")}
+        for a, b, kind in lay["covers"]:
+            (xa, ya), (xb, yb) = pos[a], pos[b]
+            ax.plot([xa, xb], [ya, yb], zorder=1, **styles[kind])
+        fs = 10 if n <= 5 else 8
+        for r in lay["nodes"]:
+            x, y = pos[r]
+            ax.text(x, y, _run_label(r), ha="center", va="center", fontsize=fs, family="monospace", zorder=3,
+                    bbox=dict(boxstyle="round,pad=0.25", fc="white", ec="0.3", lw=0.8))
+        ax.set_yticks(range(top + 1))
+        ax.set_ylim(-0.7, top + 0.7)
+        ax.set_xlim(-(width - 1) / 2 - 0.9, (width - 1) / 2 + 0.9)
+        ax.set_xticks([])
+        ax.set_ylabel(rf"height $h(r) = \sum_{{k=1}}^{{{n}}} r_k\,({n} + 1 - k)$")
+        for s in ("top", "right", "bottom"):
+            ax.spines[s].set_visible(False)
+        ax.grid(axis="y", alpha=0.2)
+        handles = [Line2D([], [], **styles["up"], label="a relevant document moves up one rank"),
+                   Line2D([], [], **styles["add"], label=f"the document at rank {n} becomes relevant")]
+        ax.legend(handles=handles, loc="upper left", fontsize=8, frameon=False, bbox_to_anchor=(0, -0.01),
+                  ncol=1)
+        ax.set_title(f"Hasse diagram of the {2 ** n} binary runs of length {n}\n"
+                     "a ≤ b iff, for every k, the top k of a hold at most\n"
+                     "as many relevant documents as the top k of b", fontsize=10)
+        fig.tight_layout()
+        return _save(fig, out_prefix)

@@ -1,0 +1,414 @@
+"""Spacing of a scale: how far a measure's distinct values are from equally spaced
+(SPEC section 6, "Spacing").
+
+Everything here is computed by *streaming* over a table's entries in value order, chunk
+by chunk, so it works on the N = 30 tables of a store (up to 2^30 entries) without ever
+holding all values: per chunk the entries are read from the store file (plain reads, not
+the lookup memory maps), the values present for the scale's recall base are recomputed
+from their representative run ids with the split form, exactly as
+:meth:`~irscale.scales.tables.scale.Scale._materialise` does, and folded into running
+statistics by numba kernels (:mod:`irscale.scales.analysis.spacing_kernels`).
+
+Definitions (v_1 < ... < v_K the distinct values of the scale, as float64; for an
+RB-dependent measure those of the feasible runs of its recall base; each with the number
+of runs taking it):
+
+* ``n_distinct`` K, ``n_runs`` (feasible runs, with multiplicity), ``min`` v_1, ``max`` v_K;
+* gaps ``g_i = v_{i+1} - v_i`` (K - 1 of them), differences of the float64 values:
+  ``gap_mean`` (= (max - min)/(K - 1) up to rounding), ``gap_std`` (population standard
+  deviation), ``gap_cv`` = std/mean (0 for equal spacing), ``gap_min``, ``gap_max``.
+  Where neighbouring values are closer than float64 resolves (RBP(p=0.3)@30: true gaps of
+  5e-16 next to values near 1), the float gaps are rounding noise and may even be <= 0:
+  ``n_nonpositive_gaps`` counts them; ``error_bound`` and ``certified_min_gap`` (the
+  table's certificate) say how much to trust small gaps;
+* ``gap_hist_edges``/``gap_hist_counts``: histogram of the gaps on fixed log10-spaced
+  edges 10^-18 .. 10^0 (:data:`GAP_BINS_PER_DECADE` bins per decade; bins half-open
+  [a, b), the last one closed, as :func:`numpy.histogram`); ``gap_hist_below`` counts
+  gaps < 10^-18 (including float gaps <= 0), ``gap_hist_above`` gaps > 1 (DCG);
+* ``uncovered``: the share of the range not covered by any value. Put the K points of an
+  equally spaced scale on the range, ``x_j = min + j (max - min)/(K - 1)``, j = 0..K-1,
+  and give each a bin of width (max - min)/(K - 1) centred on it (K equal-width bins
+  tiling [min - w/2, max + w/2]); a value falls in the bin of its nearest point,
+  ``j = floor((v - min)/(max - min) (K - 1) + 1/2)``. ``uncovered`` = share of the K bins
+  holding no value (0 for equally spaced values; values crowding into few bins leave
+  others empty). Centring the bins on the equally spaced points, rather than cutting
+  [min, max] itself into K bins of width (max - min)/K, keeps equally spaced values at
+  bin centres, so float rounding cannot move them across bin edges (with the uncentred
+  bins the j-th equally spaced value lies only j/(K - 1) bins widths past an edge, below
+  float resolution for RBP(p=0.5)@30 with K = 2^30);
+* ``max_deviation`` = max_i |(v_i - min)/(max - min) - (i - 1)/(K - 1)| and
+  ``mean_abs_deviation`` (the mean of the same over i = 1..K): the distance between the
+  [0, 1]-normalised value of the i-th distinct value and its unq position (i - 1)/(K - 1)
+  (0 for equal spacing; the largest horizontal distance between the normalised values'
+  rank curve and the diagonal).
+
+With K = 1 the gap statistics are None and the rest 0. :func:`equal_spacing_stats` is
+the plain numpy computation of the same quantities from an array of values (the
+reference of the tests); :func:`value_distribution` gives the CDF of values over runs.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from irscale.scales.analysis import spacing_kernels as sk
+#: Entries per streaming chunk (small enough to stay in the allocator's heap and caches).
+CHUNK = 1 << 20
+#: Gap histogram: fixed log10 edges from 10^GAP_LOG_MIN to 10^0.
+GAP_LOG_MIN = -18
+GAP_BINS_PER_DECADE = 4
+
+
+def gap_edges() -> np.ndarray:
+    """The fixed log10-spaced edges of the gap histogram, 1e-18 .. 1."""
+    nb = -GAP_LOG_MIN * GAP_BINS_PER_DECADE
+    return 10.0 ** np.linspace(GAP_LOG_MIN, 0, nb + 1)
+
+
+def _edge_lut(edges: np.ndarray) -> tuple[np.ndarray, int]:
+    """Start of the bin search of a gap in [edges[0], edges[-1]) from its leading bits
+    (``bits >> LUT_SHIFT``: exponent and 4 mantissa bits): per key, the last edge <= the
+    smallest float64 with that key. Returns (lut, smallest key)."""
+    sh = sk.LUT_SHIFT
+    key_min = int(np.array([edges[0]]).view(np.uint64)[0]) >> sh
+    key_max = int(np.array([edges[-1]]).view(np.uint64)[0]) >> sh
+    keys = np.arange(key_min, key_max + 1, dtype=np.uint64)
+    lows = (keys << np.uint64(sh)).view(np.float64)
+    lut = np.maximum(np.searchsorted(edges, lows, side="right") - 1, 0).astype(np.int64)
+    return lut, key_min
+
+
+# -- the plain reference --------------------------------------------------------------------
+def equal_spacing_stats(values, counts=None) -> dict:
+    """Spacing statistics of sorted distinct ``values`` computed directly with numpy (all
+    values in memory; the definitions are in the module docstring). ``counts`` (runs per
+    value) only gives ``n_runs``. Used as the reference of :func:`spacing_stats`."""
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    k = int(v.size)
+    if k == 0:
+        raise ValueError("no values")
+    edges = gap_edges()
+    out = {"n_distinct": k, "n_runs": int(np.sum(counts)) if counts is not None else None,
+           "min": float(v[0]), "max": float(v[-1])}
+    if k == 1:
+        out.update(_empty_gap_stats(edges))
+        out.update(uncovered=0.0, max_deviation=0.0, mean_abs_deviation=0.0)
+        return out
+    g = np.diff(v)
+    mean = float(g.mean())
+    std = float(g.std())
+    hist, _ = np.histogram(g, bins=edges)
+    out.update(
+        gap_mean=mean, gap_std=std, gap_cv=std / mean if mean > 0 else None,
+        gap_min=float(g.min()), gap_max=float(g.max()), n_nonpositive_gaps=int((g <= 0).sum()),
+        gap_hist_edges=edges.tolist(), gap_hist_counts=hist.astype(int).tolist(),
+        gap_hist_below=int((g < edges[0]).sum()), gap_hist_above=int((g > edges[-1]).sum()),
+    )
+    span = v[-1] - v[0]
+    t = (v - v[0]) / span
+    dev = np.abs(t - np.arange(k) / float(k - 1))
+    bins = np.clip(np.floor(t * float(k - 1) + 0.5).astype(np.int64), 0, k - 1)
+    out.update(uncovered=1.0 - np.unique(bins).size / k, max_deviation=float(dev.max()),
+               mean_abs_deviation=float(dev.mean()))
+    return out
+
+
+def _empty_gap_stats(edges) -> dict:
+    return dict(gap_mean=None, gap_std=None, gap_cv=None, gap_min=None, gap_max=None, n_nonpositive_gaps=0,
+                gap_hist_edges=edges.tolist(), gap_hist_counts=[0] * (edges.size - 1), gap_hist_below=0,
+                gap_hist_above=0)
+
+
+# -- streaming ----------------------------------------------------------------------------
+class _Source:
+    """Reads ranges of one table array: plain file reads for a store's memory map (so a
+    pass over the table neither faults pages in one by one under MADV_RANDOM nor keeps
+    them resident), slices otherwise."""
+
+    def __init__(self, arr):
+        self.arr = arr
+        self.fd = None
+        if isinstance(arr, np.memmap) and getattr(arr, "filename", None) and arr.ndim == 1 \
+                and arr.flags.c_contiguous:
+            self.fd = os.open(arr.filename, os.O_RDONLY)
+            self.offset = int(arr.offset)
+            if hasattr(os, "posix_fadvise"):
+                os.posix_fadvise(self.fd, self.offset, arr.nbytes, os.POSIX_FADV_SEQUENTIAL)
+
+    def read(self, a: int, b: int) -> np.ndarray:
+        if self.fd is None:
+            return np.asarray(self.arr[a:b])
+        dt = self.arr.dtype
+        out = np.empty(b - a, dt)
+        buf = memoryview(out).cast("B")
+        pos, off = 0, self.offset + a * dt.itemsize
+        while pos < len(buf):
+            got = os.preadv(self.fd, [buf[pos:]], off + pos)
+            if got <= 0:
+                raise OSError(f"{self.arr.filename}: short read")
+            pos += got
+        return out
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+_EMPTY_U8 = np.zeros(0, np.uint8)
+_EMPTY_I64 = np.zeros(0, np.int64)
+
+
+def _buffer(n: int, dtype, shift: int) -> np.ndarray:
+    """An empty array starting ``shift`` elements into its allocation, so that buffers
+    written in the same loop do not share their addresses modulo 4 KiB (4K aliasing makes
+    such loops several times slower)."""
+    return np.empty(n + shift, dtype)[shift:]
+
+
+def _present_chunks(scale, chunk, workers: int = 2):
+    """Per chunk of table entries: ``(values, counts, lead)`` of the values present in
+    ``scale`` whose first entry lies in the chunk (counts so far) and the feasible count of
+    the chunk's entries before the first of them (see
+    :func:`~irscale.scales.analysis.spacing_kernels.present_raw`). ``workers`` threads read and
+    decode the next chunks while the caller folds the current one (the kernels, file reads
+    and numpy release the GIL, so the work spreads over the cores)."""
+    t, sf = scale.table, scale._sf
+    r = scale.r if t.strata is not None else 0
+    srcs = [None if a is None else _Source(a) for a in (t.ids, t.strata, t.counts)]
+    E = t.n_entries
+    size = min(chunk, max(E, 1))
+    local = threading.local()
+
+    def load(a):
+        if not hasattr(local, "raw"):             # per-thread decode buffers
+            local.raw = _buffer(size, np.float64, 0)
+            local.cnt = _buffer(size, np.int64, 72)
+        raw, cnt = local.raw, local.cnt
+        b = min(E, a + chunk)
+        ids, strata, counts = (None if s is None else s.read(a, b) for s in srcs)
+        k, lead = sk.present_raw(_EMPTY_I64 if ids is None else ids, t.implicit, a, b - a,
+                                 _EMPTY_U8 if strata is None else strata,
+                                 _EMPTY_I64 if counts is None else counts, r,
+                                 sf.A, sf.state, sf.B, sf.S, raw, cnt)
+        del ids, strata, counts
+        return scale._values_of_raw(raw[:k]), cnt[:k].copy(), int(lead)
+
+    try:
+        with ThreadPoolExecutor(max(1, workers)) as pool:
+            starts = iter(range(0, E, chunk))
+            pending = deque(pool.submit(load, a) for a in itertools.islice(starts, max(1, workers)))
+            while pending:
+                vals, cnts, lead = pending.popleft().result()
+                nxt = next(starts, None)
+                if nxt is not None:
+                    pending.append(pool.submit(load, nxt))
+                yield vals, cnts, lead
+                del vals, cnts
+    finally:
+        for s in srcs:
+            if s is not None:
+                s.close()
+
+
+def _distinct_blocks(scale, chunk=CHUNK):
+    """Blocks ``(values, counts)`` of the distinct values present in ``scale``, in value
+    order, with complete run counts (a value whose entries straddle a chunk boundary is
+    held back until its last entry is read). Values come from representative run ids as
+    in :meth:`Scale._materialise` (identical float64 values)."""
+    if scale.table.parts is not None:
+        raise ValueError("table not assembled (parts pending)")
+    pend_v = pend_c = None
+    for vals, cnts, lead in _present_chunks(scale, chunk):
+        if lead:
+            if pend_c is None:
+                raise RuntimeError(f"{scale.measure}: table starts inside a value (corrupt strata)")
+            pend_c[0] += lead
+        k = vals.shape[0]
+        if k == 0:
+            continue
+        if pend_v is not None:
+            yield pend_v, pend_c
+        if k > 1:
+            yield vals[:-1], cnts[:-1]
+        pend_v, pend_c = vals[-1:].copy(), cnts[-1:].copy()
+    if pend_v is not None:
+        yield pend_v, pend_c
+
+
+def _value_of_entry(scale, j: int) -> float:
+    t = scale.table
+    rid = np.array([j], np.int64) if t.implicit else np.asarray(t.ids[j:j + 1], dtype=np.int64)
+    return float(scale._values_of_raw(scale._sf.raw_of_ids(rid))[0])
+
+
+def _extremes(scale) -> tuple[float, float]:
+    """(min, max) of the scale's values, from the first and last entries present (for RB
+    tables located with the block index, reading a few blocks)."""
+    t = scale.table
+    E = t.n_entries
+    if t.strata is None:
+        return _value_of_entry(scale, 0), _value_of_entry(scale, E - 1)
+    from irscale.scales.tables import lookup_kernels as lk
+    col = scale._idx()[1]
+    r = scale.r
+    nb = col.shape[0] - 1
+    total = int(col[nb, r])
+
+    def first_block_reaching(target):  # smallest b with col[b + 1, r] >= target
+        lo, hi = 0, nb - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if int(col[mid + 1, r]) >= target:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def present_in(b):
+        a, e = b * lk.BLOCK, min(E, (b + 1) * lk.BLOCK)
+        s = np.asarray(t.strata[a:e])
+        return a + np.flatnonzero(((s & lk.FIRST) != 0) & ((s & lk.STRATUM) <= r))
+
+    lo_b, hi_b = first_block_reaching(1), first_block_reaching(total)
+    return _value_of_entry(scale, int(present_in(lo_b)[0])), _value_of_entry(scale, int(present_in(hi_b)[-1]))
+
+
+def _label(scale) -> dict:
+    m = scale.measure
+    return {"measure": str(m), "n": int(m.n), "rb": scale.rb}
+
+
+def spacing_stats(scale, chunk: int = CHUNK) -> dict:
+    """Spacing statistics of a :class:`~irscale.scales.Scale` (definitions in the module
+    docstring), streamed over its table in chunks of ``chunk`` entries. Returns a
+    JSON-serialisable dict: ``measure``, ``n``, ``rb``, ``n_distinct``, ``n_runs``,
+    ``min``, ``max``, ``gap_mean``, ``gap_std``, ``gap_cv``, ``gap_min``, ``gap_max``,
+    ``n_nonpositive_gaps``, ``gap_hist_edges``, ``gap_hist_counts``, ``gap_hist_below``,
+    ``gap_hist_above``, ``uncovered``, ``max_deviation``, ``mean_abs_deviation``,
+    ``error_bound``, ``certified_min_gap``, ``seconds``."""
+    t0 = time.perf_counter()
+    K = int(scale.k)
+    if K == 0:
+        raise ValueError(f"{scale}: no values")
+    vmin, vmax = _extremes(scale)
+    edges = gap_edges()
+    lut, key_min = _edge_lut(edges)
+    ist = np.zeros(sk.N_ISTATE, np.int64)
+    ist[sk.I_LASTBIN] = -1
+    fst = np.zeros(sk.N_FSTATE, np.float64)
+    fst[sk.F_GMIN], fst[sk.F_GMAX] = np.inf, -np.inf
+    hist = np.zeros(edges.size + 1, np.int64)
+    span = vmax - vmin
+    mu0 = span / (K - 1) if K > 1 else 0.0
+    total = 0
+    for vals, cnts in _distinct_blocks(scale, chunk):
+        sk.stats_block(vals, vmin, span if span > 0 else 1.0, K, mu0, edges, lut, key_min, ist, fst, hist)
+        total += int(cnts.sum())
+    seen = int(ist[sk.I_SEEN])
+    if seen != K or total != scale.n_runs:
+        raise RuntimeError(f"{scale}: streamed {seen} values and {total} runs, expected {K} and {scale.n_runs}")
+    out = _label(scale)
+    out.update(n_distinct=K, n_runs=total, min=vmin, max=vmax)
+    if K == 1:
+        out.update(_empty_gap_stats(edges))
+        out.update(uncovered=0.0, max_deviation=0.0, mean_abs_deviation=0.0)
+    else:
+        ng = K - 1
+        d1 = fst[sk.F_S1] / ng
+        mean = mu0 + d1
+        std = math.sqrt(max(fst[sk.F_S2] / ng - d1 * d1, 0.0))
+        nbins = edges.size - 1
+        out.update(
+            gap_mean=mean, gap_std=std, gap_cv=std / mean if mean > 0 else None,
+            gap_min=float(fst[sk.F_GMIN]), gap_max=float(fst[sk.F_GMAX]),
+            n_nonpositive_gaps=int(ist[sk.I_NONPOS]),
+            gap_hist_edges=edges.tolist(), gap_hist_counts=hist[:nbins].tolist(),
+            gap_hist_below=int(hist[nbins]), gap_hist_above=int(hist[nbins + 1]),
+            uncovered=1.0 - int(ist[sk.I_COVERED]) / K,
+            max_deviation=float(fst[sk.F_DEVMAX]), mean_abs_deviation=float(fst[sk.F_DEVSUM] / K),
+        )
+    cert = scale.certificate
+    out.update(error_bound=float(cert.error_bound), certified_min_gap=float(cert.min_gap),
+               seconds=round(time.perf_counter() - t0, 3))
+    return out
+
+
+def value_distribution(scale, points: int = 2000, chunk: int = CHUNK) -> tuple[np.ndarray, np.ndarray]:
+    """The distribution of the scale's values over its (feasible) runs, for plots.
+
+    Returns ``(values, fraction_below)``: about ``points`` distinct values, increasing,
+    and for each the fraction of runs (with multiplicity) whose value is <= it (the CDF
+    at the value). The values are chosen evenly over the cumulative run count: for
+    j = 1..points, the smallest value whose CDF reaches j/points; plus the minimum. The
+    last pair is (max, 1.0). Streamed like :func:`spacing_stats`."""
+    if points < 1:
+        raise ValueError("points must be >= 1")
+    n_runs = int(scale.n_runs)
+    st = np.zeros(4, np.int64)
+    st[2] = 1
+    out_v, out_c = [], []
+    for vals, cnts in _distinct_blocks(scale, chunk):
+        idx = np.empty(min(vals.size, points + 1), np.int64)
+        cum = np.empty_like(idx)
+        k = sk.dist_block(cnts, points, n_runs, st, idx, cum)
+        if k:
+            out_v.append(vals[idx[:k]])
+            out_c.append(cum[:k].copy())
+    if int(st[1]) != n_runs:
+        raise RuntimeError(f"{scale}: streamed {int(st[1])} runs, expected {n_runs}")
+    v = np.concatenate(out_v)
+    c = np.concatenate(out_c)
+    return v, c / float(n_runs)
+
+
+def value_distribution_of(values, counts, points: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`value_distribution` computed directly from sorted ``values`` and their run
+    ``counts`` held in memory (reference for tests and small scales)."""
+    v = np.asarray(values, dtype=np.float64)
+    c = np.cumsum(np.asarray(counts, dtype=np.int64))
+    n = int(c[-1])
+    j = np.arange(1, points + 1, dtype=np.int64)
+    targets = -(-j * n // points)                       # ceil(j * n / points)
+    idx = np.unique(np.concatenate(([0], np.searchsorted(c, targets, side="left"))))
+    return v[idx], c[idx] / float(n)
+
+
+def store_spacing(store, measures=None, chunk: int = CHUNK, progress=None) -> list[dict]:
+    """:func:`spacing_stats` of every table of a store (or of ``measures``), one dict per
+    table; RB-dependent measures on their common scale rb = N (graded ones: on each
+    stored per-grade count vector). ``store`` is a
+    :class:`~irscale.store.Store` or a path. ``progress(dict)`` is called after each
+    table."""
+    from irscale.scales import parse_measure
+    from irscale.store import open_store
+    if not hasattr(store, "scale"):
+        store = open_store(store)
+    if measures is None:   # every table; graded RB-dependent measures: every stored count vector
+        items = [(t["measure"], t.get("rb_counts")) for t in store.tables()
+                 if t.get("layout") not in ("fraction", "formal")]   # tables held in memory: not streamed here
+    else:
+        items = [(name, None) for name in measures]
+    out = []
+    for name, counts in items:
+        m = parse_measure(name)
+        if m.value_kind != "key":
+            from irscale.errors import MeasureError
+            raise MeasureError(f"{m}: its table holds exact values run by run (Twist, CRP, utilities, OIE); "
+                               f"spacing statistics are streamed from tables of integer keys only")
+        s = store.scale(m, rb=counts if counts is not None else m.common_rb())
+        d = spacing_stats(s, chunk)
+        if counts is not None and m.counts_keyed:
+            from irscale.store.format import table_name
+            d["table"] = table_name(str(m), counts)
+        out.append(d)
+        if progress is not None:
+            progress(d)
+    return out

@@ -1,0 +1,28 @@
+"""DCG(b)@N with the Jarvelin-Kekalainen discount: sum_k g(r_k) * d_b(k), where
+d_b(k) = 1 for k < b and 1/log_b(k) otherwise (so ranks 1..b are not discounted) and g
+the gains of the relevance degrees (default binary: g = (0, 1); graded e.g.
+``DCG(b=2,gains=(0,1,3))@10``)."""
+from dataclasses import dataclass
+from fractions import Fraction
+
+from irscale.scales.measures.keys import FormalLogKey, log_discount
+from irscale.scales.measures.measure import GAINS, REQUIRED, Measure, Param
+from irscale.scales.measures.registry import register
+
+
+def jk_discounts(b: int, n: int):
+    """Formal J-K discounts of ranks 1..n (see :func:`irscale.scales.measures.keys.log_discount`)."""
+    return [(Fraction(1), None) if k < b else log_discount(b, k) for k in range(1, n + 1)]
+
+
+@register
+@dataclass(frozen=True, repr=False)
+class DCG(Measure):
+    name = "DCG"
+    params = (Param("b", "log_base", "log base of the J-K discount, an integer >= 2"), GAINS)
+    summary = "discounted cumulated gain, Jarvelin-Kekalainen discount with log base b (graded with gains)"
+    b: int = REQUIRED
+    gains: tuple = (0, 1)
+
+    def key_spec(self):
+        return FormalLogKey.build(jk_discounts(self.b, self.n), gains=list(self.gains), base=self.b)

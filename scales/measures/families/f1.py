@@ -1,0 +1,18 @@
+"""F1@N: harmonic mean of P@N and R@N, 2 * (relevant retrieved) / (N + RB)."""
+from dataclasses import dataclass
+from fractions import Fraction
+
+from irscale.scales.measures.families.precision import count_key
+from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.registry import register
+
+
+@register
+@dataclass(frozen=True, repr=False)
+class F1(Measure):
+    name = "F1"
+    rb_dependent = True
+    summary = "F1: 2 * relevant retrieved / (N + RB)"
+
+    def key_spec(self):
+        return count_key(self.n, lambda rb: Fraction(2, self.n + rb))

@@ -1,0 +1,38 @@
+"""gR@N: graded recall, sum_k g(r_k) / (total gain of the topic's judged documents) =
+sum_k g(r_k) / sum_g c_g * g(g), the recall base being the per-grade counts
+(c_1..c_G) (SPEC_MEASURES section 2; binary by default, where it is R@N)."""
+from dataclasses import dataclass
+from fractions import Fraction
+
+from irscale.scales.measures.keys import LinearKey
+from irscale.scales.measures.measure import GAINS, Measure
+from irscale.scales.measures.registry import register
+
+
+def total_gain(gains: tuple, rb) -> int:
+    """Total gain of a topic's judged documents: sum_g c_g * g(g) for the per-grade counts
+    ``rb = (c_1..c_G)``, or ``rb * g(1)`` for a binary recall base."""
+    if isinstance(rb, tuple):
+        return sum(c * g for c, g in zip(rb, gains[1:]))
+    return rb * gains[-1]
+
+
+@register
+@dataclass(frozen=True, repr=False)
+class gR(Measure):  # noqa: N801  (the measure's own name)
+    name = "gR"
+    params = (GAINS,)
+    rb_dependent = True
+    summary = "graded recall: total gain of the top N / total gain of the judged documents"
+    gains: tuple = (0, 1)
+
+    def key_spec(self):
+        g, n = self.gains, self.n
+
+        def scale(rb):
+            total = total_gain(g, rb)
+            if total <= 0:  # every judged document has gain 0: recall is undefined
+                from irscale.errors import RecallBaseError
+                raise RecallBaseError(f"{self}: the judged documents {rb!r} have total gain 0")
+            return Fraction(1, total)
+        return LinearKey(kernel="additive", weights=[list(g)] * n, max_key=n * g[-1], ordered=True, scale=scale)

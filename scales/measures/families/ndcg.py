@@ -1,0 +1,53 @@
+"""nDCG(b)@N: DCG(b)@N divided by the DCG(b)@N of the ideal run, which has
+min(RB, N) relevant documents at the top (binary), or for graded gains, e.g.
+``nDCG(b=2,gains=(0,1,3))@10``, the judged documents by decreasing grade cut at N, from
+the per-grade counts (c_1..c_G) given as the recall base."""
+from dataclasses import dataclass
+
+from irscale.scales.measures.families.dcg import jk_discounts
+from irscale.scales.measures.keys import FormalLogKey
+from irscale.scales.measures.measure import GAINS, REQUIRED, Measure, Param
+from irscale.scales.measures.registry import register
+
+
+def ideal_normaliser(spec: FormalLogKey, n: int):
+    """rb -> key of the ideal binary run (min(rb, n) relevant documents first)."""
+    return lambda rb: sum(spec.weights[k][1] for k in range(min(rb, n)))
+
+
+@register
+@dataclass(frozen=True, repr=False)
+class nDCG(Measure):  # noqa: N801  (the measure's own name)
+    name = "nDCG"
+    rb_dependent = True
+    params = (Param("b", "log_base", "log base of the J-K discount, an integer >= 2"), GAINS)
+    summary = "normalised DCG with the Jarvelin-Kekalainen discount (graded with gains)"
+    b: int = REQUIRED
+    gains: tuple = (0, 1)
+
+    def key_spec(self):
+        spec = FormalLogKey.build(jk_discounts(self.b, self.n), gains=list(self.gains), base=self.b)
+        spec.normaliser = normaliser(spec, self.n)
+        return spec
+
+
+def normaliser(spec: FormalLogKey, n: int):
+    """rb -> key of the ideal run: binary ``rb`` (min(rb, n) relevant documents first) or
+    per-grade counts ``(c_1..c_G)`` (:func:`graded_ideal_key`)."""
+    binary = ideal_normaliser(spec, n)
+
+    def key(rb):
+        ideal = graded_ideal_key(spec, n, rb) if isinstance(rb, tuple) else binary(rb)
+        if ideal == 0:
+            from irscale.errors import RecallBaseError
+            raise RecallBaseError(f"the ideal run of a topic with per-grade counts {rb} has DCG 0 (no judged "
+                                  f"document with a positive gain): normalised DCG is undefined")
+        return ideal
+    return key
+
+
+def graded_ideal_key(spec: FormalLogKey, n: int, counts: tuple) -> int:
+    """Key of the ideal graded run: c_G documents of grade G first, then c_(G-1) of grade
+    G - 1, ..., cut at n."""
+    grades = [g for g in range(len(counts), 0, -1) for _ in range(min(counts[g - 1], n))][:n]
+    return sum(spec.weights[k][g] for k, g in enumerate(grades))

@@ -1,0 +1,18 @@
+"""R@N: recall at the cutoff, (relevant documents in the top N) / RB."""
+from dataclasses import dataclass
+from fractions import Fraction
+
+from irscale.scales.measures.families.precision import count_key
+from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.registry import register
+
+
+@register
+@dataclass(frozen=True, repr=False)
+class R(Measure):
+    name = "R"
+    rb_dependent = True
+    summary = "recall: relevant retrieved / RB"
+
+    def key_spec(self):
+        return count_key(self.n, lambda rb: Fraction(1, rb))

@@ -1,0 +1,149 @@
+"""Tables of measures whose exact values are rational combinations of fixed logarithms
+(DCGU over truncated rankings, OIE): each value is ``sum_j keys[j] * unit_j`` with integer
+``keys`` and real units such as ``1 / (den * log2 m)`` or ``ln q / den``
+(:class:`~irscale.scales.measures.fractional.FractionMeasure` with ``value_kind = "formal"``).
+
+Equal key rows are equal values; distinct rows are taken as distinct values (logarithms
+of distinct primes, and 1 / log2 m for distinct m that are not perfect powers, are
+linearly independent over the rationals), and this is checked for every table as for the
+``formal-log`` tables of :mod:`irscale.scales.measures.keys`: values are sorted in float64 with a
+proven error bound and every pair of neighbours closer than twice the bound is re-decided
+with :data:`~irscale.scales.measures.keys.MP_DIGITS`-digit arithmetic (a pair it cannot separate
+raises :class:`~irscale.errors.CertificationError`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import mpmath
+import numpy as np
+
+from irscale.errors import CertificationError
+from irscale.scales.tables.certificate import Certificate, close_clusters
+from irscale.scales.tables.fraction import CHUNK, MAX_RUNS, HeldScale, HeldTable
+from irscale.scales.measures.keys import MP_DIGITS
+
+
+@dataclass
+class FormalTable(HeldTable):
+    """Distinct exact values of a formal measure (see the module docstring): ``keys``
+    (int64 (K, C)) in increasing value order, ``counts`` runs per value, ``coords`` the
+    labels of the C units, ``rb_counts`` the topic (None when the measure has none)."""
+
+    measure: object
+    rb_counts: tuple | None
+    keys: np.ndarray
+    counts: np.ndarray
+    coords: list
+    n_runs: int
+    certificate: Certificate
+    meta: dict = field(default_factory=dict)
+
+    layout = "formal"
+
+
+def _rows(keys: np.ndarray) -> np.ndarray:
+    """Rows of an int64 matrix as one sortable void item each (equality = equal rows)."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    return keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).reshape(-1)
+
+
+def order_values(measure, rb, keys: np.ndarray) -> tuple[np.ndarray, float, int]:
+    """Permutation sorting distinct key rows by value, the float error bound and the
+    number of clusters re-decided in high precision."""
+    values = measure.formal_floats(keys, rb)
+    order = np.argsort(values, kind="stable")
+    bound = measure.formal_error_bound(keys, rb)
+    srt = values[order]
+    clusters = close_clusters(np.diff(srt) <= 2 * bound)
+    if not clusters:
+        return order, bound, 0
+    tiny = mpmath.mpf(10) ** (-(MP_DIGITS - 10))
+    with mpmath.workdps(MP_DIGITS):
+        mp_units = measure.units_mp(rb)
+        for lo, hi in clusters:
+            members = order[lo:hi + 1]
+            vals = [mpmath.fsum(int(k) * u for k, u in zip(keys[i], mp_units)) for i in members]
+            perm = sorted(range(len(members)), key=lambda j: vals[j])
+            for a, b in zip(perm, perm[1:]):
+                if abs(vals[b] - vals[a]) <= tiny * max(1, abs(vals[a])):
+                    raise CertificationError(f"{measure}: two distinct formal keys have values equal to "
+                                             f"{MP_DIGITS - 10} digits; cannot certify the table")
+            order[lo:hi + 1] = members[perm]
+    return order, bound, len(clusters)
+
+
+def build_formal_table(measure, counts, progress: bool = False) -> FormalTable:
+    """Table of a formal measure: every run of its space scored exactly (in chunks),
+    distinct key rows ordered by value (certified)."""
+    from tqdm.auto import tqdm
+
+    from irscale.errors import MeasureError
+    c = measure.table_rb(counts)
+    total = measure.space_size(c)
+    if total > MAX_RUNS:
+        raise MeasureError(f"{measure}: {total:,} runs, more than irscale scores exactly for one table "
+                           f"({MAX_RUNS:,}); use a smaller N")
+    parts, cnts = [], []
+    with tqdm(total=total, unit="run", unit_scale=True, desc=str(measure), disable=not progress, leave=False) as bar:
+        for runs in measure.space_chunks(c, CHUNK):
+            keys = measure.formal_many(runs, c)
+            u, inv, cnt = np.unique(_rows(keys), return_inverse=True, return_counts=True)
+            first = np.zeros(u.shape[0], np.int64)
+            first[inv.reshape(-1)[::-1]] = np.arange(keys.shape[0])[::-1]
+            parts.append(keys[first])
+            cnts.append(cnt)
+            bar.update(runs.shape[0])
+    allk = np.concatenate(parts)
+    u, first, inv = np.unique(_rows(allk), return_index=True, return_inverse=True)
+    ukeys = allk[first]
+    cnt = np.bincount(inv.reshape(-1), weights=np.concatenate(cnts).astype(np.float64), minlength=len(u))
+    order, bound, redecided = order_values(measure, c, ukeys)
+    ukeys, cnt = np.ascontiguousarray(ukeys[order]), np.rint(cnt[order]).astype(np.uint64)
+    assert int(cnt.sum()) == total
+    return FormalTable(measure, c, ukeys, cnt, measure.coords(c), total,
+                       _certificate(measure, c, ukeys, bound, redecided))
+
+
+def _certificate(measure, rb, keys: np.ndarray, bound: float, redecided: int) -> Certificate:
+    method = f"formal-log+mpmath{MP_DIGITS}"
+    if keys.shape[0] < 2:
+        return Certificate(method, bound, float("inf"), "inf", redecided)
+    values = measure.formal_floats(keys, rb)
+    i = int(np.argmin(np.diff(values)))
+    with mpmath.workdps(MP_DIGITS):
+        units = measure.units_mp(rb)
+        gap = mpmath.fsum(int(a) * u for a, u in zip(keys[i + 1] - keys[i], units))
+        if gap <= 0:
+            raise CertificationError(f"{measure}: neighbouring distinct values out of order")
+        return Certificate(method, bound, float(gap), mpmath.nstr(gap, 20), redecided)
+
+
+class FormalScale(HeldScale):
+    """The unq interval scale of a formal measure (interface of
+    :class:`~irscale.scales.tables.scale.Scale`); arrays held in memory."""
+
+    def __init__(self, table: FormalTable, rb=None):
+        self.measure = table.measure
+        rb = self.measure.check_rb(rb)
+        if self.measure.table_rb(rb) != table.rb_counts:
+            raise ValueError(f"{self.measure}: the table is for {table.rb_counts}, not {rb}")
+        if list(table.coords) != list(self.measure.coords(rb)):
+            raise ValueError(f"{self.measure}: the table's units {table.coords} are not this measure's")
+        self._keys = np.asarray(table.keys, dtype=np.int64)
+        super().__init__(table, rb, self.measure.formal_floats(self._keys, rb), table.counts)
+        rows = _rows(self._keys)
+        self._by_key = np.argsort(rows, kind="stable")
+        self._sorted_rows = rows[self._by_key]
+
+    def _match(self, runs: np.ndarray) -> np.ndarray:
+        keys = self.measure.formal_many(runs, self.rb)
+        q = _rows(keys)
+        pos = np.clip(np.searchsorted(self._sorted_rows, q), 0, self.k - 1)
+        hit = self._sorted_rows[pos] == q
+        if not hit.all():
+            raise RuntimeError(f"{self._label()}: run value not in the table; the table is incomplete")
+        return self._by_key[pos] + 1
+
+
+__all__ = ["FormalScale", "FormalTable", "build_formal_table"]

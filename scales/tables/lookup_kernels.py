@@ -1,0 +1,310 @@
+"""Numba kernels of table lookups (value -> rank, run id -> rank).
+
+Tables are arrays of *entries* in increasing value order; an entry is a (distinct value,
+stratum) pair represented by its smallest run id. For RB-dependent measures ``strata``
+holds per entry the stratum (bits 0-6) and, in bit 7, whether the entry starts a new
+distinct value (:data:`FIRST`); tables without strata have one entry per value. Values are recomputed from run ids with
+the split form ``raw = A[p] + B[state[p], s]`` (:mod:`irscale.scales.measures.split_forms`), so a table
+stores 4 to 6 bytes per entry and is never read whole: the arrays may be memory maps.
+
+A block index (the raw value of every ``RAW_BLOCK``-th entry, and every ``BLOCK``
+entries, per table recall base r, the number of distinct values present before the
+block) turns a lookup into a binary search in the index plus a few probes of the table. Raw values are sorted up to
+inversions smaller than twice the error bound (``two_bound``), which the searches allow
+for. Status codes: 0 found, 1 not a value, 2 ambiguous, 3 infeasible run.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+from irscale.enumerate.split_kernels import key_of_id
+
+BLOCK = 1024
+RAW_BLOCK = 64
+FIRST = 0x80      # bit of a strata byte: the entry starts a new distinct value
+STRATUM = 0x7F
+
+
+@nb.njit(cache=True, inline="always")
+def _rid(ids, implicit, i):
+    return np.int64(i) if implicit else np.int64(ids[i])
+
+
+@nb.njit(cache=True, inline="always")
+def _raw(ids, implicit, i, A, state, B, S):
+    rid = _rid(ids, implicit, i)
+    p = rid // S
+    return A[p] + B[state[p], rid - p * S]
+
+
+@nb.njit(cache=True)
+def build_index(ids, implicit, n_entries, strata, A, state, B, S, nr):
+    """(block_raw, block_cum): raw value of every RAW_BLOCK-th entry; distinct values
+    present per table recall base (column r = rb r; one column for tables without strata)
+    before each BLOCK of entries."""
+    nb_ = (n_entries + BLOCK - 1) // BLOCK
+    nraw = (n_entries + RAW_BLOCK - 1) // RAW_BLOCK
+    block_raw = np.empty(nraw, dtype=np.float64)
+    for b in range(nraw):
+        block_raw[b] = _raw(ids, implicit, b * RAW_BLOCK, A, state, B, S)
+    block_cum = np.zeros((nb_ + 1, nr), dtype=np.int64)
+    has_strata = strata.shape[0] > 0
+    hist = np.zeros(nr, dtype=np.int64)
+    for b in range(nb_):
+        hist[:] = 0
+        end = min(n_entries, (b + 1) * BLOCK)
+        if not has_strata:
+            hist[0] = end - b * BLOCK
+        else:
+            for j in range(b * BLOCK, end):
+                if strata[j] & FIRST:
+                    hist[strata[j] & STRATUM] += 1
+        run = 0
+        for r in range(nr):
+            run += hist[r]
+            block_cum[b + 1, r] = block_cum[b, r] + run
+    return block_raw, block_cum
+
+
+@nb.njit(cache=True)
+def _lower_index(x, block_raw, lo, hi):
+    """First index position in [lo, hi) with block_raw >= x."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if block_raw[mid] >= x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@nb.njit(cache=True)
+def _lower(x, ids, implicit, n_entries, A, state, B, S, block_raw):
+    """Approximate first entry with raw >= x (exact when raws are sorted)."""
+    b = _lower_index(x, block_raw, 0, block_raw.shape[0])
+    return _lower_in(x, b, ids, implicit, n_entries, A, state, B, S)
+
+
+@nb.njit(cache=True)
+def _lower_in(x, b, ids, implicit, n_entries, A, state, B, S):
+    """Binary search of the table around index position b (one RAW_BLOCK either side)."""
+    lo = max(b - 2, 0) * RAW_BLOCK
+    hi = min(n_entries, (b + 1) * RAW_BLOCK)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _raw(ids, implicit, mid, A, state, B, S) >= x:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@nb.njit(cache=True)
+def _lower_from(x, hint, ids, implicit, n_entries, A, state, B, S, block_raw):
+    """Like :func:`_lower`, galloping forward in the index from ``hint`` (the index
+    position found for a smaller query), so sorted batches stay in cache. Returns
+    (entry, index position)."""
+    nraw = block_raw.shape[0]
+    if hint <= 0 or hint >= nraw or block_raw[hint] >= x:
+        b = _lower_index(x, block_raw, 0, nraw)
+    else:
+        lo, step = hint, 1
+        while lo + step < nraw and block_raw[lo + step] < x:
+            lo += step
+            step *= 2
+        b = _lower_index(x, block_raw, lo + 1, min(lo + step, nraw))
+    return _lower_in(x, b, ids, implicit, n_entries, A, state, B, S), b
+
+
+@nb.njit(cache=True)
+def _value_start(strata, j):
+    if strata.shape[0] == 0:
+        return j
+    while j > 0 and not (strata[j] & FIRST):
+        j -= 1
+    return j
+
+
+@nb.njit(cache=True)
+def _present(strata, j, r):
+    """Entry j starts a value present in the table of recall base r."""
+    if strata.shape[0] == 0:
+        return True
+    v = strata[j]
+    return (v & FIRST) != 0 and (v & STRATUM) <= r
+
+
+@nb.njit(cache=True)
+def _count_present(strata, lo, hi, r):
+    """Values present for recall base r that start in entries lo..hi-1 (branch-free, so
+    LLVM vectorises the loop)."""
+    k = 0
+    for t in range(lo, hi):
+        v = np.int64(strata[t])
+        k += (v >> 7) & np.int64((v & STRATUM) <= r)
+    return k
+
+
+@nb.njit(cache=True)
+def _rank_of(j, r, strata, block_cum):
+    """1-based rank of the value starting at entry j in the table of recall base r."""
+    if strata.shape[0] == 0:
+        return j + 1
+    b = j // BLOCK
+    start = b * BLOCK
+    end = min((b + 1) * BLOCK, strata.shape[0])
+    if j - start <= end - 1 - j:  # count from the nearer end of the block
+        return block_cum[b, r] + _count_present(strata, start, j + 1, r)
+    return block_cum[b + 1, r] - _count_present(strata, j + 1, end, r)
+
+
+@nb.njit(cache=True)
+def rank_raw(xs, tols, r, two_bound, ids, implicit, n_entries, strata, A, state, B, S,
+             block_raw, block_cum, out_rank, out_status):
+    """Ranks of raw values: the one distinct value (present for r) within tols[i] of xs[i]."""
+    hint = 0
+    for i in range(xs.shape[0]):
+        x, tol = xs[i], tols[i]
+        j, hint = _lower_from(x - tol - two_bound, hint, ids, implicit, n_entries, A, state, B, S, block_raw)
+        j = max(j - 1, 0)
+        best, nbest, bestd = -1, 0, np.inf
+        while j < n_entries:
+            v = _raw(ids, implicit, j, A, state, B, S)
+            if v > x + tol + two_bound:
+                break
+            if _present(strata, j, r):
+                d = abs(v - x)
+                if d <= tol:
+                    nbest += 1
+                    if d < bestd:
+                        best, bestd = j, d
+            j += 1
+        if nbest == 0:
+            out_status[i] = 1
+        elif nbest > 1:
+            out_status[i] = 2
+        else:
+            out_status[i] = 0
+            out_rank[i] = _rank_of(best, r, strata, block_cum)
+
+
+@nb.njit(cache=True)
+def rank_ids(qids, r, exact, two_bound, ids, implicit, n_entries, strata, A, state, B, S,
+             block_raw, block_cum, qkeys, KA, KB, levels, n, out_rank, out_status):
+    """Exact ranks of runs given by id. ``qkeys`` are the runs' exact keys (inexact raws)."""
+    hint = 0
+    key = np.empty(KA.shape[1], dtype=np.uint64)
+    for i in range(qids.shape[0]):
+        q = qids[i]
+        # feasibility: number of nonzero digits <= r (strata tables only)
+        if strata.shape[0] > 0:
+            v = q
+            c = 0
+            for _ in range(n):
+                if v % levels != 0:
+                    c += 1
+                v //= levels
+            if c > r:
+                out_status[i] = 3
+                continue
+        p = q // S
+        x = A[p] + B[state[p], q - p * S]
+        j, hint = _lower_from(x - two_bound, hint, ids, implicit, n_entries, A, state, B, S, block_raw)
+        j = max(j - 1, 0)
+        found = -1
+        ncand = 0
+        while j < n_entries:
+            v = _raw(ids, implicit, j, A, state, B, S)
+            if v > x + two_bound:
+                break
+            if exact:
+                if v == x:
+                    found = j
+                    break
+            elif abs(v - x) <= two_bound:
+                ncand += 1
+                # exact key of the entry's representative run
+                key_of_id(_rid(ids, implicit, j), KA, KB, state, S, key)
+                same = True
+                for w in range(KA.shape[1]):
+                    if key[w] != qkeys[i, w]:
+                        same = False
+                if same:
+                    found = j
+                    break
+            j += 1
+        if found < 0:
+            out_status[i] = 1
+        else:
+            out_status[i] = 0
+            out_rank[i] = _rank_of(_value_start(strata, found), r, strata, block_cum)
+
+
+@nb.njit(cache=True)
+def build_run_index(counts, strata, n_entries, nr):
+    """Runs (with multiplicity) in the entries before each BLOCK, per table recall base
+    (column r: entries of stratum <= r; one column without strata): shape (blocks + 1, nr).
+    ``counts`` empty means one run per entry."""
+    nb_ = (n_entries + BLOCK - 1) // BLOCK
+    out = np.zeros((nb_ + 1, nr), dtype=np.int64)
+    has_counts = counts.shape[0] > 0
+    has_strata = strata.shape[0] > 0
+    hist = np.zeros(nr, dtype=np.int64)
+    for b in range(nb_):
+        hist[:] = 0
+        end = min(n_entries, (b + 1) * BLOCK)
+        for j in range(b * BLOCK, end):
+            c = np.int64(counts[j]) if has_counts else np.int64(1)
+            hist[(strata[j] & STRATUM) if has_strata else 0] += c
+        run = 0
+        for r in range(nr):
+            run += hist[r]
+            out[b + 1, r] = out[b, r] + run
+    return out
+
+
+@nb.njit(cache=True)
+def _entry_of_rank(q, r, strata, block_cum, n_entries):
+    """First entry of the value of 1-based rank q in the table of recall base r."""
+    if strata.shape[0] == 0:
+        return q - 1
+    lo, hi = 0, block_cum.shape[0] - 1          # last block b with block_cum[b, r] < q
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if block_cum[mid, r] < q:
+            lo = mid
+        else:
+            hi = mid - 1
+    need = q - block_cum[lo, r]
+    j = lo * BLOCK
+    while j < n_entries:
+        if _present(strata, j, r):
+            need -= 1
+            if need == 0:
+                return j
+        j += 1
+    return -1
+
+
+@nb.njit(cache=True)
+def midranks_of_ranks(qs, r, counts, strata, n_entries, block_cum, block_runs, out):
+    """Mid-ranks of the values of unq ranks ``qs`` in the table of recall base r: runs of
+    smaller value plus (runs of this value + 1) / 2, counting feasible runs only."""
+    has_counts = counts.shape[0] > 0
+    has_strata = strata.shape[0] > 0
+    col = r if has_strata else 0
+    for i in range(qs.shape[0]):
+        j = _entry_of_rank(qs[i], r, strata, block_cum, n_entries)
+        b = j // BLOCK
+        before = block_runs[b, col]
+        for t in range(b * BLOCK, j):
+            if not has_strata or (strata[t] & STRATUM) <= r:
+                before += np.int64(counts[t]) if has_counts else 1
+        here = 0
+        t = j
+        while t < n_entries and (t == j or (has_strata and not (strata[t] & FIRST))):
+            if not has_strata or (strata[t] & STRATUM) <= r:
+                here += np.int64(counts[t]) if has_counts else 1
+            t += 1
+        out[i] = before + (here + 1) / 2.0
