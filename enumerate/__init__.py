@@ -1,6 +1,9 @@
-"""Run-space generation: chunked enumeration of REL^N, numba scoring kernels, parallel
-workers and reduction to sorted distinct exact keys."""
-from irscale.enumerate.generic import Distinct, enumerate_distinct
-from irscale.enumerate.runspace import all_runs, chunks, space_size, validate_runs
+"""The run space and its enumeration: run ids (:mod:`.runspace`, :mod:`.truncated`), the
+split-form contract (:mod:`.splitform`), multi-word integers (:mod:`.words`), scoring
+jobs (:mod:`.jobs`), numba kernels (loaded on first use, :mod:`.lazy`), the generic and
+split enumerators and their fan-out to joblib or dask workers (:mod:`.fanout`).
 
-__all__ = ["Distinct", "enumerate_distinct", "all_runs", "chunks", "space_size", "validate_runs"]
+Nothing here imports the measure side: a measure hands the enumerators a
+:class:`~irscale.enumerate.jobs.ScoringJob` or a
+:class:`~irscale.enumerate.splitform.SplitForm`.
+"""

@@ -3,7 +3,8 @@
 All kernels take judged runs as a ``uint8`` array of shape (n_runs, N), column 0 being
 rank 1, and write one key per run. Integer arithmetic only; no ``fastmath``.
 Python orchestration lives in :mod:`irscale.enumerate.generic`; the plain-Python reference
-of every key is :meth:`irscale.scales.measures.keys.KeySpec.key_python`.
+of every key is the ``key_python`` of its key kind (:mod:`irscale.scales.measures.keys`),
+and ``tests/naive.py`` holds references of the run-space kernels.
 """
 from __future__ import annotations
 
@@ -182,27 +183,6 @@ def rr_keys(runs, weights, out):
                 key = n - k
                 break
         out[i, 0] = key
-
-
-KERNELS = {
-    "additive": additive_keys,
-    "additive_mw": additive_keys_mw,
-    "ap": ap_keys,
-    "rr": rr_keys,
-}
-
-
-def score(kernel, words: int, weights: np.ndarray, runs: np.ndarray) -> np.ndarray:
-    """Keys of ``runs`` (uint8, shape (m, N)) as a (m, words) uint64 array.
-
-    ``kernel`` is the name of a built-in kernel (:data:`KERNELS`) or any numba-jitted
-    function with the same signature ``(runs, weights, out)``: a new measure brings its
-    own kernel without changes to the enumerator.
-    """
-    out = np.empty((runs.shape[0], words), dtype=np.uint64)
-    fn = KERNELS[kernel] if isinstance(kernel, str) else kernel
-    fn(runs, weights, out)
-    return out
 
 
 @nb.njit(cache=True)

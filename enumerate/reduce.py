@@ -19,39 +19,39 @@ class KeyCodec:
 
     words: int
     key_bits: int
-    stratified: bool
+    has_stratum: bool
     stratum_bits: int = 8
 
     @property
     def packed_u64(self) -> bool:
-        if not self.stratified:
+        if not self.has_stratum:
             return self.words == 1
         return self.key_bits + self.stratum_bits <= 64
 
     def encode(self, keys: np.ndarray, strata: np.ndarray | None) -> np.ndarray:
         if self.packed_u64:
             out = keys[:, -1].copy()
-            if self.stratified:
+            if self.has_stratum:
                 out |= strata.astype(np.uint64) << np.uint64(self.key_bits)
             return out
-        cols = [strata.astype(np.uint64)[:, None]] if self.stratified else []
+        cols = [strata.astype(np.uint64)[:, None]] if self.has_stratum else []
         rows = np.ascontiguousarray(np.concatenate(cols + [keys], axis=1).astype(">u8"))
         width = 8 * rows.shape[1]
         return rows.view(f"S{width}").reshape(-1)
 
     def decode(self, packed: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         if self.packed_u64:
-            if self.stratified:
+            if self.has_stratum:
                 mask = np.uint64((1 << self.key_bits) - 1)
                 keys = (packed & mask)[:, None]
                 strata = (packed >> np.uint64(self.key_bits)).astype(np.int64)
                 return keys, strata
             return packed[:, None].copy(), None
-        ncols = self.words + (1 if self.stratified else 0)
+        ncols = self.words + (1 if self.has_stratum else 0)
         # numpy drops trailing NUL bytes of 'S' items on access, so view the buffer instead
         raw = np.frombuffer(np.ascontiguousarray(packed).tobytes(), dtype=">u8").reshape(-1, ncols)
         raw = raw.astype(np.uint64)
-        if self.stratified:
+        if self.has_stratum:
             return np.ascontiguousarray(raw[:, 1:]), raw[:, 0].astype(np.int64)
         return np.ascontiguousarray(raw), None
 

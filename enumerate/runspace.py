@@ -7,12 +7,16 @@ lexicographic order of runs (SPEC section 2).
 """
 from __future__ import annotations
 
+from fractions import Fraction
+from math import factorial
 from typing import Iterator
 
 import numpy as np
 
-from irscale.enumerate.kernels import decode_ids, decode_runs, encode_runs, feasible_runs
+from irscale.enumerate.lazy import lazy_module
 from irscale.errors import RunError
+
+kernels = lazy_module("irscale.enumerate.kernels")
 
 
 def space_size(levels: int, n: int) -> int:
@@ -44,7 +48,7 @@ def runs_of_ids(ids, levels: int, n: int) -> np.ndarray:
     """Runs (uint8 array, shape (len(ids), n)) with the given ids (any order; numba)."""
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     out = np.empty((ids.shape[0], n), dtype=np.uint8)
-    decode_ids(ids, levels, n, out)
+    kernels.decode_ids(ids, levels, n, out)
     return out
 
 
@@ -52,8 +56,6 @@ def feasible_space_size(n: int, counts) -> int:
     """Number of runs of length n with at most c_g documents of each grade g
     (``counts = (c_1..c_G)``): the runs that can occur for a topic with those counts.
     Exact (Python integers): n! [x^n] e^x prod_g sum_{j <= c_g} x^j / j!."""
-    from fractions import Fraction
-    from math import factorial
     poly = [Fraction(1, factorial(i)) for i in range(n + 1)]      # grade 0: any number
     for c in counts:
         c = min(int(c), n)
@@ -72,7 +74,7 @@ def feasible_run_chunks(n: int, counts, chunk: int = 1 << 18) -> Iterator[np.nda
     pos = np.zeros(1, dtype=np.int64)
     while pos[0] >= 0:
         out = np.empty((chunk, n), dtype=np.uint8)
-        rows = feasible_runs(n, caps, run, have, pos, out)
+        rows = kernels.feasible_runs(n, caps, run, have, pos, out)
         if rows:
             yield out[:rows]
 
@@ -84,94 +86,17 @@ def all_feasible_runs(n: int, counts) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros((0, n), np.uint8)
 
 
-# -- truncated rankings (length 0..N; ids: by length, then base-levels number, see
-# -- irscale.scales.measures.formulas.utilities) ------------------------------------------------------------
-PAD = -1
-
-
-def validate_rankings(runs, levels: int, lengths=None, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Check truncated rankings given as an (m, N) integer array, each row padded with -1
-    after its end (or with explicit ``lengths``, then padding cells may hold anything);
-    returns (grades int64 with padding cells set to 0, mask of the cells inside each
-    ranking). Raises :class:`~irscale.errors.RunError` for padding inside a ranking,
-    grades outside {0..levels-1}, wrong shapes or lengths (``n``: the required N)."""
-    arr = np.asarray(runs)
-    if arr.ndim == 1:
-        arr = arr[None, :]
-    if arr.ndim != 2 or (arr.size and arr.dtype.kind not in "iu") or (n is not None and arr.shape[1] != n):
-        raise RunError(f"rankings must be an (n_runs, {n or 'N'}) integer array padded with {PAD}, got shape "
-                       f"{arr.shape} and dtype {arr.dtype}")
-    arr = arr.astype(np.int64)
-    cols = np.arange(arr.shape[1])
-    if lengths is None:
-        valid = arr != PAD
-        lengths = valid.sum(axis=1)
-        if (valid != (cols[None, :] < lengths[:, None])).any():
-            raise RunError(f"padding ({PAD}) must only follow the end of a ranking")
-    else:
-        lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
-        if lengths.shape[0] != arr.shape[0] or (lengths < 0).any() or (lengths > arr.shape[1]).any():
-            raise RunError("lengths must give one length 0..N per ranking")
-    valid = cols[None, :] < lengths[:, None]
-    bad = valid & ((arr < 0) | (arr >= levels))
-    if bad.any():
-        i, k = np.argwhere(bad)[0]
-        raise RunError(f"grade {arr[i, k]} at rank {k + 1} of ranking {i} is outside REL = {{0..{levels - 1}}}")
-    return np.where(valid, arr, 0), valid
-
-
-def truncated_space_size(levels: int, n: int) -> int:
-    """Number of rankings of length 0..n over ``levels`` grades."""
-    return sum(levels ** m for m in range(n + 1))
-
-
-def truncated_ids(rankings: np.ndarray, levels: int) -> np.ndarray:
-    """Ids of rankings given as an (m, N) array padded with -1 after their end (validated)."""
-    arr = np.asarray(rankings, dtype=np.int64)
-    lengths = (arr != PAD).sum(axis=1)
-    offsets = np.array([truncated_space_size(levels, m - 1) if m else 0 for m in range(arr.shape[1] + 1)],
-                       dtype=np.int64)
-    number = np.zeros(arr.shape[0], dtype=np.int64)
-    for k in range(arr.shape[1]):
-        inside = k < lengths
-        number = np.where(inside, number * levels + np.where(inside, arr[:, k], 0), number)
-    return offsets[lengths] + number
-
-
-def truncated_rankings_of_ids(ids, levels: int, n: int) -> np.ndarray:
-    """Rankings (int8 (m, n), padded with -1) of the given truncated ids (any order)."""
-    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-    starts = np.array([truncated_space_size(levels, m - 1) if m else 0 for m in range(n + 2)], dtype=np.int64)
-    lengths = np.searchsorted(starts, ids, side="right") - 1
-    number = ids - starts[lengths]
-    out = np.full((ids.shape[0], n), PAD, dtype=np.int8)
-    for k in range(n - 1, -1, -1):       # digit of rank k + 1 is at position length - 1 - k from the end
-        pos = lengths - 1 - k            # how many digits follow rank k + 1
-        inside = pos >= 0
-        digit = (number // np.power(levels, np.where(inside, pos, 0))) % levels
-        out[:, k] = np.where(inside, digit, PAD)
-    return out
-
-
-def truncated_ranking_chunks(levels: int, n: int, chunk: int = 1 << 18) -> Iterator[np.ndarray]:
-    """Every ranking of length 0..n in id order, as int8 arrays (rows padded with -1) of
-    up to ``chunk`` rows."""
-    total = truncated_space_size(levels, n)
-    for start in range(0, total, chunk):
-        yield truncated_rankings_of_ids(np.arange(start, min(total, start + chunk)), levels, n)
-
-
 def all_runs(levels: int, n: int) -> np.ndarray:
     """Every run of the space, in id order (for small n)."""
     total = space_size(levels, n)
     out = np.empty((total, n), dtype=np.uint8)
-    decode_runs(0, total, levels, n, out)
+    kernels.decode_runs(0, total, levels, n, out)
     return out
 
 
 def ids_of_runs(runs: np.ndarray, levels: int) -> np.ndarray:
     """Run ids (uint64) of validated runs."""
-    return encode_runs(np.ascontiguousarray(runs, dtype=np.uint8), levels)
+    return kernels.encode_runs(np.ascontiguousarray(runs, dtype=np.uint8), levels)
 
 
 def count_code_base(n: int) -> int:
@@ -210,13 +135,45 @@ def refuse_infeasible(have: np.ndarray, counts, what: str = "run") -> None:
                        f"{counts[g - 1]} (per-grade counts {tuple(counts)}): it cannot occur for this topic")
 
 
-def validate_runs(runs, levels: int, n: int | None) -> np.ndarray:
+def _first_bad_listed_run(runs: list, levels: int, n: int | None, label: str) -> None:
+    """Raise RunError naming the first run of a Python list that is not a list of n
+    integer degrees 0..levels-1."""
+    for i, run in enumerate(runs):
+        if not isinstance(run, (list, tuple, np.ndarray)):
+            raise RunError(f"runs[{i}] must be a list of {n or 'N'} relevance degrees, got {_short(run)}")
+        if n is not None and len(run) != n:
+            raise RunError(f"runs[{i}] has length {len(run)}; runs of {label} have length N = {n}")
+        for k, degree in enumerate(run):
+            if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, (int, np.integer)):
+                raise RunError(f"runs[{i}][{k}]: relevance degrees must be integers, got {_short(degree)}")
+            if not 0 <= degree < levels:
+                raise RunError(f"runs[{i}]: relevance degree {degree} at rank {k + 1} is outside "
+                               f"REL = {{0..{levels - 1}}}")
+    if n is None and len({len(r) for r in runs}) > 1:
+        raise RunError("runs must all have the same length")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def validate_runs(runs, levels: int, n: int | None, label: str = "this measure") -> np.ndarray:
     """Check judged runs given by a user and return them as a uint8 (m, n) array.
 
-    Accepts one run (a sequence of n degrees) or an (m, n) array-like (any length when
-    ``n`` is None). Raises :class:`~irscale.errors.RunError` for wrong lengths,
-    non-integers or degrees outside {0, ..., levels-1}.
+    Accepts one run (a sequence of n degrees), a list of runs, or an (m, n) array-like
+    (any length when ``n`` is None). Raises :class:`~irscale.errors.RunError` naming the
+    first bad run (``runs[i]``) for wrong lengths, non-integers (booleans included, in
+    lists) or degrees outside {0, ..., levels-1}; ``label`` names the measure in messages.
     """
+    if isinstance(runs, (list, tuple)):
+        if runs and not isinstance(runs[0], (list, tuple, np.ndarray)) and \
+                all(not isinstance(r, (list, tuple, np.ndarray)) for r in runs):
+            runs = [runs]                       # one run
+        _first_bad_listed_run(runs, levels, n, label)
+        if not runs:
+            return np.zeros((0, n or 0), dtype=np.uint8)
+        return np.ascontiguousarray(np.array(runs, dtype=np.int64), dtype=np.uint8)
     try:
         arr = np.asarray(runs)
     except ValueError:
@@ -238,6 +195,6 @@ def validate_runs(runs, levels: int, n: int | None) -> np.ndarray:
     bad = (arr < 0) | (arr >= levels)
     if bad.any():
         i, k = np.argwhere(bad)[0]
-        raise RunError(f"relevance degree {arr[i, k]} at rank {k + 1} of run {i} is outside REL = "
+        raise RunError(f"runs[{i}]: relevance degree {arr[i, k]} at rank {k + 1} is outside REL = "
                        f"{{0..{levels - 1}}}")
     return np.ascontiguousarray(arr, dtype=np.uint8)

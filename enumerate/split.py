@@ -3,24 +3,34 @@ one by one.
 
 Prefixes (first h ranks) and suffixes (last N - h ranks) are grouped by exact key,
 state and stratum (2 x levels**(N/2) items instead of levels**N runs); the raw value of
-a (prefix group, suffix group) pair is ``A + B`` (:mod:`irscale.scales.measures.split_forms`). The value
+a (prefix group, suffix group) pair is ``A + B`` (:mod:`irscale.enumerate.splitform`). The value
 axis is cut into buckets holding about ``target`` pairs each; a bucket collects its pairs
 by binary search in the sorted suffix lists, sorts them by raw value, and reduces them to
 table entries (ties decided by exact keys, order of close distinct values by exact
 arithmetic). Buckets are independent units of work: they run in joblib workers and are
 checkpointed to disk, so a killed build resumes where it stopped and the result never
 depends on the number of workers or on interruptions.
+
+Everything the enumerator knows of the measure is its :class:`SplitForm`.
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+import mpmath
 import numpy as np
+from tqdm.auto import tqdm
 
 from irscale.enumerate import split_kernels as sk
+from irscale.enumerate.fanout import Fanout
+from irscale.enumerate.runspace import count_dtype, id_dtype
+from irscale.enumerate.splitform import SplitForm
+from irscale.enumerate.words import words_to_ints
+from irscale.errors import CertificationError
 
 TARGET_ITEMS = 1 << 22     # (prefix group, suffix group) pairs per bucket at most
 MIN_ITEMS = 1 << 18
@@ -51,10 +61,10 @@ def _digits_nonzero(ids: np.ndarray, levels: int, digits: int) -> np.ndarray:
     return sk.popcount_ids(ids.astype(np.int64), levels, digits).astype(np.int64)
 
 
-def group_split(sf, stratified: bool) -> Grouped:
+def group_split(sf: SplitForm) -> Grouped:
     """Group prefixes and suffixes that behave identically (same exact key, state and,
-    for RB-dependent measures, number of relevant documents)."""
-    P, S = sf.P, sf.S
+    for stratified split forms, number of relevant documents)."""
+    P, S, stratified = sf.P, sf.S, sf.stratified
     pids = np.arange(P, dtype=np.int64)
     pstr = _digits_nonzero(pids, sf.levels, sf.h) if stratified else np.zeros(P, np.int64)
     if sf.exact:
@@ -95,7 +105,7 @@ def group_split(sf, stratified: bool) -> Grouped:
     return Grouped(A, state, pstrat, pcount, pmin, Bs, Bstrat, Bcount, Bmin, lengths, S)
 
 
-def plan_buckets(g: Grouped, sf, target: int = TARGET_ITEMS, seed: int = 0) -> list[float]:
+def plan_buckets(g: Grouped, sf: SplitForm, target: int = TARGET_ITEMS, seed: int = 0) -> list[float]:
     """Bucket edges on the raw axis: [-inf, t1, ..., +inf], about ``target`` items each.
     Deterministic. For inexact raws no edge lies within twice the error bound of any raw
     value, so runs with equal values never straddle an edge."""
@@ -141,7 +151,6 @@ class BucketResult:
         """Write to the folder ``path`` atomically (a temporary folder, then a rename)."""
         tmp = path.with_name(path.name + ".tmp")
         if tmp.exists():
-            import shutil
             shutil.rmtree(tmp)
         tmp.mkdir()
         for name in self.ARRAYS:
@@ -180,9 +189,9 @@ class SavedBucket:
     first = property(lambda self: self._arr("first"))
 
 
-def process_bucket(measure, sf, g: Grouped, lo: float, hi: float) -> BucketResult:
+def process_bucket(sf: SplitForm, g: Grouped, lo: float, hi: float) -> BucketResult:
     """Collect, sort and reduce the items of one bucket."""
-    stratified = measure.rb_dependent
+    stratified = sf.stratified
     m = sk.count_between(g.A, g.state, g.Bs, lo, hi)
     raw = np.empty(m, np.float64)
     ids = np.empty(m, np.int64)
@@ -201,7 +210,7 @@ def process_bucket(measure, sf, g: Grouped, lo: float, hi: float) -> BucketResul
         keys = np.zeros((m, 1), np.uint64)
     else:
         keys = sk.exact_keys(ids, sf.KA, sf.KB, sf.state, sf.S)
-    nstrata = measure.n + 1
+    nstrata = sf.n + 1
     out_ids = np.empty(m, np.int64)
     out_counts = np.empty(m, np.int64)
     out_strata = np.empty(m, np.uint8)
@@ -210,21 +219,20 @@ def process_bucket(measure, sf, g: Grouped, lo: float, hi: float) -> BucketResul
     e, nflag, min_gap = sk.reduce_sorted(raw, ids, cnt, strat, keys, sf.exact, 2 * sf.bound, stratified, nstrata,
                                          out_ids, out_counts, out_strata, out_first, flagged)
     del raw, ids, cnt, strat, keys
-    from irscale.enumerate.runspace import count_dtype, id_dtype
     cnt_dt = count_dtype(int(out_counts[:e].max()) if e else 0)
-    res = BucketResult(out_ids[:e].astype(id_dtype(measure.levels, measure.n)), out_counts[:e].astype(cnt_dt),
+    res = BucketResult(out_ids[:e].astype(id_dtype(sf.levels, sf.n)), out_counts[:e].astype(cnt_dt),
                        out_strata[:e].astype(np.uint8),
                        out_first[:e].copy(), float(min_gap), 0)
     if not stratified:  # every entry is a distinct value: nothing to keep
         res.strata = np.zeros(0, np.uint8)
         res.first = np.zeros(0, np.bool_)
     if nflag and not sf.ordered_keys:
-        res.redecided = resolve_flagged(measure, sf, res, flagged[:nflag])
+        res.redecided = resolve_flagged(sf, res, flagged[:nflag])
     res.min_gap, res.gap_pair = smallest_gap(sf, res.ids if res.first.size == 0 else res.ids[res.first])
     return res
 
 
-def smallest_gap(sf, reps: np.ndarray) -> tuple[float, tuple[int, int]]:
+def smallest_gap(sf: SplitForm, reps: np.ndarray) -> tuple[float, tuple[int, int]]:
     """Smallest difference of raw values between neighbouring representatives (value
     order) and the pair of run ids where it occurs (first occurrence)."""
     if reps.size < 2:
@@ -233,27 +241,24 @@ def smallest_gap(sf, reps: np.ndarray) -> tuple[float, tuple[int, int]]:
     return float(gap), (int(reps[i]), int(reps[i + 1]))
 
 
-def resolve_flagged(measure, sf, res: BucketResult, flagged: np.ndarray) -> int:
-    """Order the distinct values inside clusters of close raw values by exact arithmetic
-    (formal log keys, :data:`irscale.scales.measures.keys.MP_DIGITS` digits)."""
-    import mpmath
-
-    from irscale.errors import CertificationError
-    from irscale.scales.measures.keys import MP_DIGITS, words_to_ints
-
-    spec = measure.key_spec()
-    tiny = mpmath.mpf(10) ** (-(MP_DIGITS - 10))
+def resolve_flagged(sf: SplitForm, res: BucketResult, flagged: np.ndarray) -> int:
+    """Order the distinct values inside clusters of close raw values by the split form's
+    high-precision raw values of their exact keys (``sf.exact_raw``, ``sf.digits``
+    digits); distinct keys whose values agree to all but 10 of those digits raise
+    :class:`~irscale.errors.CertificationError`."""
+    digits = sf.digits
+    tiny = mpmath.mpf(10) ** (-(digits - 10))
     for e0, e1 in flagged:
         starts = [i for i in range(e0, e1) if res.first.size == 0 or res.first[i]] + [e1]
         groups = [(starts[t], starts[t + 1]) for t in range(len(starts) - 1)]
         reps = np.array([res.ids[a:b].min() for a, b in groups], dtype=np.int64)
         keys = words_to_ints(sk.exact_keys(reps, sf.KA, sf.KB, sf.state, sf.S))
-        with mpmath.workdps(MP_DIGITS):
-            vals = [spec.raw_mp(k) for k in keys]
+        with mpmath.workdps(digits):
+            vals = [sf.exact_raw(k) for k in keys]
             perm = sorted(range(len(groups)), key=lambda t: vals[t])
             for a, b in zip(perm, perm[1:]):
                 if abs(vals[b] - vals[a]) <= tiny * max(1, abs(vals[a])):
-                    raise CertificationError(f"{measure}: keys {keys[a]} and {keys[b]} cannot be separated")
+                    raise CertificationError(f"{sf.label}: keys {keys[a]} and {keys[b]} cannot be separated")
         sl = [np.arange(*groups[t]) for t in perm]
         idx = np.concatenate(sl)
         for arr in (res.ids, res.counts, res.strata, res.first):
@@ -266,20 +271,18 @@ def _plan_file(workdir: Path) -> Path:
     return workdir / "plan.json"
 
 
-def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: str | os.PathLike | None = None,
-                    target: int | None = None, backend: str | None = None):
-    """Entries of ``measure``'s table from the split form, bucket by bucket.
+def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = False,
+                    workdir: str | os.PathLike | None = None, target: int | None = None) -> list:
+    """Entries of a table from the split form ``sf``, bucket by bucket.
 
-    Returns a list of :class:`BucketResult` in value order. With ``workdir``, finished
-    buckets are saved there and reused by a later call with the same measure and plan
-    (resumable builds); the caller deletes the folder when the table is committed.
+    Returns a list of :class:`BucketResult` (or :class:`SavedBucket`) in value order.
+    With ``workdir``, finished buckets are saved there and reused by a later call with the
+    same split form label and plan (resumable builds); the caller deletes the folder when
+    the table is committed.
     """
-    from irscale.scales.measures.split_forms import split_form
-
-    sf = split_form(measure)
-    g = group_split(sf, measure.rb_dependent)
+    g = group_split(sf)
     # at least ~16 buckets (memory per worker stays small at every N), at most 4M pairs each;
-    # depends on the measure only, so a resumed build finds the same plan
+    # depends on the split form only, so a resumed build finds the same plan
     target = target or min(TARGET_ITEMS, max(MIN_ITEMS, -(-g.n_items // 16)))
     edges = plan_buckets(g, sf, target)
     n_b = len(edges) - 1
@@ -287,10 +290,9 @@ def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: s
     wd = Path(workdir) if workdir is not None else None
     if wd is not None:
         wd.mkdir(parents=True, exist_ok=True)
-        plan = {"measure": str(measure), "edges": [repr(float(e)) for e in edges], "target": target}
+        plan = {"measure": sf.label, "edges": [repr(float(e)) for e in edges], "target": target}
         pf = _plan_file(wd)
         if pf.exists() and json.loads(pf.read_text()) != plan:
-            import shutil
             for f in wd.glob("bucket-*"):
                 shutil.rmtree(f, ignore_errors=True)
         pf.write_text(json.dumps(plan))
@@ -300,22 +302,13 @@ def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: s
                 done[i] = BucketResult.load(f)
     todo = [i for i in range(n_b) if i not in done]
 
-    from tqdm.auto import tqdm
-    bar = tqdm(total=n_b, initial=n_b - len(todo), unit="bucket", desc=str(measure), disable=not progress,
+    bar = tqdm(total=n_b, initial=n_b - len(todo), unit="bucket", desc=sf.label, disable=not progress,
                leave=False)
+    # remote (dask) workers may not share the work folder: they send results back
+    save_in_worker = wd is not None and fanout.shares_files
     try:
-        if n_jobs == 1 or len(todo) <= 1:
-            results = (_run_bucket(measure, sf, g, edges[i], edges[i + 1], i, None if wd is None else str(wd))
-                       for i in todo)
-        else:
-            from joblib import Parallel, delayed, parallel_config
-            cfg = {"backend": backend} if backend else {}
-            # remote (dask) workers may not share the work folder: they send results back
-            save_in_worker = wd is not None and backend != "dask"
-            with parallel_config(**cfg):
-                results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-                    delayed(_run_bucket)(measure, sf, g, edges[i], edges[i + 1], i,
-                                         str(wd) if save_in_worker else None) for i in todo)
+        results = fanout.map(_run_bucket, ((sf, g, edges[i], edges[i + 1], i, str(wd) if save_in_worker else None)
+                                           for i in todo), len(todo), ordered=False)
         for i, r in results:
             if r is not None and wd is not None:
                 r.save(wd / f"bucket-{i:05d}")
@@ -324,13 +317,13 @@ def split_enumerate(measure, n_jobs: int = 1, progress: bool = False, workdir: s
             bar.update(1)
     finally:
         bar.close()
-    return sf, [done[i] for i in range(n_b)]
+    return [done[i] for i in range(n_b)]
 
 
-def _run_bucket(measure, sf, g, lo, hi, i, wd):
+def _run_bucket(sf, g, lo, hi, i, wd):
     """One unit of work; with a work folder the result goes to disk and only its index
     comes back (the parent maps it from disk), so the parent never holds all buckets."""
-    r = process_bucket(measure, sf, g, lo, hi)
+    r = process_bucket(sf, g, lo, hi)
     if wd is None:
         return i, r
     r.save(Path(wd) / f"bucket-{i:05d}")

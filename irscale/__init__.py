@@ -8,26 +8,55 @@ built once, stored in HDF5 and used to transform real systems' scores.
 >>> s = irscale.scale("DCG(b=2)@4")
 >>> len(s), s.rank_runs([[1, 1, 1, 1], [0, 0, 0, 0]]).tolist()
 (12, [12, 1])
+
+The names below are imported on first use (PEP 562), so ``import irscale`` is instant and
+loads numba, pandas or h5py only when something needs them.
 """
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("irscale")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0+unknown"
+import importlib
 
-from irscale.errors import (  # noqa: E402
+from irscale.errors import (
     CertificationError, IrscaleError, IrscaleWarning, MeasureError, OutputError, RecallBaseError, RunError,
     StoreError, TableNotFoundError, TrecFormatError, ValueNotInScaleError,
 )
-from irscale.scales import Measure, Scale, Table, families, parse_measure, parse_measures, scale  # noqa: E402
-from irscale.store import Store, build_store, open_store  # noqa: E402
-from irscale.scales.runs.transform import read_scores, transform, write_scores  # noqa: E402
-from irscale.scales.runs.trec import read_qrels, read_run  # noqa: E402
+from irscale.version import __version__
 
-__all__ = [
-    "__version__", "scale", "open_store", "build_store", "Store", "Scale", "Table", "Measure",
-    "parse_measure", "parse_measures", "families", "transform", "read_qrels", "read_run", "read_scores",
-    "write_scores", "IrscaleWarning", "TrecFormatError", "OutputError", "IrscaleError", "MeasureError", "RecallBaseError",
-    "RunError", "StoreError", "TableNotFoundError", "ValueNotInScaleError", "CertificationError",
-]
+#: Public name -> the module that defines it.
+_API = {
+    "scale": "irscale.scales.tables.build",
+    "build_tables": "irscale.scales.tables.build",
+    "Scale": "irscale.scales.tables.scale",
+    "Table": "irscale.scales.tables.scale",
+    "Certificate": "irscale.scales.tables.certificate",
+    "Measure": "irscale.scales.measures.measure",
+    "Param": "irscale.scales.measures.params",
+    "parse_measure": "irscale.scales.measures.parse",
+    "parse_measures": "irscale.scales.measures.parse",
+    "families": "irscale.scales.measures.registry",
+    "Store": "irscale.store.reader",
+    "open_store": "irscale.store.reader",
+    "build_store": "irscale.store.fill",
+    "transform": "irscale.scales.runs.transform",
+    "read_qrels": "irscale.scales.runs.qrels",
+    "read_run": "irscale.scales.runs.run_files",
+    "read_scores": "irscale.scales.runs.scores",
+    "write_scores": "irscale.scales.runs.scores",
+}
+
+__all__ = ["__version__", *_API, "IrscaleWarning", "TrecFormatError", "OutputError", "IrscaleError", "MeasureError",
+           "RecallBaseError", "RunError", "StoreError", "TableNotFoundError", "ValueNotInScaleError",
+           "CertificationError"]
+
+
+def __getattr__(name: str):
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'irscale' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))

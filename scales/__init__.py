@@ -1,10 +1,10 @@
-"""Measures and the interval scales built from them."""
-from irscale.scales.tables.build import build_tables, scale
-from irscale.scales.tables.certificate import Certificate
-from irscale.scales.measures.measure import MAX_N, Measure, Param
-from irscale.scales.measures.parse import parse_measure, parse_measures
-from irscale.scales.measures.registry import families
-from irscale.scales.tables.scale import Scale, Table
+"""The measure side of irscale, in the order of the pipeline:
 
-__all__ = ["MAX_N", "Certificate", "Measure", "Param", "Scale", "Table", "build_tables", "families",
-           "parse_measure", "parse_measures", "scale"]
+* :mod:`irscale.scales.measures` - measures, their names, exact keys and split forms;
+* :mod:`irscale.scales.tables` - tables of distinct values and the one scale interface;
+* :mod:`irscale.scales.runs` - TREC files, judged runs and transforms of real runs;
+* :mod:`irscale.scales.analysis` - agreement, significance, spacing, axioms, figures and
+  the report.
+
+(The store, between tables and runs, is :mod:`irscale.store`.)
+"""

@@ -10,7 +10,8 @@ its syntax tree (no import of the package), so two commits are measured the same
 * kind-dispatch sites: branch points whose condition reads the kind of a measure or of a
   table: an ``if``/``elif``/``while``/conditional expression/``assert``/comprehension
   condition or a boolean operand that mentions one of the attributes
-  ``value_kind run_space rb_dependent stratified counts_keyed layout implicit levels``,
+  ``value_kind run_space rb_dependent stratified counts_keyed layout implicit levels
+  strata_kind table_rb``,
   compares a ``.name``/``.kernel`` to a string, or calls ``isinstance`` with a class whose
   name ends in Key, Table, Scale or Measure. Each such condition counts once;
 * function-local imports of the package (``import irscale...`` inside a function);
@@ -33,7 +34,7 @@ from pathlib import Path
 PACKAGE_DIRS = {"irscale": "irscale", "enumerate": "irscale.enumerate", "scales": "irscale.scales",
                 "store": "irscale.store"}
 KIND_ATTRS = {"value_kind", "run_space", "rb_dependent", "stratified", "counts_keyed", "layout", "implicit",
-              "levels"}
+              "levels", "strata_kind", "table_rb"}
 KIND_CLASS_SUFFIXES = ("Key", "Table", "Scale", "Measure")
 
 #: Layers of the pipeline, lowest first (a module may import its own layer and lower ones).

@@ -1,4 +1,5 @@
-"""Reading a store: file checks, table listing, lazy (memory-mapped) tables as scales."""
+"""Reading a store: file checks, table listing, tables read by their layouts (lazily:
+memory-mapped where the layout maps its datasets) and their scales."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,11 @@ import h5py
 import numpy as np
 
 from irscale.errors import StoreError, TableNotFoundError
-from irscale.store.format import DATASETS, FORMAT_NAME, FORMAT_VERSION, new_checksum, table_name, table_path
+from irscale.scales.measures.parse import parse_measure
+from irscale.scales.tables.certificate import Certificate
+from irscale.scales.tables.layouts import stored_layout
+from irscale.scales.tables.scale import Scale, Table
+from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, new_checksum, table_name, table_path
 
 
 def check_file(path: str | os.PathLike) -> None:
@@ -103,125 +108,95 @@ class Store:
                     out.append(a)
         return sorted(out, key=lambda a: (a["measure"], a["rb_counts"] or ()))
 
-    def has(self, measure, rb_counts: tuple | None = None) -> bool:
-        """Whether the file has the complete table of ``measure`` (graded RB-dependent
-        measures: the table of the capped per-grade counts ``rb_counts``)."""
-        from irscale.scales import parse_measure
+    def has(self, measure, table_rb: tuple | None = None) -> bool:
+        """Whether the file has the complete table of ``measure`` (for measures with a
+        table per recall-base vector: the table of ``table_rb``, default the common one)."""
         m = parse_measure(measure)
-        path = table_path(str(m), self._counts(m, rb_counts))
+        path = table_path(str(m), self._table_rb(m, table_rb))
         with h5py.File(self.path, "r") as f:
             return path in f and bool(f[path].attrs.get("complete", False))
 
     @staticmethod
-    def _counts(m, rb_counts):
-        if not m.counts_keyed:
-            return None
-        if rb_counts is None:
-            if m.common_rb() is None:
-                from irscale.errors import RecallBaseError
-                raise RecallBaseError(f"{m} has one table per topic: give its per-grade counts")
-            return m.common_rb()
-        return m.table_rb(tuple(rb_counts))
+    def _table_rb(m, table_rb):
+        """The table recall base meant by ``table_rb`` (None: the common one)."""
+        return m.table_rbs([None if table_rb is None else tuple(table_rb)])[0]
 
-    def _missing(self, m, counts):
-        if counts is None:
+    def _missing(self, m, table_rb):
+        if table_rb is None:
             return TableNotFoundError(f"{self.path} has no table {m}; create it with: "
                                       f"irscale build --measures \"{m}\" --out {self.path}")
-        vec = "(" + ",".join(map(str, counts)) + ")"
+        vec = "(" + ",".join(map(str, table_rb)) + ")"
         return TableNotFoundError(
             f"{self.path} has no table {m} for the per-grade counts {vec}; create it with: irscale build "
             f"--measures \"{m}\" --rb \"{vec}\" --out {self.path} (or --qrels FILE for every topic of a qrels file)")
 
-    def table(self, measure, verify: bool = False, rb_counts: tuple | None = None):
-        """The :class:`~irscale.scales.Table` of ``measure`` (memory-mapped arrays).
-        ``verify`` recomputes the checksum (reads the whole table). Graded RB-dependent
-        measures: the table of the capped per-grade counts ``rb_counts`` (default: the
-        all-runs vector (N, ..., N))."""
-        from irscale.scales import Certificate, Table, parse_measure
+    def table(self, measure, verify: bool = False, table_rb: tuple | None = None) -> Table:
+        """The :class:`~irscale.scales.tables.scale.Table` of ``measure`` (memory-mapped
+        arrays where its layout maps them). ``verify`` recomputes the checksum (reads the
+        whole table). Measures with a table per recall-base vector: the table of
+        ``table_rb`` (default: the common one, (N, ..., N))."""
         m = parse_measure(measure)
-        counts = self._counts(m, rb_counts)
-        if (m, counts) in self._cache and not verify:
-            return self._cache[(m, counts)]
-        path = table_path(str(m), counts)
+        trb = self._table_rb(m, table_rb)
+        if (m, trb) in self._cache and not verify:
+            return self._cache[(m, trb)]
+        path = table_path(str(m), trb)
         with h5py.File(self.path, "r") as f:
             g = f.get(path)
             if g is None or not bool(g.attrs.get("complete", False)):
-                raise self._missing(m, counts)
+                raise self._missing(m, trb)
             a = _attrs(g)
-            if a.get("layout") in ("fraction", "formal"):
-                return self._held_table(m, counts, g, a, verify)
-            arrays = {name: (_mapped(self.path, g[name], random_access=not verify) if name in g else None)
-                      for name in DATASETS}
-            from irscale.scales.tables.lookup_kernels import BLOCK, RAW_BLOCK
-            usable = "index_raw" in g and json.loads(a.get("index_blocks", "[]")) == [RAW_BLOCK, BLOCK]
-            index = (_mapped(self.path, g["index_raw"]), _mapped(self.path, g["index_cum"])) if usable else None
-        if verify:
-            h = new_checksum()
-            for name in DATASETS:
-                arr = arrays[name]
-                if arr is not None:
-                    for i in range(0, arr.size, 1 << 24):
-                        h.update(np.ascontiguousarray(arr[i:i + (1 << 24)]).tobytes())
-            if h.hexdigest() != a["checksum"]:
-                raise StoreError(f"{self.path}: table {table_name(str(m), counts)} is corrupt (checksum mismatch); "
-                                 f"rebuild it")
-        cert = Certificate(a["tie_method"], a["error_bound"], a["min_gap"], a["min_gap_exact"], a["redecided"])
-        t = Table(m, arrays["ids"], arrays["counts"], arrays["strata"], int(a["n_entries"]),
-                  int(a["n_runs"]), cert, meta=a, index=index, rb_counts=counts)
-        self._cache[(m, counts)] = t
-        return t
-
-    def _held_table(self, m, counts, g, a, verify: bool):
-        """A table of exact fractions or formal keys (read whole: these tables are small)."""
-        from irscale.scales import Certificate
-        from irscale.scales.tables.formal import FormalTable
-        from irscale.scales.tables.fraction import FractionTable
-        from irscale.store.format import FORMAL_DATASETS, FRACTION_DATASETS
-        names = FRACTION_DATASETS if a["layout"] == "fraction" else FORMAL_DATASETS
-        arrays = {name: g[name][()] for name in names}
-        if verify:
-            h = new_checksum()
-            for name in names:
-                h.update(np.ascontiguousarray(arrays[name]).tobytes())
-            if h.hexdigest() != a["checksum"]:
-                raise StoreError(f"{self.path}: table {table_name(str(m), counts)} is corrupt (checksum mismatch); "
-                                 f"rebuild it")
-        cert = Certificate(a["tie_method"], a["error_bound"], a["min_gap"], a["min_gap_exact"], a["redecided"])
-        if a["layout"] == "fraction":
-            t = FractionTable(m, counts, arrays["num"], arrays["den"], arrays["counts"], int(a["n_runs"]), cert,
-                              meta=a)
-        else:
-            t = FormalTable(m, counts, arrays["keys"], arrays["counts"], json.loads(a["coords"]), int(a["n_runs"]),
-                            cert, meta=a)
-        self._cache[(m, counts)] = t
+            layout = stored_layout(a)
+            source = _GroupSource(self.path, g, a, random_access=not verify)
+            if verify:
+                h = new_checksum()
+                for name in layout.checksummed:
+                    if source.has(name):
+                        arr = source.mapped(name)
+                        for i in range(0, arr.shape[0], 1 << 24):
+                            h.update(np.ascontiguousarray(arr[i:i + (1 << 24)]).tobytes())
+                if h.hexdigest() != a["checksum"]:
+                    raise StoreError(f"{self.path}: table {table_name(str(m), trb)} is corrupt (checksum mismatch); "
+                                     f"rebuild it")
+            cert = Certificate(a["tie_method"], a["error_bound"], a["min_gap"], a["min_gap_exact"], a["redecided"])
+            t = layout.read(source, measure=m, n_entries=int(a["n_entries"]), n_runs=int(a["n_runs"]),
+                            certificate=cert, table_rb=trb, meta=a)
+        self._cache[(m, trb)] = t
         return t
 
     def verify(self) -> list[str]:
-        """Recompute every table's checksum; returns the measures checked (raises
+        """Recompute every table's checksum; returns the tables checked (raises
         StoreError on the first mismatch)."""
         tables = self.tables()
         for t in tables:
-            self.table(t["measure"], verify=True, rb_counts=t.get("rb_counts"))
+            self.table(t["measure"], verify=True, table_rb=t.get("rb_counts"))
         return [t["name"] for t in tables]
 
-    def scale(self, measure, rb=None):
-        """The :class:`~irscale.scales.Scale` of a stored table for the actual ``rb`` (an
-        int, or the per-grade counts (c_1..c_G) for graded RB-dependent measures)."""
-        from irscale.scales import Scale, parse_measure
+    def scale(self, measure, rb=None) -> Scale:
+        """The :class:`~irscale.scales.tables.scale.Scale` of a stored table for the actual
+        ``rb`` (an int, or the per-grade counts (c_1..c_G) for measures keyed by them)."""
         m = parse_measure(measure)
         rb = m.check_rb(rb)
         m.check_defined(rb)
-        table = self.table(m, rb_counts=m.table_rb(rb) if m.counts_keyed else None)
-        if getattr(table, "layout", None) in ("fraction", "formal"):
-            from irscale.scales.tables.build import held_scale
-            return held_scale(table, rb)
-        return Scale(table, rb)
+        return self.table(m, table_rb=m.table_rb(rb)).scale(rb)
+
+
+class _GroupSource:
+    """The datasets and attributes of one stored table, for its layout's ``read``."""
+
+    def __init__(self, path: Path, group, attrs: dict, random_access: bool = True):
+        self.path, self.group, self.attrs, self.random_access = path, group, attrs, random_access
+
+    def has(self, name: str) -> bool:
+        return name in self.group
+
+    def mapped(self, name: str) -> np.ndarray:
+        """A dataset memory-mapped (read whole when it cannot be mapped)."""
+        return _mapped(self.path, self.group[name], random_access=self.random_access)
+
+    def read(self, name: str) -> np.ndarray:
+        return self.group[name][()]
 
 
 def open_store(path: str | os.PathLike) -> Store:
     """Open a table file for reading (raises StoreError for missing/foreign files)."""
     return Store(path)
-
-
-def params_of(meta: dict) -> dict:
-    return json.loads(meta.get("params", "{}"))

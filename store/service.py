@@ -65,12 +65,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-import irscale
-from irscale.errors import (IrscaleError, MeasureError, RunError, StoreError, TableNotFoundError,
-                            ValueNotInScaleError)
-from irscale.scales import parse_measure
+from irscale.errors import IrscaleError, MeasureError, StoreError, TableNotFoundError, ValueNotInScaleError
+from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.scale import RTOL
 from irscale.store.reader import Store, open_store
+from irscale.version import __version__
 
 log = logging.getLogger("irscale.service")
 
@@ -296,38 +295,6 @@ def _validation_error(error: ValidationError) -> RequestError:
                         + (f" (and {more} more problem{'s' * (more > 1)})" if more else ""), details)
 
 
-def _raise_first_bad_run(runs: list, measure) -> None:
-    """Raise RunError naming the first run that is not a list of N integers."""
-    n = measure.n
-    for i, run in enumerate(runs):
-        if not isinstance(run, list):
-            raise RunError(f"runs[{i}] must be a list of {n} relevance degrees, got {_short(run)}")
-        if len(run) != n:
-            raise RunError(f"runs[{i}] has length {len(run)}; runs of {measure} have length N = {n}")
-        for k, degree in enumerate(run):
-            if type(degree) is not int:
-                raise RunError(f"runs[{i}][{k}]: relevance degrees must be integers, got {_short(degree)}")
-    raise RunError(f"runs must be lists of {n} integer relevance degrees")
-
-
-def runs_array(runs: list, measure) -> np.ndarray:
-    """Judged runs from JSON (lists of ints) as an int64 (n_runs, N) array; RunError
-    names the first run of the wrong length or type, or with a degree outside REL."""
-    try:
-        arr = np.array(runs)
-    except ValueError:  # ragged
-        arr = None
-    if (arr is None or arr.ndim != 2 or arr.shape[1] != measure.n or arr.dtype.kind not in "iu"
-            or bool in set(map(type, itertools.chain.from_iterable(runs)))):  # numpy takes true for 1
-        _raise_first_bad_run(runs, measure)
-    outside = (arr < 0) | (arr >= measure.levels)
-    if outside.any():
-        i, k = np.argwhere(outside)[0]
-        raise RunError(f"runs[{i}]: relevance degree {arr[i, k]} at rank {k + 1} is outside "
-                               f"REL = {{0..{measure.levels - 1}}}")
-    return arr.astype(np.int64, copy=False)
-
-
 def _table_info(meta: dict) -> dict:
     measure = parse_measure(meta["measure"])
     build_seconds = meta.get("build_seconds", -1)
@@ -336,7 +303,7 @@ def _table_info(meta: dict) -> dict:
         "family": measure.name, "params": pydantic_core.from_json(meta.get("params", "{}")),
         "n": measure.n, "rel": pydantic_core.from_json(meta["rel"]), "rb_dependent": measure.rb_dependent,
         "runs": meta["n_runs"], "distinct": meta["n_distinct"],
-        "distinct_by_rb": pydantic_core.from_json(meta["distinct_by_rb"]) if measure.stratified else None,
+        "distinct_by_rb": pydantic_core.from_json(meta["distinct_by_rb"]) or None,
         "entries": meta["n_entries"], "implicit": bool(meta.get("implicit", False)),
         "tie_method": meta["tie_method"], "error_bound": meta["error_bound"], "min_gap": meta["min_gap"],
         "min_gap_exact": str(meta["min_gap_exact"]), "redecided": meta.get("redecided", 0),
@@ -417,10 +384,7 @@ class LookupService:
         if query.values is not None:
             ranks = self._rank_values(scale, np.array(query.values, dtype=np.float64), query.rtol, query.atol)
         elif query.runs:
-            if scale.measure.run_space == "truncated":   # rankings of length 0..N
-                ranks = scale.rank_runs(query.runs)
-            else:
-                ranks = scale.rank_runs(runs_array(query.runs, scale.measure))
+            ranks = scale.rank_runs(query.runs)
         else:
             ranks = np.zeros(0, np.int64)
         rb = list(scale.rb) if isinstance(scale.rb, tuple) else scale.rb
@@ -521,7 +485,7 @@ def create_app(store: str | os.PathLike | Store, max_items: int = 1_000_000,
         The file is missing, not a store, or holds no table.
     """
     service = LookupService(store, max_items=max_items)
-    app = FastAPI(title="irscale lookup service", version=irscale.__version__,
+    app = FastAPI(title="irscale lookup service", version=__version__,
                   description="Unq interval-scale ranks of IR evaluation measure values and judged runs, "
                               "from exact precomputed tables. Every error answers "
                               '`{"error": {"type": ..., "message": ...}}`.')

@@ -388,3 +388,57 @@ def oie(d=20000, beta=Fraction(105, 100)):
             b = mpmath.mpf(Fraction(beta).numerator) / Fraction(beta).denominator
             return (hs + hg - b * hsg) / D
     return f
+
+
+# -- the truncated run space (rankings of length 0..N; SPEC_MEASURES section 5) -------------------
+#: Padding cell after the end of a ranking in (n_runs, N) arrays.
+PAD = -1
+
+
+def truncated_space_size(levels: int, n: int) -> int:
+    """Number of rankings of length 0..n over ``levels`` grades."""
+    return sum(levels ** m for m in range(n + 1))
+
+
+def truncated_offset(levels: int, length: int) -> int:
+    """Id of the first ranking of the given length (all shorter rankings come first)."""
+    return truncated_space_size(levels, length - 1) if length > 0 else 0
+
+
+def truncated_id(ranking, levels: int) -> int:
+    """Id of a ranking: by length, then base-levels number with r_1 most significant."""
+    rid = 0
+    for g in ranking:
+        if not 0 <= int(g) < levels:
+            raise ValueError(f"grade {g} is outside 0..{levels - 1}")
+        rid = rid * levels + int(g)
+    return truncated_offset(levels, len(ranking)) + rid
+
+
+def truncated_ranking(rid: int, levels: int) -> tuple:
+    """The ranking with the given id (inverse of :func:`truncated_id`)."""
+    length = 0
+    while rid >= levels ** length:
+        rid -= levels ** length
+        length += 1
+    digits = []
+    for _ in range(length):
+        rid, d = divmod(rid, levels)
+        digits.append(d)
+    return tuple(reversed(digits))
+
+
+def truncated_rankings(levels: int, n: int) -> list:
+    """Every ranking of length 0..n as tuples, in id order."""
+    return [r for m in range(n + 1) for r in itertools.product(range(levels), repeat=m)]
+
+
+def truncated_runs(levels: int, n: int):
+    """Every ranking of length 0..n in id order: (int8 (size, n) padded with PAD, lengths)."""
+    import numpy as np
+    rankings = truncated_rankings(levels, n)
+    runs = np.full((len(rankings), n), PAD, dtype=np.int8)
+    lengths = np.fromiter((len(r) for r in rankings), dtype=np.int64, count=len(rankings))
+    for i, r in enumerate(rankings):
+        runs[i, :len(r)] = r
+    return runs, lengths

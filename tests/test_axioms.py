@@ -19,8 +19,8 @@ import naive
 from irscale.errors import IrscaleError
 from irscale.enumerate.runspace import runs_of_ids
 from irscale.scales.analysis import axioms as A
-from irscale.scales.measures.keys import LinearKey
-from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.keys import AdditiveKey
+from irscale.scales.measures.keyed import KeyMeasure
 
 ALL_BINARY = ["P", "R", "F1", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "RBP(p=0.95)",
               "DCG(b=2)", "DCG(b=10)", "nDCG(b=2)", "nDCG_trec"]
@@ -91,24 +91,24 @@ def value_cmp(a, b):
 
 # tiny test-only measures through the real Measure interface (not registered)
 @dataclass(frozen=True, repr=False)
-class LateBias(Measure):
+class LateBias(KeyMeasure):
     """Non-monotone: rank k weighs k (lower ranks count more)."""
     name = "LateBias"
 
     def key_spec(self):
-        return LinearKey(kernel="additive", weights=[[0, k + 1] for k in range(self.n)],
+        return AdditiveKey(weights=[[0, k + 1] for k in range(self.n)],
                          max_key=self.n * (self.n + 1) // 2, ordered=True, scale=lambda rb: Fraction(1, 7))
 
 
 @dataclass(frozen=True, repr=False)
-class GradedSum(Measure):
+class GradedSum(KeyMeasure):
     """Ternary, monotone: sum of gains (0, 1, 2), rank-independent."""
     name = "GradedSum"
     levels = 3
     gains = (0, 1, 2)
 
     def key_spec(self):
-        return LinearKey(kernel="additive", weights=[list(self.gains) for _ in range(self.n)],
+        return AdditiveKey(weights=[list(self.gains) for _ in range(self.n)],
                          max_key=max(self.gains) * self.n, ordered=True, scale=lambda rb: Fraction(1))
 
 

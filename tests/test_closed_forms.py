@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import irscale
-from irscale.enumerate import all_runs
+from irscale.enumerate.runspace import all_runs
 
 N = 16
 

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 import naive
-from irscale.scales import parse_measure
+from irscale import parse_measure
 from irscale.scales.tables.build import build_tables
-from irscale.scales.tables.scale import Scale
 
 NS = range(1, 13)
 
@@ -17,7 +16,7 @@ NS = range(1, 13)
 def _check(measure_name, n, table, rb):
     fn = naive.REFERENCES[measure_name]
     runs, vals, distinct, ranks = naive.oracle(fn, n, rb)
-    scale = Scale(table, rb)
+    scale = table.scale(rb)
     m = table.measure
     assert len(scale) == len(distinct), f"{m} rb={rb}: {len(scale)} distinct values, oracle {len(distinct)}"
     got = scale.rank_runs(np.array(runs, dtype=np.uint8))

@@ -4,9 +4,8 @@ import numpy as np
 import pytest
 
 import irscale
-from irscale.enumerate import all_runs
+from irscale.enumerate.runspace import all_runs
 from irscale.scales.tables.build import build_tables
-from irscale.scales.tables.scale import Scale
 
 PAPER = ["P", "R", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "DCG(b=2)", "DCG(b=10)", "nDCG(b=2)",
          "nDCG(b=10)"]
@@ -43,7 +42,7 @@ def test_implicit_tables_answer_like_materialised(p):
     [materialised] = build_tables([name], method="generic")
     assert implicit.implicit and not materialised.implicit
     assert np.array_equal(np.asarray(materialised.ids), np.arange(2 ** n))  # the theorem, checked
-    si, sm = Scale(implicit), Scale(materialised)
+    si, sm = implicit.scale(), materialised.scale()
     assert len(si) == len(sm) == 2 ** n
     runs = all_runs(2, n)
     assert np.array_equal(si.rank_runs(runs), sm.rank_runs(runs))

@@ -6,15 +6,14 @@ import pytest
 
 import irscale
 import naive
-from irscale.scales import parse_measure
+from irscale import parse_measure
 from irscale.scales.tables.build import build_tables
-from irscale.scales.tables.scale import Scale
 
 
 def _check(name, n, table):
     fn, levels = naive.GRADED[name]
     runs, vals, distinct, ranks = naive.graded_oracle(fn, levels, n)
-    s = Scale(table)
+    s = table.scale()
     assert s.measure.levels == levels
     assert len(s) == len(distinct), f"{s.measure}: {len(s)} distinct values, oracle {len(distinct)}"
     assert s.rank_runs(np.array(runs, dtype=np.uint8)).tolist() == ranks
@@ -95,7 +94,7 @@ def test_err_split_form_beyond_float_exact_keys(name, gains, n):
     m = parse_measure(name)
     spec = m.key_spec()
     [t] = build_tables([m], method="split")
-    s = irscale.Scale(t)
+    s = t.scale()
     fn = naive.gERR(gains)
     if len(gains) ** n > 20000:      # large space: check a sample of runs and the totals
         rng = np.random.default_rng(1)

@@ -1,6 +1,7 @@
 """Edge cases of the graded, per-topic and truncated-ranking measures: exact run counts of
 huge feasible spaces, keys that would overflow, undefined topics (through the library,
 transform, the CLI and the service), and the spacing command."""
+import json
 import itertools
 import warnings
 from math import factorial
@@ -82,4 +83,10 @@ def test_spacing_command_columns_and_held_tables(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "nan" not in out and "gR(gains=(0,1,3))@4 rb=(1,1)" in out and "gR(gains=(0,1,3))@4 rb=(2,0)" in out
     assert main(["build", "-m", "RBPU(p=0.5)@4", "--out", str(path), "-q"]) == 0
-    assert main(["spacing", str(path), "-m", "RBPU(p=0.5)@4"]) == 2
+    capsys.readouterr()
+    assert main(["spacing", str(path), "-m", "RBPU(p=0.5)@4", "--json"]) == 0   # tables held in memory too
+    [row] = json.loads(capsys.readouterr().out)
+    s = irscale.scale("RBPU(p=0.5)@4")
+    assert row["n_distinct"] == s.k and row["n_runs"] == s.n_runs == 31
+    assert row["min"] == s.values[0] and row["max"] == s.values[-1]
+    assert row["axiom_holds"] is None and row["balancing_index"] is None    # truncated rankings: not applicable

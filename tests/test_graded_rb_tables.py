@@ -40,9 +40,9 @@ def test_every_count_vector_matches_brute_force(name, n):
     m = irscale.parse_measure(f"{name}@{n}")
     vectors = _vectors(levels - 1, n)
     tables = list(build_tables([m], rb_counts={str(m): vectors}))
-    assert [t.rb_counts for t in tables] == sorted(vectors)
+    assert [t.table_rb for t in tables] == sorted(vectors)
     for t in tables:
-        _check_scale(irscale.Scale(t, t.rb_counts), fn, levels, n, t.rb_counts)
+        _check_scale(t.scale(t.table_rb), fn, levels, n, t.table_rb)
 
 
 @pytest.mark.parametrize("name", ["gR(gains=(0,1,2))", "nDCG(b=2,gains=(0,1,2))"])
@@ -151,7 +151,9 @@ def test_rag24_graded_tables_transform_and_service(shared_data, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from fastapi.testclient import TestClient
-    from irscale.scales.runs.trec import judge, read_qrels, read_run
+    from irscale.scales.runs.judging import judge
+    from irscale.scales.runs.qrels import read_qrels
+    from irscale.scales.runs.run_files import read_run
     from irscale.store.service import create_app
     rag = shared_data / "rag24"
     name, n = "nDCG_trec(gains=(0,1,2,3))@5", 5

@@ -80,7 +80,9 @@ def test_rag24_transform_and_service_end_to_end(shared_data, tmp_path):
         warnings.simplefilter("ignore", DeprecationWarning)   # starlette asks for httpx2
         from fastapi.testclient import TestClient
 
-    from irscale.scales.runs.trec import judge, read_qrels, read_run
+    from irscale.scales.runs.judging import judge
+    from irscale.scales.runs.qrels import read_qrels
+    from irscale.scales.runs.run_files import read_run
     from irscale.store.service import create_app
     rag = shared_data / "rag24"
     name = "DCG(b=2,gains=(0,1,2,3))@8"

@@ -2,7 +2,7 @@
 import pytest
 
 from irscale import MeasureError, RecallBaseError, parse_measure, parse_measures, scale
-from irscale.scales import MAX_N
+from irscale.scales.measures.measure import MAX_N
 
 
 @pytest.mark.parametrize("text,canonical", [

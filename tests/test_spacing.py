@@ -12,6 +12,7 @@ import pytest
 import irscale
 from irscale.scales.analysis import spacing as sp
 from irscale.scales.analysis import spacing_kernels as sk
+from irscale.scales.tables import lookup_kernels as lk
 from naive import REFERENCES, oracle
 
 CHUNKS = (5, 64, 1 << 20)
@@ -75,7 +76,7 @@ def test_streaming_equals_materialised(name, rbs):
         values, counts = s.values, s.counts
         for chunk in CHUNKS:
             got_v, got_c = [], []
-            for v, c in sp._distinct_blocks(s, chunk):
+            for v, c in s.value_blocks(chunk):
                 got_v.append(v.copy())
                 got_c.append(c.copy())
             assert np.array_equal(np.concatenate(got_v), values), (name, rb, chunk)
@@ -83,7 +84,7 @@ def test_streaming_equals_materialised(name, rbs):
             stats = sp.spacing_stats(s, chunk=chunk)
             check_against_plain(stats, values, counts)
             assert stats["n_runs"] == s.n_runs
-            ref = sp.equal_spacing_stats(values, counts)
+            ref = sp.spacing_of_values(values, counts)
             for key in EXACT_KEYS:
                 assert stats[key] == ref[key], (name, rb, chunk, key)
             for key in CLOSE_KEYS:
@@ -101,7 +102,7 @@ def test_present_raw_division_path():
     out = []
     for sh in (int(sf.S).bit_length() - 1, -1):
         raw, cnt = np.zeros(t.n_entries), np.zeros(t.n_entries, np.int64)
-        k, lead = sk._present_raw(ids, False, 0, t.n_entries, strata, counts, s.r, sf.A, sf.state, sf.B, sf.S,
+        k, lead = lk._present_raw(ids, False, 0, t.n_entries, strata, counts, s.r, sf.A, sf.state, sf.B, sf.S,
                                   sh, raw, cnt)
         out.append((k, lead, raw[:k], cnt[:k]))
     assert out[0][0] == out[1][0] == s.k and out[0][1] == out[1][1] == 0
@@ -114,7 +115,7 @@ def test_entries_of_one_value_straddle_chunks():
     through them (the counts of such values must still add up)."""
     s = _scale("AP@8", 8)
     strata = np.asarray(s.table.strata)
-    assert ((strata & sk.FIRST) == 0).sum() > 10       # many values have several entries
+    assert ((strata & lk.FIRST) == 0).sum() > 10       # many values have several entries
     for chunk in (1, 2, 3):
         check_against_plain(sp.spacing_stats(s, chunk=chunk), s.values, s.counts)
 
@@ -137,17 +138,17 @@ def test_unequal_spacing_is_positive():
     assert st["uncovered"] > 0.3 and st["max_deviation"] > 0.4 and st["gap_cv"] > 1
 
 
-def test_equal_spacing_stats_small_cases():
-    st = sp.equal_spacing_stats([0.0, 0.25, 0.5, 0.75, 1.0])
+def test_spacing_of_values_small_cases():
+    st = sp.spacing_of_values([0.0, 0.25, 0.5, 0.75, 1.0])
     assert st["gap_cv"] == 0 and st["uncovered"] == 0 and st["max_deviation"] == 0
-    st = sp.equal_spacing_stats([0.0, 0.1, 1.0])
+    st = sp.spacing_of_values([0.0, 0.1, 1.0])
     # grid points 0, 0.5, 1: 0.1 rounds to point 0, point 0.5 is empty
     assert st["uncovered"] == pytest.approx(1 / 3)
     assert st["max_deviation"] == pytest.approx(0.4)
     assert st["mean_abs_deviation"] == pytest.approx(0.4 / 3)
-    st = sp.equal_spacing_stats([0.0, 2.0, 5.0])
+    st = sp.spacing_of_values([0.0, 2.0, 5.0])
     assert st["gap_hist_above"] == 2 and sum(st["gap_hist_counts"]) == 0
-    st = sp.equal_spacing_stats([0.5])
+    st = sp.spacing_of_values([0.5])
     assert st["n_distinct"] == 1 and st["gap_mean"] is None and st["uncovered"] == 0
     json.dumps(st)
 
@@ -222,7 +223,7 @@ def test_against_brute_force(family, rb):
     assert st["n_runs"] == len(runs)
     assert st["min"] == pytest.approx(values[0], abs=1e-15)
     assert st["max"] == pytest.approx(values[-1], rel=1e-14)
-    ref = sp.equal_spacing_stats(values, counts)
+    ref = sp.spacing_of_values(values, counts)
     for key in ("n_distinct", "n_runs", "uncovered", "n_nonpositive_gaps"):
         assert st[key] == ref[key], key
     for key in ("gap_mean", "gap_std", "gap_min", "gap_max", "max_deviation", "mean_abs_deviation"):

@@ -49,7 +49,7 @@ def test_round_trip(tmp_path):
     for meta in tables:
         assert META <= set(meta)
         m = irscale.parse_measure(meta["measure"])
-        mem_table = irscale.scales.tables.build._table(m)
+        mem_table = irscale.scales.tables.build._table(m, None)
         disk_table = reopened.table(m, verify=True)
         assert _same_arrays(_arrays(mem_table), _arrays(disk_table))
         assert isinstance(disk_table.ids, (np.memmap, type(None))) or disk_table.n_entries == 0
@@ -219,13 +219,12 @@ def test_stored_block_index_equals_recomputed(tmp_path):
     """The index written with a table (streamed over buckets) equals the one computed from
     the whole arrays, so lazy lookups need not read a table to index it."""
     from irscale.scales.tables import lookup_kernels as lk
-    from irscale.scales.tables.scale import _split
     path = tmp_path / "t.h5"
     store = irscale.build_store(path, "AP@13,DCG(b=2)@13,nDCG(b=10)@13", bucket_items=1500)
     for meta in store.tables():
         t = store.table(meta["measure"])
         assert t.index is not None and t.n_entries > 2 * lk.BLOCK or meta["measure"] == "nDCG(b=10)@13"
-        sf = _split(t.measure)
+        sf = t.measure.split_form()
         ids, strata = t.arrays_for_kernels()
         nr = t.measure.n + 1 if t.strata is not None else 1
         raw, cum = lk.build_index(np.asarray(ids), False, t.n_entries, np.asarray(strata),

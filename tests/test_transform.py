@@ -15,7 +15,7 @@ import pytest
 
 import naive
 from irscale import IrscaleWarning, transform
-from irscale.scales.runs.transform import read_scores, write_scores
+from irscale.scales.runs.scores import read_scores, write_scores
 
 N = 6
 MEASURES = ["P", "R", "F1", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "DCG(b=2)", "DCG(b=10)",

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from irscale.scales.runs import trec
-from irscale.scales.runs.trec import read_run
+from irscale.scales.runs import run_files as run_files_module
+from irscale.scales.runs.run_files import read_run
 
 TOKEN = st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcxyz0123456789-_.#:/", min_size=1, max_size=6)
 
@@ -53,7 +53,7 @@ def test_run_reading_matches_line_split(tmp_path_factory, sample, depth, gz):
 def test_fast_and_general_readers_agree_on_trec8(shared_data, monkeypatch):
     files = sorted((shared_data / "trec8" / "runs").glob("input.*.gz"))[::16]
     fast = [read_run(f, 30) for f in files]
-    monkeypatch.setattr(trec, "_delimited_table", lambda *a, **k: None)
+    monkeypatch.setattr(run_files_module, "delimited_table", lambda *a, **k: None)
     general = [read_run(f, 30) for f in files]
     for a, b in zip(fast, general):
         assert a.name == b.name and a.rankings() == b.rankings()

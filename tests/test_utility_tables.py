@@ -12,7 +12,7 @@ import pytest
 
 import irscale
 import naive
-from irscale.enumerate.runspace import PAD
+from irscale.enumerate.truncated import PAD
 
 CASES = [("RBPU(p=0.8)@6", naive.utility("RBPU", "0.8"), 1),
          ("RBPU(e=0.1,grades=2,p=0.5)@4", naive.utility("RBPU", "0.5", Fraction(1, 10), 2), 2),
@@ -81,7 +81,7 @@ def test_fixed_length_runs_are_ordered_like_the_base_measure(name, base):
                                               naive.utility("RBU", "0.99", Fraction(7, 100), 3), 3)])
 def test_keys_beyond_62_bits_are_exact_multi_limb_keys(name, fn, grades):
     m = irscale.parse_measure(name)
-    assert m.value_kind == "formal"          # K / D with K or D beyond 62 bits
+    assert m.layout == "formal"          # K / D with K or D beyond 62 bits
     s = irscale.scale(m)
     rankings = _rankings(grades, m.n)
     vals = [fn(r) for r in rankings]

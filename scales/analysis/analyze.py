@@ -19,14 +19,18 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from joblib import Parallel, delayed
+from tqdm.auto import tqdm
 
-from irscale.errors import IrscaleError
+from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis import agreement
-from irscale.scales.runs.transform import COLUMNS
+from irscale.scales.analysis.significance import TESTS, pairwise_significance
+from irscale.scales.runs.scores import COLUMNS, read_scores
 
 #: Significance level of every test.
 ALPHA = 0.05
@@ -82,9 +86,7 @@ def _drop_undefined(scores: pd.DataFrame) -> pd.DataFrame:
     left out whole."""
     if "raw" not in scores.columns or not scores["raw"].isna().any():
         return scores
-    import warnings
 
-    from irscale.errors import IrscaleWarning
     keys = ["n", "rb_scale", "measure", "topic"]
     undefined = scores.assign(_u=scores["raw"].isna()).groupby(keys)["_u"].transform("all")
     out = scores[~undefined]
@@ -117,7 +119,6 @@ def matrices(scores: pd.DataFrame, measure: str):
 
 
 def _significance_rows(raw, scaled, tests, alpha):
-    from irscale.scales.analysis.significance import pairwise_significance
     before = pairwise_significance(raw, tests=tests, alpha=alpha)
     after = pairwise_significance(scaled, tests=tests, alpha=alpha)
     rows = []
@@ -164,11 +165,6 @@ def analyze(scores: pd.DataFrame | str | Path, tests=None, alpha: float = ALPHA,
     SelfCheckError
         When the topic-by-topic tau is not 1 somewhere.
     """
-    from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
-
-    from irscale.scales.analysis.significance import TESTS
-    from irscale.scales.runs.transform import read_scores
     start = time.perf_counter()
     if not isinstance(scores, pd.DataFrame):
         scores = read_scores(scores)

@@ -77,6 +77,8 @@ from irscale.enumerate.runspace import runs_of_ids
 from irscale.errors import CertificationError, IrscaleError
 from irscale.scales.analysis import axioms_kernels as ak
 from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.parse import parse_measure
+from irscale.scales.tables.build import scale
 
 #: Largest run space (levels**N) checked exhaustively unless a caller raises ``limit``.
 DEFAULT_LIMIT = 2 ** 20
@@ -239,7 +241,6 @@ def move_pairs(levels: int, n: int):
 def _measure_at(measure, n: int | None = None) -> Measure:
     """The measure (name or :class:`Measure`) at cutoff ``n`` (names may omit ``@N``
     when n is given; a given n replaces the cutoff)."""
-    from irscale.scales.measures.parse import parse_measure
     if isinstance(measure, str) and "@" not in measure:
         if n is None:
             raise AxiomLimitError(f"measure {measure!r} needs a cutoff: write NAME@N or give n")
@@ -256,9 +257,20 @@ def full_rb(measure: Measure) -> int | None:
     return measure.common_rb()
 
 
+def applicable(measure: Measure) -> bool:
+    """Whether the checks apply: a measure over the runs of REL^N (not truncated rankings)
+    with a scale of all runs (not one per topic)."""
+    return measure.id_count() == measure.levels ** measure.n and measure.has_common_scale()
+
+
+def _check_applicable(measure: Measure) -> None:
+    if not applicable(measure):
+        raise AxiomLimitError(f"{measure}: the order-theoretic checks apply to measures over the runs of REL^N "
+                              f"with a scale of all runs; this one has truncated rankings or one table per topic")
+
+
 @functools.lru_cache(maxsize=8)
 def _space_ranks_cached(measure: Measure) -> np.ndarray:
-    from irscale.scales.tables.build import scale
     s = scale(measure, full_rb(measure))
     ranks = s.rank_ids(np.arange(measure.levels ** measure.n, dtype=np.int64))
     ranks.setflags(write=False)
@@ -271,6 +283,7 @@ def space_ranks(measure, n: int | None = None, limit: int = DEFAULT_LIMIT) -> np
     Built with the in-memory table (:func:`irscale.scale`) and
     :meth:`Scale.rank_ids`; cached for the last few measures."""
     m = _measure_at(measure, n)
+    _check_applicable(m)
     _check_space(m.levels, m.n, limit, str(m))
     return _space_ranks_cached(m)
 
@@ -313,18 +326,17 @@ def _subject(obj, n: int | None, levels: int | None, limit: int) -> _Subject:
 
 # -- exact values for reports ----------------------------------------------------------------
 class _Valuer:
-    """Exact values of runs of one measure (``exact_value``, with the key spec built
-    once)."""
+    """Exact values of runs of one measure for one recall base (``exact_value``) and their
+    exact identities (``value_key``: equal exactly when the values are equal)."""
 
     def __init__(self, measure: Measure, rb: int | None):
         self.measure, self.rb = measure, rb
-        self.spec = measure.key_spec()
 
-    def key(self, run) -> int:
-        return self.spec.key_python([int(x) for x in run])
+    def key(self, run):
+        return self.measure.value_key([int(x) for x in run], self.rb)
 
     def value(self, run):
-        return self.spec.exact_value(self.key(run), self.measure, self.rb)
+        return self.measure.exact_value([int(x) for x in run], self.rb)
 
 
 def fmt_value(v) -> str:
@@ -618,12 +630,10 @@ def _compare(valuer: _Valuer, a, b) -> int:
     """Sign of value(a) - value(b), exact: equal keys are equal values (the keys decide
     ties exactly for every key kind); otherwise the exact values (Fractions, or 60-digit
     mpmath whose difference must exceed 1e-40 relative, else CertificationError)."""
-    ka, kb = valuer.key(a), valuer.key(b)
-    if ka == kb:
+    if valuer.key(a) == valuer.key(b):
         return 0
     with mpmath.workdps(MP_DIGITS):
-        va = valuer.spec.exact_value(ka, valuer.measure, valuer.rb)
-        vb = valuer.spec.exact_value(kb, valuer.measure, valuer.rb)
+        va, vb = valuer.value(a), valuer.value(b)
         if isinstance(va, Fraction) and isinstance(vb, Fraction):
             return (va > vb) - (va < vb)
         diff = va - vb
@@ -726,85 +736,55 @@ def equal_spacing(measure, n: int | None = None, rb: int | None = None, limit: i
     ``rb``: recall base of RB-dependent measures (default N: all runs); rejected for the
     others. ``limit`` bounds levels**N (AxiomLimitError beyond).
     """
-    from irscale.scales.tables.build import scale
-    from irscale.scales.measures.keys import FormalLogKey, LinearKey
     if method not in ("auto", "generic"):
         raise ValueError("method must be 'auto' or 'generic'")
     t0 = time.perf_counter()
     m = _measure_at(measure, n)
+    _check_applicable(m)
     _check_space(m.levels, m.n, limit, str(m))
     if rb is None:
         rb = full_rb(m)
     s = scale(m, rb)
     reps = np.asarray(s.representatives, dtype=np.int64)
     runs = decode_ids(reps, m.levels, m.n)
-    spec = m.key_spec()
     K = int(reps.size)
-    if isinstance(spec, FormalLogKey):
-        arithmetic = "mpmath60"
-        n_gaps, gmin, gmax = _log_gaps(spec, m, s.rb, runs, method)
-        lo = None if gmin is None else mpmath.nstr(gmin, 25)
-        hi = None if gmax is None else mpmath.nstr(gmax, 25)
-    else:
-        arithmetic = "exact-rational"
-        if method == "auto" and isinstance(spec, LinearKey):
-            from irscale.enumerate.kernels import score
-            from irscale.scales.measures.keys import words_to_ints
-            keys = words_to_ints(score(*spec.kernel_arrays(), np.ascontiguousarray(runs)))
-            c = spec.scale(s.rb)
-            dk = {keys[i + 1] - keys[i] for i in range(K - 1)}
-            if any(d <= 0 for d in dk):
+    gaps, arithmetic = m.exact_gaps(runs, s.rb)           # the distinct gaps, exactly (the measure's arithmetic)
+    if method == "generic":                               # every value exactly, one by one
+        with mpmath.workdps(MP_DIGITS):
+            vals = [m.exact_value(run, s.rb) for run in runs]
+            every = [vals[i + 1] - vals[i] for i in range(K - 1)]
+            if any(g <= 0 for g in every):
                 raise CertificationError(f"{m}: distinct values out of order")
-            distinct = {d * c for d in dk}
-        else:
-            valuer = _Valuer(m, s.rb)
-            vals = [valuer.value(run) for run in runs]
-            gaps = [vals[i + 1] - vals[i] for i in range(K - 1)]
-            if any(g <= 0 for g in gaps):
-                raise CertificationError(f"{m}: distinct values out of order")
-            distinct = set(gaps)
-        n_gaps = len(distinct)
-        gmin, gmax = (min(distinct), max(distinct)) if distinct else (None, None)
-        lo, hi = (None, None) if gmin is None else (str(gmin), str(gmax))
+            generic = _distinct_gaps(every)
+        if len(generic) != len(gaps):
+            raise CertificationError(f"{m}: {len(generic)} distinct gaps value by value but {len(gaps)} from the "
+                                     f"exact keys")
+        gaps = generic
+    if any(g <= 0 for g in gaps):
+        raise CertificationError(f"{m}: distinct values out of order")
+    if len(_distinct_gaps(gaps)) != len(gaps):
+        raise CertificationError(f"{m}: distinct exact gaps whose values agree within {MP_REL_TOL} relative at "
+                                 f"{MP_DIGITS} digits")
+    n_gaps = len(gaps)
+    gmin, gmax = (gaps[0], gaps[-1]) if gaps else (None, None)
+    lo, hi = (None, None) if gmin is None else (_text(gmin), _text(gmax))
     return SpacingReport(str(m), m.n, s.rb, K, n_gaps <= 1, n_gaps, lo, hi,
                          None if gmin is None else float(gmin), None if gmax is None else float(gmax),
                          arithmetic, round(time.perf_counter() - t0, 4))
 
 
-def _log_gaps(spec, m, rb, runs, method):
-    """(distinct gaps, smallest, largest) of the values of ``runs`` (in value order) of a
-    FormalLogKey measure; see :func:`equal_spacing`."""
-    from irscale.enumerate.kernels import score
-    K = runs.shape[0]
-    keys = score(*spec.kernel_arrays(), np.ascontiguousarray(runs))
-    coef = np.stack(spec.fields(keys), axis=1) if K else np.zeros((0, len(spec.coords)), np.int64)
-    dcoef = np.diff(coef, axis=0)
-    formal = np.unique(dcoef, axis=0) if K > 1 else dcoef
-    if K < 2:
-        return 0, None, None
-    norm = spec.normaliser(rb)
-    with mpmath.workdps(MP_DIGITS):
-        xs = [x / d for x, d in zip(spec._coord_values_mp(), spec.denoms)]
-        factor = mpmath.mpf(1) if norm is None else 1 / spec.raw_mp(norm)
-        if method == "generic":
-            vals = [spec.raw_mp(k) * factor for k in _ints(keys)]
-            gaps = [vals[i + 1] - vals[i] for i in range(K - 1)]
-        else:
-            gaps = [mpmath.fsum(int(f) * x for f, x in zip(row, xs)) * factor for row in formal]
-        if any(g <= 0 for g in gaps):
-            raise CertificationError(f"{m}: distinct values out of order at {MP_DIGITS} digits")
-        ordered = sorted(gaps)
-        gmax = ordered[-1]
-        n_gaps = sum(1 for i, g in enumerate(ordered) if i == 0 or g - ordered[i - 1] > MP_REL_TOL * gmax)
-    if n_gaps != formal.shape[0]:
-        raise CertificationError(f"{m}: {n_gaps} distinct gaps at {MP_DIGITS} digits (within 1e-40 relative) but "
-                                 f"{formal.shape[0]} distinct formal gap coefficients")
-    return n_gaps, ordered[0], gmax
+def _distinct_gaps(gaps: list) -> list:
+    """Sorted distinct gaps: exact Fractions by equality, high-precision (mpmath) numbers
+    within :data:`MP_REL_TOL` relative to the largest."""
+    ordered = sorted(gaps)
+    if not ordered or isinstance(ordered[0], Fraction):
+        return sorted(set(ordered))
+    top = ordered[-1]
+    return [g for i, g in enumerate(ordered) if i == 0 or g - ordered[i - 1] > MP_REL_TOL * top]
 
 
-def _ints(keys) -> list[int]:
-    from irscale.scales.measures.keys import words_to_ints
-    return words_to_ints(keys)
+def _text(gap) -> str:
+    return str(gap) if isinstance(gap, Fraction) else mpmath.nstr(gap, 25)
 
 
 # -- 6. summary ----------------------------------------------------------------------------------------
@@ -818,13 +798,23 @@ def axioms_summary(measure, n: int | None = None, limit: int = DEFAULT_LIMIT, st
     ``balancing_index`` (:func:`balancing_index`; computed at any N), ``equal_spacing``
     (bool), ``distinct_values``, ``distinct_gaps``, ``min_gap``, ``max_gap`` (exact text,
     :func:`equal_spacing`), ``seconds``. When levels^N exceeds ``limit`` the exhaustive
-    fields are None (``strict=True`` raises :class:`AxiomLimitError` instead).
+    fields are None (``strict=True`` raises :class:`AxiomLimitError` instead); measures the
+    checks do not apply to (:func:`applicable`: truncated rankings, one table per topic)
+    have every field None and ``applicable`` False.
     """
     t0 = time.perf_counter()
     m = _measure_at(measure, n)
     size = m.levels ** m.n
+    if not applicable(m):
+        if strict:
+            _check_applicable(m)
+        return {"measure": str(m), "n": m.n, "levels": m.levels, "rb": None, "runs": m.id_count(),
+                "applicable": False, "exhaustive": False, "axiom_holds": None, "moves_checked": None,
+                "violations": None, "ties": None, "violation_examples": [], "equal_spacing": None,
+                "distinct_values": None, "distinct_gaps": None, "min_gap": None, "max_gap": None,
+                "balancing_index": None, "seconds": round(time.perf_counter() - t0, 4)}
     out: dict[str, Any] = {"measure": str(m), "n": m.n, "levels": m.levels, "rb": full_rb(m), "runs": size,
-                           "exhaustive": size <= limit}
+                           "applicable": True, "exhaustive": size <= limit}
     if size <= limit:
         ax = check_axiom(m, limit=limit)
         sp = equal_spacing(m, limit=limit)

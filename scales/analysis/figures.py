@@ -4,7 +4,7 @@ runs of length 4 on each measure's scale, and the Hasse diagram of the run order
 Every function draws with matplotlib's Agg backend (no display needed), saves the figure
 as ``<out_prefix>.png`` and ``<out_prefix>.svg`` and returns the two paths.
 
->>> from irscale.scales import figures                       # doctest: +SKIP
+>>> from irscale.scales.analysis import figures                       # doctest: +SKIP
 >>> figures.plot_hasse("/tmp/figs/hasse4")                   # doctest: +SKIP
 ['/tmp/figs/hasse4.png', '/tmp/figs/hasse4.svg']
 """
@@ -15,6 +15,10 @@ import os
 from collections import defaultdict
 
 import numpy as np
+
+from irscale.scales.analysis.spacing import value_distribution
+from irscale.scales.measures.parse import parse_measure
+from irscale.scales.tables.build import scale
 
 PAPER_MEASURES = ("P", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "RR", "DCG(b=2)", "DCG(b=10)")
 RUN4_MEASURES = ("P", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "DCG(b=2)")
@@ -45,11 +49,10 @@ def _save(fig, out_prefix) -> list[str]:
 
 
 def memory_scale(name):
-    """In-memory :class:`~irscale.scales.Scale` of ``name`` ("M@N"); RB-dependent
-    measures on their common scale (rb = N). The default ``get_scale``."""
-    import irscale
-    m = irscale.parse_measure(name)
-    return irscale.scale(m, rb=m.common_rb())
+    """In-memory :class:`~irscale.scales.tables.scale.Scale` of ``name`` ("M@N");
+    RB-dependent measures on their common scale (rb = N). The default ``get_scale``."""
+    m = parse_measure(name)
+    return scale(m, rb=m.common_rb())
 
 
 def _run_label(run) -> str:
@@ -58,16 +61,14 @@ def _run_label(run) -> str:
 
 # -- value distributions ---------------------------------------------------------------------
 def plot_value_distributions(get_scale=None, measures=PAPER_MEASURES, ns=(5, 10, 20, 30), *, out_prefix,
-                             points: int = 2000, normalise=("DCG",)) -> list[str]:
+                             points: int = 2000) -> list[str]:
     """One panel per measure, one line per N: the measure's distinct values (x) against
     the fraction of all 2^N runs whose value is <= x (y), from
     :func:`~irscale.scales.analysis.spacing.value_distribution` (about ``points`` values per line,
     chosen evenly over the run count; drawn as a step function). ``get_scale("M@N")``
     returns the Scale to use (store or in memory; default :func:`memory_scale`).
-    Measures of the families in ``normalise`` (DCG, whose values grow with N) are shown
-    as value / (max value at that N), which the axis label says."""
-    from irscale.scales import parse_measure
-    from irscale.scales.analysis.spacing import value_distribution
+    Measures whose values exceed 1 (DCG: values grow with N) are shown as
+    value / (max value at that N), which the axis label says."""
     plt = _plt()
     get_scale = memory_scale if get_scale is None else get_scale
     measures = list(measures)
@@ -78,11 +79,10 @@ def plot_value_distributions(get_scale=None, measures=PAPER_MEASURES, ns=(5, 10,
         fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 3.5 * nrows), squeeze=False)
         flat = axes.ravel()
         for ax, m in zip(flat, measures):
-            norm = False
-            for n, col in zip(ns, colors):
-                s = get_scale(f"{m}@{n}")
-                v, f = value_distribution(s, points)
-                norm = parse_measure(f"{m}@{n}").name in normalise
+            lines = [(n, col, get_scale(f"{m}@{n}")) for n, col in zip(ns, colors)]
+            lines = [(n, col, s, *value_distribution(s, points)) for n, col, s in lines]
+            norm = any(v[-1] > 1 for *_, v, _ in lines)        # values growing with N: compare shapes
+            for n, col, s, v, f in lines:
                 x = v / v[-1] if norm and v[-1] > 0 else v
                 ax.plot(np.concatenate(([x[0]], x)), np.concatenate(([0.0], f)), drawstyle="steps-post",
                         color=col, lw=1.4, label=f"N = {n}  (K = {s.k:,})")
@@ -138,13 +138,12 @@ def runs_length4_data(measures=RUN4_MEASURES, n: int = 4) -> list[dict]:
     (``irscale.scale(f"{m}@{n}")``, RB-dependent measures with rb = n), unq ranks
     (:meth:`Scale.rank_runs`), K, the values normalised to [0, 1] by (v - min)/(max - min)
     and the unq positions (rank - 1)/(K - 1)."""
-    import irscale
     runs = np.array(list(itertools.product((0, 1), repeat=n)), dtype=np.int64)
     out = []
     for m in measures:
-        mm = irscale.parse_measure(f"{m}@{n}")
+        mm = parse_measure(f"{m}@{n}")
         rb = mm.common_rb()
-        s = irscale.scale(mm, rb=rb)
+        s = scale(mm, rb=rb)
         ranks = s.rank_runs(runs)
         vals = s.values[ranks - 1]
         span = vals.max() - vals.min()

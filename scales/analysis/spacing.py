@@ -1,13 +1,11 @@
 """Spacing of a scale: how far a measure's distinct values are from equally spaced
 (SPEC section 6, "Spacing").
 
-Everything here is computed by *streaming* over a table's entries in value order, chunk
-by chunk, so it works on the N = 30 tables of a store (up to 2^30 entries) without ever
-holding all values: per chunk the entries are read from the store file (plain reads, not
-the lookup memory maps), the values present for the scale's recall base are recomputed
-from their representative run ids with the split form, exactly as
-:meth:`~irscale.scales.tables.scale.Scale._materialise` does, and folded into running
-statistics by numba kernels (:mod:`irscale.scales.analysis.spacing_kernels`).
+Everything here is computed by *streaming* over a scale's values in value order, block by
+block (:meth:`~irscale.scales.tables.scale.Scale.value_blocks`), so it works on the
+N = 30 tables of a store (up to 2^30 entries) without ever holding all values, and on
+every layout alike; the blocks are folded into running statistics by numba kernels
+(:mod:`irscale.scales.analysis.spacing_kernels`).
 
 Definitions (v_1 < ... < v_K the distinct values of the scale, as float64; for an
 RB-dependent measure those of the feasible runs of its recall base; each with the number
@@ -42,24 +40,25 @@ of runs taking it):
   (0 for equal spacing; the largest horizontal distance between the normalised values'
   rank curve and the diagonal).
 
-With K = 1 the gap statistics are None and the rest 0. :func:`equal_spacing_stats` is
-the plain numpy computation of the same quantities from an array of values (the
-reference of the tests); :func:`value_distribution` gives the CDF of values over runs.
+With K = 1 the gap statistics are None and the rest 0. :func:`spacing_of_values` is the
+plain numpy computation of the same quantities from an array of values (the reference of
+the tests); :func:`value_distribution` gives the CDF of values over runs.
 """
 from __future__ import annotations
 
-import itertools
 import math
-import os
-import threading
 import time
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+import warnings
 
 import numpy as np
 
+from irscale.errors import IrscaleWarning, MeasureError
 from irscale.scales.analysis import spacing_kernels as sk
-#: Entries per streaming chunk (small enough to stay in the allocator's heap and caches).
+from irscale.scales.measures.parse import parse_measure
+from irscale.store.format import table_name
+from irscale.store.reader import open_store
+
+#: Values per streaming block (small enough to stay in the allocator's heap and caches).
 CHUNK = 1 << 20
 #: Gap histogram: fixed log10 edges from 10^GAP_LOG_MIN to 10^0.
 GAP_LOG_MIN = -18
@@ -86,7 +85,7 @@ def _edge_lut(edges: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 # -- the plain reference --------------------------------------------------------------------
-def equal_spacing_stats(values, counts=None) -> dict:
+def spacing_of_values(values, counts=None) -> dict:
     """Spacing statistics of sorted distinct ``values`` computed directly with numpy (all
     values in memory; the definitions are in the module docstring). ``counts`` (runs per
     value) only gives ``n_runs``. Used as the reference of :func:`spacing_stats`."""
@@ -126,169 +125,14 @@ def _empty_gap_stats(edges) -> dict:
                 gap_hist_above=0)
 
 
-# -- streaming ----------------------------------------------------------------------------
-class _Source:
-    """Reads ranges of one table array: plain file reads for a store's memory map (so a
-    pass over the table neither faults pages in one by one under MADV_RANDOM nor keeps
-    them resident), slices otherwise."""
-
-    def __init__(self, arr):
-        self.arr = arr
-        self.fd = None
-        if isinstance(arr, np.memmap) and getattr(arr, "filename", None) and arr.ndim == 1 \
-                and arr.flags.c_contiguous:
-            self.fd = os.open(arr.filename, os.O_RDONLY)
-            self.offset = int(arr.offset)
-            if hasattr(os, "posix_fadvise"):
-                os.posix_fadvise(self.fd, self.offset, arr.nbytes, os.POSIX_FADV_SEQUENTIAL)
-
-    def read(self, a: int, b: int) -> np.ndarray:
-        if self.fd is None:
-            return np.asarray(self.arr[a:b])
-        dt = self.arr.dtype
-        out = np.empty(b - a, dt)
-        buf = memoryview(out).cast("B")
-        pos, off = 0, self.offset + a * dt.itemsize
-        while pos < len(buf):
-            got = os.preadv(self.fd, [buf[pos:]], off + pos)
-            if got <= 0:
-                raise OSError(f"{self.arr.filename}: short read")
-            pos += got
-        return out
-
-    def close(self):
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-
-_EMPTY_U8 = np.zeros(0, np.uint8)
-_EMPTY_I64 = np.zeros(0, np.int64)
-
-
-def _buffer(n: int, dtype, shift: int) -> np.ndarray:
-    """An empty array starting ``shift`` elements into its allocation, so that buffers
-    written in the same loop do not share their addresses modulo 4 KiB (4K aliasing makes
-    such loops several times slower)."""
-    return np.empty(n + shift, dtype)[shift:]
-
-
-def _present_chunks(scale, chunk, workers: int = 2):
-    """Per chunk of table entries: ``(values, counts, lead)`` of the values present in
-    ``scale`` whose first entry lies in the chunk (counts so far) and the feasible count of
-    the chunk's entries before the first of them (see
-    :func:`~irscale.scales.analysis.spacing_kernels.present_raw`). ``workers`` threads read and
-    decode the next chunks while the caller folds the current one (the kernels, file reads
-    and numpy release the GIL, so the work spreads over the cores)."""
-    t, sf = scale.table, scale._sf
-    r = scale.r if t.strata is not None else 0
-    srcs = [None if a is None else _Source(a) for a in (t.ids, t.strata, t.counts)]
-    E = t.n_entries
-    size = min(chunk, max(E, 1))
-    local = threading.local()
-
-    def load(a):
-        if not hasattr(local, "raw"):             # per-thread decode buffers
-            local.raw = _buffer(size, np.float64, 0)
-            local.cnt = _buffer(size, np.int64, 72)
-        raw, cnt = local.raw, local.cnt
-        b = min(E, a + chunk)
-        ids, strata, counts = (None if s is None else s.read(a, b) for s in srcs)
-        k, lead = sk.present_raw(_EMPTY_I64 if ids is None else ids, t.implicit, a, b - a,
-                                 _EMPTY_U8 if strata is None else strata,
-                                 _EMPTY_I64 if counts is None else counts, r,
-                                 sf.A, sf.state, sf.B, sf.S, raw, cnt)
-        del ids, strata, counts
-        return scale._values_of_raw(raw[:k]), cnt[:k].copy(), int(lead)
-
-    try:
-        with ThreadPoolExecutor(max(1, workers)) as pool:
-            starts = iter(range(0, E, chunk))
-            pending = deque(pool.submit(load, a) for a in itertools.islice(starts, max(1, workers)))
-            while pending:
-                vals, cnts, lead = pending.popleft().result()
-                nxt = next(starts, None)
-                if nxt is not None:
-                    pending.append(pool.submit(load, nxt))
-                yield vals, cnts, lead
-                del vals, cnts
-    finally:
-        for s in srcs:
-            if s is not None:
-                s.close()
-
-
-def _distinct_blocks(scale, chunk=CHUNK):
-    """Blocks ``(values, counts)`` of the distinct values present in ``scale``, in value
-    order, with complete run counts (a value whose entries straddle a chunk boundary is
-    held back until its last entry is read). Values come from representative run ids as
-    in :meth:`Scale._materialise` (identical float64 values)."""
-    if scale.table.parts is not None:
-        raise ValueError("table not assembled (parts pending)")
-    pend_v = pend_c = None
-    for vals, cnts, lead in _present_chunks(scale, chunk):
-        if lead:
-            if pend_c is None:
-                raise RuntimeError(f"{scale.measure}: table starts inside a value (corrupt strata)")
-            pend_c[0] += lead
-        k = vals.shape[0]
-        if k == 0:
-            continue
-        if pend_v is not None:
-            yield pend_v, pend_c
-        if k > 1:
-            yield vals[:-1], cnts[:-1]
-        pend_v, pend_c = vals[-1:].copy(), cnts[-1:].copy()
-    if pend_v is not None:
-        yield pend_v, pend_c
-
-
-def _value_of_entry(scale, j: int) -> float:
-    t = scale.table
-    rid = np.array([j], np.int64) if t.implicit else np.asarray(t.ids[j:j + 1], dtype=np.int64)
-    return float(scale._values_of_raw(scale._sf.raw_of_ids(rid))[0])
-
-
-def _extremes(scale) -> tuple[float, float]:
-    """(min, max) of the scale's values, from the first and last entries present (for RB
-    tables located with the block index, reading a few blocks)."""
-    t = scale.table
-    E = t.n_entries
-    if t.strata is None:
-        return _value_of_entry(scale, 0), _value_of_entry(scale, E - 1)
-    from irscale.scales.tables import lookup_kernels as lk
-    col = scale._idx()[1]
-    r = scale.r
-    nb = col.shape[0] - 1
-    total = int(col[nb, r])
-
-    def first_block_reaching(target):  # smallest b with col[b + 1, r] >= target
-        lo, hi = 0, nb - 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if int(col[mid + 1, r]) >= target:
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
-
-    def present_in(b):
-        a, e = b * lk.BLOCK, min(E, (b + 1) * lk.BLOCK)
-        s = np.asarray(t.strata[a:e])
-        return a + np.flatnonzero(((s & lk.FIRST) != 0) & ((s & lk.STRATUM) <= r))
-
-    lo_b, hi_b = first_block_reaching(1), first_block_reaching(total)
-    return _value_of_entry(scale, int(present_in(lo_b)[0])), _value_of_entry(scale, int(present_in(hi_b)[-1]))
-
-
 def _label(scale) -> dict:
     m = scale.measure
     return {"measure": str(m), "n": int(m.n), "rb": scale.rb}
 
 
 def spacing_stats(scale, chunk: int = CHUNK) -> dict:
-    """Spacing statistics of a :class:`~irscale.scales.Scale` (definitions in the module
-    docstring), streamed over its table in chunks of ``chunk`` entries. Returns a
+    """Spacing statistics of a :class:`~irscale.scales.tables.scale.Scale` (definitions in
+    the module docstring), streamed over its values in blocks of ``chunk``. Returns a
     JSON-serialisable dict: ``measure``, ``n``, ``rb``, ``n_distinct``, ``n_runs``,
     ``min``, ``max``, ``gap_mean``, ``gap_std``, ``gap_cv``, ``gap_min``, ``gap_max``,
     ``n_nonpositive_gaps``, ``gap_hist_edges``, ``gap_hist_counts``, ``gap_hist_below``,
@@ -298,7 +142,7 @@ def spacing_stats(scale, chunk: int = CHUNK) -> dict:
     K = int(scale.k)
     if K == 0:
         raise ValueError(f"{scale}: no values")
-    vmin, vmax = _extremes(scale)
+    vmin, vmax = scale.value_range()
     edges = gap_edges()
     lut, key_min = _edge_lut(edges)
     ist = np.zeros(sk.N_ISTATE, np.int64)
@@ -309,7 +153,7 @@ def spacing_stats(scale, chunk: int = CHUNK) -> dict:
     span = vmax - vmin
     mu0 = span / (K - 1) if K > 1 else 0.0
     total = 0
-    for vals, cnts in _distinct_blocks(scale, chunk):
+    for vals, cnts in scale.value_blocks(chunk):
         sk.stats_block(vals, vmin, span if span > 0 else 1.0, K, mu0, edges, lut, key_min, ist, fst, hist)
         total += int(cnts.sum())
     seen = int(ist[sk.I_SEEN])
@@ -355,7 +199,7 @@ def value_distribution(scale, points: int = 2000, chunk: int = CHUNK) -> tuple[n
     st = np.zeros(4, np.int64)
     st[2] = 1
     out_v, out_c = [], []
-    for vals, cnts in _distinct_blocks(scale, chunk):
+    for vals, cnts in scale.value_blocks(chunk):
         idx = np.empty(min(vals.size, points + 1), np.int64)
         cum = np.empty_like(idx)
         k = sk.dist_block(cnts, points, n_runs, st, idx, cum)
@@ -383,31 +227,32 @@ def value_distribution_of(values, counts, points: int = 2000) -> tuple[np.ndarra
 
 def store_spacing(store, measures=None, chunk: int = CHUNK, progress=None) -> list[dict]:
     """:func:`spacing_stats` of every table of a store (or of ``measures``), one dict per
-    table; RB-dependent measures on their common scale rb = N (graded ones: on each
-    stored per-grade count vector). ``store`` is a
-    :class:`~irscale.store.Store` or a path. ``progress(dict)`` is called after each
+    table; measures with one table for every recall base on their common scale (rb = N),
+    the others on each stored recall-base vector. ``store`` is a
+    :class:`~irscale.store.reader.Store` or a path. ``progress(dict)`` is called after each
     table."""
-    from irscale.scales import parse_measure
-    from irscale.store import open_store
     if not hasattr(store, "scale"):
         store = open_store(store)
-    if measures is None:   # every table; graded RB-dependent measures: every stored count vector
-        items = [(t["measure"], t.get("rb_counts")) for t in store.tables()
-                 if t.get("layout") not in ("fraction", "formal")]   # tables held in memory: not streamed here
+    every = measures is None
+    if every:
+        items = [(parse_measure(t["measure"]), t.get("rb_counts")) for t in store.tables()]
     else:
-        items = [(name, None) for name in measures]
+        items = [(parse_measure(name), None) for name in measures]
     out = []
-    for name, counts in items:
-        m = parse_measure(name)
-        if m.value_kind != "key":
-            from irscale.errors import MeasureError
-            raise MeasureError(f"{m}: its table holds exact values run by run (Twist, CRP, utilities, OIE); "
-                               f"spacing statistics are streamed from tables of integer keys only")
-        s = store.scale(m, rb=counts if counts is not None else m.common_rb())
+    for m, table_rb in items:
+        s = store.scale(m, rb=m.common_rb() if table_rb is None else table_rb)
+        lo, hi = s.value_range()
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            what = table_name(str(m), table_rb)
+            if not every:
+                raise MeasureError(f"{what}: its values include {lo if not math.isfinite(lo) else hi} (runs that "
+                                   f"never balance); spacing statistics need finite values")
+            warnings.warn(f"{what} left out of the spacing statistics: its values are not all finite",
+                          IrscaleWarning, stacklevel=2)
+            continue
         d = spacing_stats(s, chunk)
-        if counts is not None and m.counts_keyed:
-            from irscale.store.format import table_name
-            d["table"] = table_name(str(m), counts)
+        if table_rb is not None:
+            d["table"] = table_name(str(m), table_rb)
         out.append(d)
         if progress is not None:
             progress(d)

@@ -1,10 +1,8 @@
 """Numba kernels of the streaming spacing pass (:mod:`irscale.scales.analysis.spacing`).
 
-The orchestration reads a table chunk by chunk; these kernels do the per-entry work:
+The orchestration reads a scale's values block by block
+(:meth:`irscale.scales.tables.scale.Scale.value_blocks`); these kernels fold them:
 
-* :func:`present_raw` turns a chunk of table entries into the raw values and (partial)
-  run counts of the distinct values present for a table recall base ``r`` that *start*
-  in the chunk (the same rule as :meth:`irscale.scales.tables.scale.Scale._materialise`);
 * :func:`stats_block` folds a block of sorted distinct values into the running gap,
   deviation and coverage statistics;
 * :func:`dist_block` picks the values of the cumulative-run-count targets of
@@ -21,9 +19,6 @@ import math
 import numba as nb
 import numpy as np
 
-FIRST = 0x80
-STRATUM = 0x7F
-
 # integer state of stats_block
 I_SEEN = 0        # distinct values seen so far (the 0-based index of the next one)
 I_COVERED = 1     # grid bins holding at least one value
@@ -39,60 +34,6 @@ F_GMAX = 4
 F_DEVMAX = 5
 F_DEVSUM = 6
 N_FSTATE = 7
-
-
-@nb.njit(cache=True, nogil=True)
-def present_raw(ids, implicit, start, m, strata, counts, r, A, state, B, S, out_raw, out_cnt):
-    """See :func:`_present_raw`; picks shifts for S a power of two (binary runs) instead of
-    64-bit divisions."""
-    if S & (S - 1) == 0:
-        sh = 0
-        while (np.int64(1) << sh) < S:
-            sh += 1
-        return _present_raw(ids, implicit, start, m, strata, counts, r, A, state, B, S, sh, out_raw, out_cnt)
-    return _present_raw(ids, implicit, start, m, strata, counts, r, A, state, B, S, -1, out_raw, out_cnt)
-
-
-@nb.njit(cache=True, nogil=True)
-def _present_raw(ids, implicit, start, m, strata, counts, r, A, state, B, S, sh, out_raw, out_cnt):
-    """Entries ``start .. start+m-1`` of a table (chunk-local arrays ``ids``, ``strata``,
-    ``counts``; ``strata``/``counts`` empty when the table has none; ``ids`` unused for an
-    implicit table, whose entry i is run i).
-
-    Writes, for every value present for table recall base ``r`` whose first entry lies in
-    the chunk, the raw value of its first entry (``A[p] + B[state[p], s]``, exactly as
-    :meth:`SplitForm.raw_of_ids`) to ``out_raw`` and the sum of the counts of its
-    feasible entries in the chunk to ``out_cnt``. Returns ``(k, lead)``: the number of
-    values written, and the feasible count of the entries before the first of them (the
-    continuation of a value that started in an earlier chunk).
-    """
-    has_strata = strata.shape[0] > 0
-    has_counts = counts.shape[0] > 0
-    k = -1
-    lead = np.int64(0)
-    for j in range(m):
-        first = True
-        if has_strata:
-            v = strata[j]
-            if (v & STRATUM) > r:      # infeasible entry (and a value absent for r when first)
-                continue
-            first = (v & FIRST) != 0
-        c = np.int64(counts[j]) if has_counts else np.int64(1)
-        if first:
-            k += 1
-            rid = np.int64(start + j) if implicit else np.int64(ids[j])
-            if sh >= 0:
-                p = rid >> sh
-                out_raw[k] = A[p] + B[state[p], rid & (S - 1)]
-            else:
-                p = rid // S
-                out_raw[k] = A[p] + B[state[p], rid - p * S]
-            out_cnt[k] = c
-        elif k >= 0:
-            out_cnt[k] += c
-        else:
-            lead += c
-    return k + 1, lead
 
 
 #: gap-histogram lookup: float64 bits >> LUT_SHIFT (exponent and 4 mantissa bits)

@@ -1,19 +1,28 @@
-"""Exact keys: integers that decide ties between runs exactly.
+"""Exact keys: integers that decide ties between runs exactly, and the kinds of keys.
 
-The enumerator scores a run by computing its *key*, a non-negative integer of one or
-more 64-bit words (most significant word first), such that two runs of one measure have
-equal keys exactly when their real-number values are equal. Keys never pass through
-floating point, so ties are never made or broken by rounding (SPEC section 4).
+A :class:`~irscale.scales.measures.keyed.KeyMeasure` scores a run by its *key*, a
+non-negative integer of one or more 64-bit words (most significant word first), such
+that two runs of one measure have equal keys exactly when their real-number values are
+equal. Keys never pass through floating point, so ties are never made or broken by
+rounding (SPEC section 4).
 
-Three kinds of key cover the binary measures:
+A kind of key (:class:`KeySpec` and its subclasses) knows everything about its keys that
+the rest of the pipeline needs, so that no other module asks which kind it holds:
+
+* how runs are scored (``kernel`` and its weights, a plain-Python reference
+  :meth:`KeySpec.key_python`);
+* the map from keys to values (float64 and exact), its float error bound, and the exact
+  gap between two keys' values (for certificates);
+* its split form (:meth:`KeySpec.split_form`, the contract of
+  :mod:`irscale.enumerate.splitform`) and which enumerator suits it.
+
+The kinds defined here:
 
 :class:`LinearKey`
-    value = key * c(RB) for a positive rational c: key order is value order and the
-    key is an exact integer (P, R, F1, AP, RBP with rational p). The key is either a sum
-    of per-rank integer weights (kernel ``"additive"``) or AP's cumulated-precision
-    numerator (kernel ``"ap"``).
-:class:`ReciprocalRankKey`
-    RR: key = N + 1 - (rank of the first relevant document), 0 when there is none.
+    value = key * c(RB) for a positive rational c: key order is value order and the key
+    is an exact integer. Scored by any kernel; its split form scores whole runs (small
+    spaces only). :class:`AdditiveKey` is the linear key that is a sum of per-rank
+    integer weights (P, R, F1, RBP with rational p, gP, gR), with a prefix/suffix split.
 :class:`FormalLogKey`
     Measures with logarithmic discounts (DCG, nDCG, nDCG_trec). A discount
     ``log(B)/log(k)`` is written as ``(1/j) * X_m`` with ``k = m**j`` and m not a perfect
@@ -23,10 +32,10 @@ Three kinds of key cover the binary measures:
     values have equal coefficient vectors; distinct coefficient vectors are taken to be
     distinct values (the numbers ``1, X_3, X_5, ...`` are linearly independent over the
     rationals) and this is checked for every table by separating all neighbouring values
-    in 60-digit arithmetic (:mod:`irscale.scales.tables.certificate`).
+    in :data:`MP_DIGITS`-digit arithmetic (:mod:`irscale.scales.tables.certificate`).
 
-Every kind maps keys to float64 values monotonically (exactly in key order for the
-first two; certified for the third).
+Families with keys of their own structure define their kind in their module (AP's
+cumulated precision, RR's rank key, ERR's cascade).
 """
 from __future__ import annotations
 
@@ -34,79 +43,35 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import reduce
-from typing import Callable
+from typing import Callable, ClassVar
 
 import mpmath
 import numpy as np
 
+from irscale.enumerate.jobs import score
+from irscale.enumerate.splitform import EMPTY_KEYS, EXACT_LIMIT, SplitForm, padded_parts
+from irscale.enumerate.words import ints_to_words, limbs32, words_needed, words_to_float, words_to_ints
+from irscale.errors import MeasureError
+
 #: Decimal digits used to re-decide close pairs of irrational values.
 MP_DIGITS = 60
 U = 2.0 ** -53  # unit roundoff of float64
+#: Largest run space a split form of whole runs (no structure) is built for.
+WHOLE_RUN_SPLIT_LIMIT = 2 ** 26
+#: Enumeration methods of key tables.
+METHODS = ("auto", "split", "generic")
 
 
-def words_needed(max_key: int) -> int:
-    """Number of 64-bit words needed to hold integers up to ``max_key``."""
-    return max(1, (int(max_key).bit_length() + 63) // 64)
-
-
-def ints_to_words(values: list[int], words: int) -> np.ndarray:
-    """Python ints -> (len, words) uint64 array, most significant word first."""
-    out = np.zeros((len(values), words), dtype=np.uint64)
-    mask = (1 << 64) - 1
-    for i, v in enumerate(values):
-        for w in range(words):
-            out[i, words - 1 - w] = (v >> (64 * w)) & mask
-    return out
-
-
-def words_to_ints(keys: np.ndarray) -> list[int]:
-    """(K, W) uint64 keys -> Python ints (slow; for small selections only)."""
-    keys = np.asarray(keys, dtype=np.uint64)
-    if keys.ndim == 1:
-        return [int(v) for v in keys]
-    out = []
-    for row in keys:
-        v = 0
-        for w in row:
-            v = (v << 64) | int(w)
-        out.append(v)
-    return out
-
-
-def words_to_float(keys: np.ndarray) -> np.ndarray:
-    """(K, W) uint64 keys -> float64, monotone non-decreasing in the key."""
-    keys = np.asarray(keys, dtype=np.uint64)
-    if keys.ndim == 1:
-        return keys.astype(np.float64)
-    out = np.zeros(keys.shape[0], dtype=np.float64)
-    for w in range(keys.shape[1]):
-        out = out * 2.0 ** 64 + keys[:, w].astype(np.float64)
-    return out
-
-
-def limbs32(weights: list[list[int]], words: int) -> np.ndarray:
-    """Per-rank, per-degree integer weights as little-endian 32-bit limbs:
-    array of shape (n, levels, 2*words) of uint64, each entry < 2**32."""
-    n, levels = len(weights), len(weights[0])
-    out = np.zeros((n, levels, 2 * words), dtype=np.uint64)
-    for k in range(n):
-        for g in range(levels):
-            v = weights[k][g]
-            for limb in range(2 * words):
-                out[k, g, limb] = (v >> (32 * limb)) & 0xFFFFFFFF
-    return out
-
-
-@dataclass
+@dataclass(kw_only=True)
 class KeySpec:
-    """How the enumerator computes a measure's exact keys.
+    """How a measure's exact keys are computed and what they mean.
 
-    ``kernel`` names a built-in numba kernel (``"additive"``, ``"ap"``, ``"rr"``) or is a
+    ``kernel`` names a scoring kernel of :data:`irscale.enumerate.jobs.KERNELS` or is a
     numba function ``(runs, weights, out)`` of the measure's own (then override
-    :meth:`key_python` with its plain-Python reference), and
-    ``weights`` its integer weights per rank (0-based) and relevance degree, as Python
-    ints; ``max_key`` bounds every key; ``ordered`` says whether key order is value
-    order.
+    :meth:`key_python` with its plain-Python reference); ``weights`` are its integer
+    weights per rank (0-based) and relevance degree, as Python ints; ``max_key`` bounds
+    every key; ``ordered`` says whether key order is value order; ``tie_method`` is how
+    the certificate of a table names the way its ties were decided.
     """
 
     kernel: object
@@ -115,61 +80,106 @@ class KeySpec:
     ordered: bool
     tie_method: str = "exact-integer"
 
+    #: Whether the split enumerator suits this kind (a split form with structure).
+    split_enumeration: ClassVar[bool] = False
+
     @property
     def words(self) -> int:
         return words_needed(self.max_key)
 
-    def kernel_arrays(self) -> tuple[str, int, np.ndarray]:
-        """(kernel name, words, weight array) in the layout the numba kernels take."""
-        if self.kernel == "additive" and self.words > 1:
-            return "additive_mw", self.words, limbs32(self.weights, self.words)
+    # -- scoring ------------------------------------------------------------------------
+    def kernel_arrays(self) -> tuple[object, int, np.ndarray]:
+        """(kernel, words, weight array) in the layout the numba kernels take."""
         arr = np.array(self.weights, dtype=np.uint64) if self.weights else np.zeros((0, 0), np.uint64)
         return self.kernel, self.words, arr
 
     def key_python(self, run) -> int:
-        """The key of one run computed in plain Python (reference path)."""
-        if self.kernel == "additive":
-            return sum(self.weights[k][int(r)] for k, r in enumerate(run))
-        if self.kernel == "ap":
-            seen = total = 0
-            for k, r in enumerate(run):
-                if r > 0:
-                    seen += 1
-                    total += seen * self.weights[k][1]
-            return total
-        if self.kernel == "rr":
-            threshold = self.weights[0][0] if self.weights else 1
-            for k, r in enumerate(run):
-                if r >= threshold:
-                    return len(run) - k
-            return 0
-        raise AssertionError(self.kernel)
+        """The key of one run computed in plain Python (the reference path)."""
+        raise NotImplementedError(f"{type(self).__name__} has no plain-Python key")
 
-    # Value mapping, overridden by subclasses.
-    def float_values(self, keys: np.ndarray, measure, rb) -> np.ndarray:
+    def keys_of_runs(self, runs: np.ndarray) -> np.ndarray:
+        """Keys (uint64 (m, words)) of runs (uint8 (m, N)), by the enumerator's kernel."""
+        return score(*self.kernel_arrays(), np.ascontiguousarray(runs, dtype=np.uint8))
+
+    # -- values ---------------------------------------------------------------------------
+    def float_values(self, keys: np.ndarray, rb) -> np.ndarray:
+        """Float64 values of keys (uint64 (m, words)) for the recall base ``rb``."""
         raise NotImplementedError
 
-    def exact_value(self, key: int, measure, rb):
+    def exact_value(self, key: int, rb):
+        """Exact value of one key (Fraction, or an mpmath number of MP_DIGITS digits)."""
         raise NotImplementedError
 
-    def error_bound(self, measure, rb) -> float:
-        """Absolute bound on |float value - true value| for this table's values."""
+    def error_bound(self, rb) -> float:
+        """Absolute bound on |float value - true value| for this measure's values."""
         raise NotImplementedError
 
     def value_factor(self, rb) -> float:
-        """value = raw * factor, raw being the key (or the unnormalised float value);
-        NaN when the value is not proportional to the key."""
+        """value = raw * factor, raw being the key (or the unnormalised float value)."""
         return float("nan")
 
+    def values_of_raw(self, raw: np.ndarray, exact: bool, rb) -> np.ndarray:
+        """Values of split-form raw values (exact integer keys when ``exact``)."""
+        if exact:
+            return self.float_values(raw.astype(np.uint64), rb)
+        return raw * self.value_factor(rb)
 
-@dataclass
+    def raw_of_values(self, x: np.ndarray, rb) -> tuple[np.ndarray, float]:
+        """Raw values of the split form for query values, and the factor d(raw)/d(value)
+        that turns tolerances on values into tolerances on raws."""
+        f = self.value_factor(rb)
+        return x / f, 1.0 / f
+
+    def certified_gap(self, key_lo: int, key_hi: int, rb) -> tuple[float, str]:
+        """The exact gap between the values of two keys (float and exact text)."""
+        gap = self.exact_value(key_hi, rb) - self.exact_value(key_lo, rb)
+        return float(gap), str(gap)
+
+    def tie_method_of(self, split: SplitForm) -> str:
+        """How ties and order were decided for a table built through ``split``."""
+        return self.tie_method
+
+    def gap_values(self, keys: np.ndarray, rb) -> tuple[list, str]:
+        """The distinct gaps between neighbouring values of keys in value order
+        (uint64 (K, words)), computed exactly, and the name of the arithmetic used (for
+        the exact equal-spacing test of :mod:`irscale.scales.analysis.axioms`)."""
+        ints = words_to_ints(keys)
+        vals = [self.exact_value(k, rb) for k in ints]
+        return sorted({b - a for a, b in zip(vals, vals[1:])}), "exact-rational"
+
+    # -- enumeration ----------------------------------------------------------------------
+    def enumeration(self, levels: int, n: int, requested: str = "auto") -> str:
+        """The enumerator for a table of this key over REL^N: ``"split"`` or ``"generic"``
+        (``requested``: ``"auto"`` or one of them; a kind refuses what it cannot do)."""
+        if requested not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}")
+        if requested != "auto":
+            return requested
+        return "split" if self.split_enumeration else "generic"
+
+    def split_form(self, levels: int, n: int, h: int | None = None, stratified: bool = False,
+                   label: str = "") -> SplitForm:
+        """The split form of this key over REL^N (see :mod:`irscale.enumerate.splitform`).
+        Without structure the whole run is the suffix (h = 0; spaces of at most
+        :data:`WHOLE_RUN_SPLIT_LIMIT` runs and ordered keys below 2^53)."""
+        if not (self.ordered and self.max_key < EXACT_LIMIT) or levels ** n > WHOLE_RUN_SPLIT_LIMIT:
+            raise MeasureError(f"{label}: no split form (keys without structure are scored run by run only up "
+                               f"to {WHOLE_RUN_SPLIT_LIMIT} runs)")
+        _, runs = padded_parts(levels, n, 0)
+        keys = self.keys_of_runs(runs)[:, -1].astype(np.float64)
+        return SplitForm(n, levels, 0, np.zeros(1), np.zeros(1, np.int64), keys[None, :], True, 0.0,
+                         EMPTY_KEYS, EMPTY_KEYS, True, stratified, label)
+
+
+@dataclass(kw_only=True)
 class LinearKey(KeySpec):
     """value = key * scale(rb), scale a positive Fraction."""
 
     scale: Callable[[int | None], Fraction] = field(default=lambda rb: Fraction(1))
 
-    def float_values(self, keys, measure, rb):
+    def float_values(self, keys, rb):
         c = self.scale(rb)
+        keys = np.asarray(keys)
         if keys.ndim == 2 and keys.shape[1] == 1:
             keys = keys[:, 0]
         if keys.ndim == 1 and self.max_key * c.numerator < 2 ** 53 and c.denominator < 2 ** 53:
@@ -177,32 +187,68 @@ class LinearKey(KeySpec):
             return (keys.astype(np.float64) * float(c.numerator)) / float(c.denominator)
         return words_to_float(keys) * float(c)
 
-    def exact_value(self, key, measure, rb):
+    def exact_value(self, key, rb):
         return key * self.scale(rb)
 
     def value_factor(self, rb) -> float:
         return float(self.scale(rb))
 
-    def error_bound(self, measure, rb):
+    def error_bound(self, rb):
         return 4 * U * float(self.max_key * self.scale(rb))
 
+    def tie_method_of(self, split: SplitForm) -> str:
+        return self.tie_method if split.exact else "exact-integer+float-order"
 
-@dataclass
-class ReciprocalRankKey(KeySpec):
-    """RR: key = N + 1 - first relevant rank (0 if none); value = 1/(N + 1 - key)."""
+    def gap_values(self, keys: np.ndarray, rb) -> tuple[list, str]:
+        ints = words_to_ints(keys)
+        c = self.scale(rb)
+        return sorted({(b - a) * c for a, b in zip(ints, ints[1:])}), "exact-rational"
 
-    def float_values(self, keys, measure, rb):
-        keys = np.asarray(keys).reshape(-1).astype(np.int64)
-        out = np.zeros(keys.shape[0], dtype=np.float64)
-        nz = keys > 0
-        out[nz] = 1.0 / (measure.n + 1 - keys[nz]).astype(np.float64)
-        return out
 
-    def exact_value(self, key, measure, rb):
-        return Fraction(0) if key == 0 else Fraction(1, measure.n + 1 - key)
+def additive_split_form(spec: KeySpec, float_weights: np.ndarray, levels: int, n: int, h: int | None,
+                        stratified: bool, label: str, exact_raw=None) -> SplitForm:
+    """Split form of a key that is a sum of per-rank weights: A = key of the prefix,
+    B = key of the suffix. Exact integers while keys stay below 2^53; beyond, float raws
+    summed in rank order from ``float_weights[k, g]`` (error bound 2 (N + 4) u max) with
+    the exact multi-word keys KA, KB deciding ties (and ``exact_raw`` the order when key
+    order is not value order)."""
+    h = n // 2 if h is None else h
+    pre, suf = padded_parts(levels, n, h)
+    KA, KB = spec.keys_of_runs(pre), spec.keys_of_runs(suf)
+    state = np.zeros(KA.shape[0], dtype=np.int64)
+    if spec.ordered and spec.max_key < EXACT_LIMIT:
+        return SplitForm(n, levels, h, KA[:, -1].astype(np.float64), state, KB[:, -1].astype(np.float64)[None, :],
+                         True, 0.0, EMPTY_KEYS, EMPTY_KEYS, True, stratified, label)
+    A = np.zeros(pre.shape[0])
+    for k in range(h):
+        A = A + float_weights[k][pre[:, k]]
+    B = np.zeros(suf.shape[0])
+    for k in range(h, n):
+        B = B + float_weights[k][suf[:, k]]
+    bound = 2 * (n + 4) * U * float(A.max() + B.max())
+    return SplitForm(n, levels, h, A, state, B[None, :], False, bound, KA, KB[None, :, :], spec.ordered, stratified,
+                     label, exact_raw, MP_DIGITS)
 
-    def error_bound(self, measure, rb):
-        return U
+
+@dataclass(kw_only=True)
+class AdditiveKey(LinearKey):
+    """A linear key that is the sum of per-rank integer weights: key = sum_k
+    weights[k][r_k] (kernel ``additive``, on several words when needed)."""
+
+    kernel: object = "additive"
+    split_enumeration: ClassVar[bool] = True
+
+    def kernel_arrays(self):
+        if self.words > 1:
+            return "additive_mw", self.words, limbs32(self.weights, self.words)
+        return super().kernel_arrays()
+
+    def key_python(self, run) -> int:
+        return sum(self.weights[k][int(r)] for k, r in enumerate(run))
+
+    def split_form(self, levels, n, h=None, stratified=False, label=""):
+        wf = np.array([[float(w) for w in row] for row in self.weights])
+        return additive_split_form(self, wf, levels, n, h, stratified, label)
 
 
 def primitive_root(k: int) -> tuple[int, int]:
@@ -229,7 +275,7 @@ def log_discount(base: int, arg: int) -> tuple[Fraction, int | None]:
     return Fraction(1, j), m
 
 
-@dataclass
+@dataclass(kw_only=True)
 class FormalLogKey(KeySpec):
     """Key of a gain-weighted sum of logarithmic discounts, packed into bit fields.
 
@@ -246,6 +292,8 @@ class FormalLogKey(KeySpec):
     offsets: list = field(default_factory=list)
     bits: list = field(default_factory=list)
     normaliser: Callable[[int | None], int | None] = field(default=lambda rb: None)
+
+    split_enumeration: ClassVar[bool] = True
 
     @classmethod
     def build(cls, discounts: list[tuple[Fraction, int | None]], gains: list[int], base: int,
@@ -287,6 +335,14 @@ class FormalLogKey(KeySpec):
             spec.normaliser = normaliser
         return spec
 
+    def kernel_arrays(self):
+        if self.words > 1:
+            return "additive_mw", self.words, limbs32(self.weights, self.words)
+        return super().kernel_arrays()
+
+    def key_python(self, run) -> int:
+        return sum(self.weights[k][int(r)] for k, r in enumerate(run))
+
     # -- decoding -----------------------------------------------------------------
     def fields(self, keys: np.ndarray) -> list[np.ndarray]:
         """Integer coefficient of every coordinate, as int64 arrays."""
@@ -303,7 +359,8 @@ class FormalLogKey(KeySpec):
     def fields_python(self, key: int) -> list[int]:
         return [(key >> off) & ((1 << nbits) - 1) for off, nbits in zip(self.offsets, self.bits)]
 
-    def _coord_values_mp(self) -> list:
+    def coord_values_mp(self) -> list:
+        """The coordinates' values 1 and ln(base)/ln(m), with MP_DIGITS + 10 digits (cached)."""
         cached = self.__dict__.get("_coord_cache")
         if cached is not None:
             return cached
@@ -315,7 +372,7 @@ class FormalLogKey(KeySpec):
 
     def raw_float(self, keys: np.ndarray) -> np.ndarray:
         """Unnormalised value (e.g. DCG) of each key in float64, fixed summation order."""
-        xs = self._coord_values_mp()
+        xs = self.coord_values_mp()
         with mpmath.workdps(MP_DIGITS + 10):
             factors = [float(x / d) for x, d in zip(xs, self.denoms)]
         total = np.zeros(np.asarray(keys).shape[0], dtype=np.float64)
@@ -325,14 +382,14 @@ class FormalLogKey(KeySpec):
 
     def raw_mp(self, key: int):
         """Unnormalised value of one key with MP_DIGITS significant digits."""
-        xs = self._coord_values_mp()
+        xs = self.coord_values_mp()
         with mpmath.workdps(MP_DIGITS + 10):
             return mpmath.fsum(f * x / d for f, x, d in zip(self.fields_python(key), xs, self.denoms))
 
     def raw_error_bound(self, max_value: float) -> float:
         return 2 * (len(self.coords) + 4) * U * max_value
 
-    # -- KeySpec interface ------------------------------------------------------------
+    # -- values -------------------------------------------------------------------------
     def ideal_float(self, rb) -> float | None:
         """Unnormalised value of the ideal run for ``rb`` (None: not normalised)."""
         norm = self.normaliser(rb)
@@ -342,30 +399,55 @@ class FormalLogKey(KeySpec):
         ideal = self.ideal_float(rb)
         return 1.0 if ideal is None else 1.0 / ideal
 
-    def float_values(self, keys, measure, rb):
+    def float_values(self, keys, rb):
         raw = self.raw_float(keys)
         ideal = self.ideal_float(rb)
         return raw if ideal is None else raw / ideal
 
-    def exact_value(self, key, measure, rb):
+    def values_of_raw(self, raw, exact, rb):
+        return raw * self.value_factor(rb)
+
+    def exact_value(self, key, rb):
         norm = self.normaliser(rb)
         with mpmath.workdps(MP_DIGITS):
             v = self.raw_mp(key)
             return v if norm is None else v / self.raw_mp(norm)
 
-    def error_bound(self, measure, rb):
+    def error_bound(self, rb):
         top = float(self.raw_float(ints_to_words([self.max_key], self.words))[0])
         ideal = self.ideal_float(rb)
         if ideal is None:
             return self.raw_error_bound(top)
         return 3 * self.raw_error_bound(top) / ideal
 
+    def certified_gap(self, key_lo, key_hi, rb):
+        with mpmath.workdps(MP_DIGITS):
+            gap = self.exact_value(key_hi, rb) - self.exact_value(key_lo, rb)
+            return float(gap), mpmath.nstr(gap, 20)
+
+    def gap_values(self, keys: np.ndarray, rb) -> tuple[list, str]:
+        """Gaps with equal coefficient differences are exactly equal; each distinct
+        coefficient difference is evaluated once in MP_DIGITS digits."""
+        if keys.shape[0] < 2:
+            return [], f"mpmath{MP_DIGITS}"
+        coef = np.stack(self.fields(keys), axis=1)
+        formal = np.unique(np.diff(coef, axis=0), axis=0)
+        norm = self.normaliser(rb)
+        with mpmath.workdps(MP_DIGITS):
+            xs = [x / d for x, d in zip(self.coord_values_mp(), self.denoms)]
+            factor = mpmath.mpf(1) if norm is None else 1 / self.raw_mp(norm)
+            gaps = [mpmath.fsum(int(f) * x for f, x in zip(row, xs)) * factor for row in formal]
+        return sorted(gaps), f"mpmath{MP_DIGITS}"
+
+    def split_form(self, levels, n, h=None, stratified=False, label=""):
+        wf = np.zeros((n, levels))
+        for k in range(n):
+            for g in range(levels):
+                if self.weights[k][g]:
+                    wf[k, g] = self.raw_float(ints_to_words([self.weights[k][g]], self.words))[0]
+        return additive_split_form(self, wf, levels, n, h, stratified, label, exact_raw=self.raw_mp)
+
 
 def lcm_upto(n: int) -> int:
     """lcm(1, ..., n)."""
     return reduce(lambda a, b: a * b // math.gcd(a, b), range(1, n + 1), 1)
-
-
-def key_of_run(measure, run) -> int:
-    """Exact key of one judged run (Python reference path)."""
-    return measure.key_spec().key_python(list(run))

@@ -1,131 +1,59 @@
-"""The measure abstraction shared by enumeration, tables, lookups and the CLI.
+"""The measure abstraction shared by enumeration, tables, lookups, transforms and the CLI.
 
 A :class:`Measure` is a small frozen value: a family name (``AP``), its parameter
 values (``p=0.8``) and the cutoff ``n`` (the run length N). Its canonical string,
 ``str(measure)``, follows the ir_measures convention (``AP@10``, ``RBP(p=0.8)@30``,
 ``nDCG(b=2)@10``): parameters sorted by name, defaults dropped. The canonical string is
 the one key used by the store, the CLI and output files, and parsing it gives the same
-measure back (see :func:`irscale.scales.parse_measure`).
+measure back (:func:`irscale.scales.measures.parse.parse_measure`).
 
-How a measure scores runs is told to the enumerator through an *exact key*
-(:mod:`irscale.scales.measures.keys`): an integer computed from a judged run such that two runs
-have the same key exactly when they have the same (real-number) value. The enumerator
-never needs to know which measure it runs; adding a measure is adding one module in
-``scales/defs`` that subclasses :class:`Measure` and registers itself.
+A measure also says everything the rest of the pipeline asks of it, so that no other
+module tests which measure or which kind of measure it holds:
 
-Conventions: ranks k are 1-based, ``k = 1`` is the top document; a binary judged run is
-a vector of relevance degrees in {0, 1}; the recall base RB is the number of relevant
-documents of the topic.
+* its recall base: :meth:`Measure.check_rb` (what ``rb`` a topic gives: nothing, an
+  integer, or the per-grade counts ``(c_1..c_G)``), :meth:`Measure.table_rb` (which table
+  serves a topic: None when one table serves every recall base), :meth:`Measure.common_rb`;
+* its run space: run ids, validation of runs given by users, the ids of judged rankings;
+* its values: :meth:`Measure.values_of_ids` (float64, for transforms) and
+  :meth:`Measure.exact_value` (exact, for certificates and reports);
+* its table layout (:attr:`Measure.layout`, the name of a module of
+  :mod:`irscale.scales.tables`) and what building its tables costs.
+
+Kinds of measures subclass it: :class:`~irscale.scales.measures.keyed.KeyMeasure`
+(exact integer keys, tables of every run of REL^N),
+:class:`~irscale.scales.measures.fractional.FractionMeasure` (exact values computed per
+topic) and :class:`~irscale.scales.measures.truncated.TruncatedMeasure` (rankings of
+length 0..N). A family is one module in :mod:`irscale.scales.measures.families`.
+
+Conventions: ranks k are 1-based, ``k = 1`` is the top document; a judged run is a vector
+of relevance degrees in {0..G} (binary: {0, 1}); run ids are base-``levels`` numbers with
+r_1 the most significant digit (SPEC section 2); the recall base RB is the number of
+relevant documents of the topic (graded: the count of each relevant grade).
 """
 from __future__ import annotations
 
 import dataclasses
-from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Union
 
 import numpy as np
 
+from irscale.enumerate import runspace
 from irscale.errors import MeasureError, RecallBaseError
+from irscale.scales.measures.params import REQUIRED, Param, format_value
 
 #: Largest cutoff N the enumerator accepts (run ids of binary runs fit 64 bits and every
 #: exact key is checked not to overflow up to here).
 MAX_N = 32
 
-#: Largest number of relevance degrees |REL| (graded measures: G <= 9).
-MAX_LEVELS = 10
-
 #: Largest recall base accepted (values for rb > N are computed in float64 from rb).
 MAX_RB = 2 ** 53
 
-REQUIRED = object()
+#: A recall base: an integer (binary relevance) or per-grade counts (c_1..c_G).
+RecallBase = Union[int, tuple[int, ...], None]
 
 
-@dataclasses.dataclass(frozen=True)
-class Param:
-    """Declaration of one measure parameter.
-
-    ``kind`` selects parsing and validation: ``"prob"`` is a rational number strictly
-    between 0 and 1 (kept exact as a :class:`fractions.Fraction` parsed from its decimal
-    text), ``"log_base"`` an integer >= 2, ``"gains"`` the gains g(0), ..., g(G) of the
-    relevance degrees 0..G: a tuple of non-negative integers, non-decreasing, g(0) = 0 and
-    g(G) > 0 (its length sets REL = {0..G}; ``(0, 1)`` is binary relevance), ``"grade"``
-    an integer 1..9, ``"choice"`` one of the names ``choices`` (written bare:
-    ``crossing=literal``).
-    """
-
-    name: str
-    kind: str
-    description: str
-    default: Any = REQUIRED
-    choices: tuple = ()
-
-    def convert(self, family: str, value: Any) -> Any:
-        if self.kind in ("prob", "positive"):
-            what = "a number in (0, 1)" if self.kind == "prob" else "a positive number"
-            if isinstance(value, bool) or not isinstance(value, (int, float, Fraction, str)):
-                raise MeasureError(f"{family}: parameter {self.name} must be {what}, got {value!r}")
-            try:
-                # Decimal text is exact: 0.8 means 4/5, not the nearest double.
-                frac = Fraction(repr(value)) if isinstance(value, float) else Fraction(value)
-            except (ValueError, ZeroDivisionError):
-                raise MeasureError(f"{family}: parameter {self.name} must be {what}, got {value!r}") from None
-            if not 0 < frac or (self.kind == "prob" and not frac < 1):
-                raise MeasureError(f"{family}: parameter {self.name} must be {what}, got {_fmt(frac)}")
-            return frac
-        if self.kind == "gains":
-            ok = isinstance(value, (tuple, list)) and all(
-                isinstance(g, (int, np.integer)) and not isinstance(g, bool) for g in value)
-            gains = tuple(int(g) for g in value) if ok else ()
-            if (not ok or not 2 <= len(gains) <= MAX_LEVELS or gains[0] != 0 or gains[-1] <= 0
-                    or any(b < a for a, b in zip(gains, gains[1:]))):
-                raise MeasureError(f"{family}: parameter {self.name} must be a tuple of {MAX_LEVELS} or fewer "
-                                   f"non-decreasing integers from 0 (grade 0) to a positive top gain, e.g. "
-                                   f"(0,1,3), got {value!r}")
-            return gains
-        if self.kind == "count":
-            if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or value != int(value) \
-                    or not 1 <= int(value) <= 2 ** 40:
-                raise MeasureError(f"{family}: parameter {self.name} must be a positive integer, got {value!r}")
-            return int(value)
-        if self.kind == "choice":
-            if not isinstance(value, str) or value not in self.choices:
-                raise MeasureError(f"{family}: parameter {self.name} must be one of {', '.join(self.choices)}, "
-                                   f"got {value!r}")
-            return value
-        if self.kind == "grade":
-            if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or value != int(value) \
-                    or not 1 <= int(value) < MAX_LEVELS:
-                raise MeasureError(f"{family}: parameter {self.name} must be a grade, an integer from 1 to "
-                                   f"{MAX_LEVELS - 1}, got {value!r}")
-            return int(value)
-        if self.kind == "log_base":
-            if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or value != int(value):
-                raise MeasureError(f"{family}: parameter {self.name} must be an integer >= 2, got {value!r}")
-            value = int(value)
-            if value < 2:
-                raise MeasureError(f"{family}: parameter {self.name} must be an integer >= 2, got {value}")
-            return value
-        raise AssertionError(f"unknown parameter kind {self.kind}")
-
-
-def _fmt(value: Any) -> str:
-    """Canonical text of a parameter value (``4/5`` prints as ``0.8``, gains as ``(0,1,3)``)."""
-    if isinstance(value, tuple):
-        return "(" + ",".join(str(v) for v in value) + ")"
-    if isinstance(value, Fraction):
-        if value.denominator == 1:
-            return str(value.numerator)
-        # Fractions parsed from decimals have terminating decimal expansions.
-        text = f"{float(value)!r}"
-        if Fraction(text) == value:
-            return text
-        return f"{value.numerator}/{value.denominator}"
-    return str(value)
-
-
-#: The ``gains`` parameter of graded measures (default: binary relevance).
-GAINS = Param("gains", "gains", "gains g(0)..g(G) of the relevance degrees, e.g. (0,1,3); its length sets "
-              "REL = {0..G}", default=(0, 1))
+def _is_count(x: Any) -> bool:
+    return not isinstance(x, bool) and isinstance(x, (int, np.integer))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,20 +61,19 @@ class Measure:
     """Base class of all measures. Subclasses are frozen dataclasses with the field ``n``
     (the cutoff, a positive int) plus one field per declared parameter.
 
-    Class attributes a subclass sets:
+    Class attributes a family sets:
 
     ``name``
         Family name as written by users (``"AP"``).
     ``params``
-        Tuple of :class:`Param` declarations.
+        Tuple of :class:`~irscale.scales.measures.params.Param` declarations.
     ``rb_dependent``
-        Whether the value depends on the recall base RB (then tables are keyed by
-        ``min(RB, n)`` and scaled over the feasible runs, SPEC section 2).
-    ``levels`` (property)
-        Size of REL: ``len(gains)`` for measures with a ``gains`` parameter, else 2
-        (binary relevance).
+        Whether the value depends on the topic's recall base (lookups then need ``rb``).
     ``summary``
-        One line for ``irscale --help`` and docs.
+        One line for ``irscale measures`` and docs.
+    ``run_space``
+        ``"fixed"`` (runs of exactly N documents) or ``"truncated"`` (rankings of length
+        0..N); recorded with every table.
     """
 
     n: int
@@ -155,17 +82,11 @@ class Measure:
     params: ClassVar[tuple[Param, ...]] = ()
     rb_dependent: ClassVar[bool] = False
     summary: ClassVar[str] = ""
-    #: ``"key"``: exact integer keys (:mod:`irscale.scales.measures.keys`); ``"fraction"``: exact
-    #: fractions per run, ``"formal"``: exact rational combinations of logarithms per run
-    #: (:mod:`irscale.scales.measures.fractional`; tables held in memory).
-    value_kind: ClassVar[str] = "key"
-    #: ``"fixed"``: runs of exactly N documents; ``"truncated"``: rankings of length 0..N
-    #: (:mod:`irscale.scales.measures.truncated`).
     run_space: ClassVar[str] = "fixed"
 
     def __post_init__(self) -> None:
         n = self.n
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        if not _is_count(n):
             raise MeasureError(f"{self.name}: cutoff must be an integer, got {n!r}")
         if not 1 <= n <= MAX_N:
             raise MeasureError(f"{self.name}: cutoff N must be between 1 and {MAX_N}, got {n}")
@@ -180,30 +101,11 @@ class Measure:
             raise MeasureError(f"{self}: its run space has {self.id_count():.3g} runs, more than 64-bit run ids "
                                f"can number; use a smaller N or fewer grades")
 
-    def judged_ids(self, grades, lengths) -> "np.ndarray":
-        """Run ids (int64) of judged rankings: ``grades`` (m, N) already folded to 0..G and
-        each ranking's own length (ignored here: runs are padded to N)."""
-        from irscale.enumerate.runspace import ids_of_runs
-        return ids_of_runs(grades, self.levels).astype(np.int64)
-
-    def id_count(self) -> int:
-        """Number of run ids of the measure's run space (levels^N)."""
-        return self.levels ** self.n
-
-    @property
-    def levels(self) -> int:
-        """Number of relevance degrees |REL| (2: binary)."""
-        gains = getattr(self, "gains", None)
-        return 2 if gains is None else len(gains)
-
     # -- naming -----------------------------------------------------------------
     @classmethod
     def example(cls) -> str:
         """An example name of this family, used in help and error messages."""
-        examples = {"prob": "0.8", "log_base": "2", "gains": "(0,1,3)", "grade": "2", "positive": "1.05",
-                    "count": "20000"}
-        inner = ",".join(f"{p.name}={p.choices[0] if p.kind == 'choice' else examples[p.kind]}"
-                         for p in sorted(cls.params, key=lambda p: p.name)
+        inner = ",".join(f"{p.name}={p.example}" for p in sorted(cls.params, key=lambda p: p.name)
                          if p.default is REQUIRED)
         return f"{cls.name}({inner})@10" if inner else f"{cls.name}@10"
 
@@ -214,51 +116,104 @@ class Measure:
     def __str__(self) -> str:
         shown = [(p.name, getattr(self, p.name)) for p in sorted(self.params, key=lambda p: p.name)
                  if p.default is REQUIRED or getattr(self, p.name) != p.default]
-        inner = "(" + ",".join(f"{k}={_fmt(v)}" for k, v in shown) + ")" if shown else ""
+        inner = "(" + ",".join(f"{k}={format_value(v)}" for k, v in shown) + ")" if shown else ""
         return f"{self.name}{inner}@{self.n}"
 
     def __repr__(self) -> str:
         return f"Measure({str(self)!r})"
 
-    # -- recall base -------------------------------------------------------------
-    def check_rb(self, rb):
-        """Validate the recall base for this measure and return it as an int (or None).
+    @property
+    def levels(self) -> int:
+        """Number of relevance degrees |REL| (2: binary); ``len(gains)`` for measures with
+        gains."""
+        gains = getattr(self, "gains", None)
+        return 2 if gains is None else len(gains)
 
-        RB-dependent measures need ``rb >= 1``; the others reject any ``rb``. Graded
-        RB-dependent measures (levels > 2) take the per-grade counts ``(c_1, ..., c_G)`` of
-        the topic's judged documents of grades 1..G (a tuple; SPEC_MEASURES section 1).
-        """
+    # -- recall base -------------------------------------------------------------
+    def check_rb(self, rb) -> RecallBase:
+        """Validate the recall base for this measure and return it normalised: None for
+        measures that do not depend on it (which refuse any rb), an int >= 1 for binary
+        measures, the per-grade counts ``(c_1, ..., c_G)`` of the topic's judged documents
+        for graded ones (SPEC_MEASURES section 1). Raises
+        :class:`~irscale.errors.RecallBaseError` saying what to give."""
         if not self.rb_dependent:
             if rb is not None:
                 raise RecallBaseError(f"{self} does not depend on the recall base; do not give rb (got rb={rb})")
             return None
-        if self.levels > 2 and rb is not None:
-            counts = tuple(rb) if isinstance(rb, (tuple, list, np.ndarray)) else None
-            if (counts is None or len(counts) != self.levels - 1
-                    or any(isinstance(c, bool) or not isinstance(c, (int, np.integer)) or c < 0 for c in counts)
-                    or sum(counts) < 1 or sum(counts) > MAX_RB):
-                raise RecallBaseError(f"{self}: give the recall base as the counts (c_1..c_{self.levels - 1}) of "
-                                      f"judged documents per grade 1..{self.levels - 1}, at least one positive; "
-                                      f"got {rb!r}")
-            return tuple(int(c) for c in counts)
-        if rb is None and self.levels > 2:
-            raise RecallBaseError(f"{self} depends on the recall base: give the per-grade counts "
-                                  f"(c_1..c_{self.levels - 1}) of the topic's judged documents, e.g. rb=(3,2)")
+        if self.levels > 2:
+            return self._grade_counts(rb)
         if rb is None:
             raise RecallBaseError(f"{self} depends on the recall base: give rb (the topic's number of "
                                   f"relevant documents, >= 1)")
-        if isinstance(rb, bool) or not isinstance(rb, (int, np.integer)) or rb < 1:
+        if not _is_count(rb) or rb < 1:
             raise RecallBaseError(f"{self}: rb must be an integer >= 1, got {rb!r}")
         if rb > MAX_RB:
             raise RecallBaseError(f"{self}: rb = {rb} is larger than any recall base irscale handles ({MAX_RB})")
         return int(rb)
 
+    def _grade_counts(self, rb, accept_int: bool = False) -> tuple[int, ...]:
+        """The per-grade counts (c_1..c_G) of a topic (an int stands for (rb,) when
+        ``accept_int`` and G = 1)."""
+        grades = self.levels - 1
+        if rb is None:
+            raise RecallBaseError(f"{self} depends on the recall base: give the per-grade counts "
+                                  f"(c_1..c_{grades}) of the topic's judged documents, e.g. rb="
+                                  + ("(3,2)" if grades > 1 else "(3,)") + (" or an integer" if accept_int else ""))
+        if accept_int and grades == 1 and _is_count(rb):
+            rb = (int(rb),)
+        counts = tuple(rb) if isinstance(rb, (tuple, list, np.ndarray)) else None
+        if (counts is None or len(counts) != grades or any(not _is_count(c) or c < 0 for c in counts)
+                or not 1 <= sum(counts) <= MAX_RB):
+            raise RecallBaseError(f"{self}: give the recall base as the counts (c_1..c_{grades}) of judged "
+                                  f"documents per grade 1..{grades}, at least one positive; got {rb!r}")
+        return tuple(int(c) for c in counts)
+
+    @property
+    def per_grade_rb(self) -> bool:
+        """Whether a topic's recall base is given as per-grade counts (c_1..c_G) rather
+        than as an integer."""
+        return self.rb_dependent and self.levels > 2
+
+    def recall_base_of(self, grade_counts) -> RecallBase:
+        """The recall base of a topic in this measure's form, from the counts of its judged
+        documents of each grade 1..G (grades above G folded into G): None for measures
+        without recall base, the number of relevant documents for binary measures, the
+        per-grade counts for graded ones."""
+        if not self.rb_dependent:
+            return None
+        counts = tuple(int(c) for c in grade_counts)
+        return counts if self.per_grade_rb else sum(counts)
+
+    def table_rb(self, rb) -> tuple[int, ...] | None:
+        """The recall base that names the table serving a topic with recall base ``rb``:
+        None when one table serves every recall base (measures without recall base, and
+        binary measures whose table is stratified by the number of relevant documents),
+        else a per-grade count vector."""
+        self.check_rb(rb)
+        return None
+
+    def common_rb(self) -> RecallBase:
+        """The recall base of the ``common`` scale (every topic on the scale of all runs,
+        SPEC section 2): N, or (N, ..., N) for per-grade counts; None for measures without
+        recall base. Measures without a common scale raise
+        :class:`~irscale.errors.RecallBaseError`."""
+        if not self.rb_dependent:
+            return None
+        return self.n if self.levels == 2 else (self.n,) * (self.levels - 1)
+
+    def has_common_scale(self) -> bool:
+        """Whether :meth:`common_rb` exists (measures defined per topic may have none)."""
+        try:
+            self.common_rb()
+        except RecallBaseError:
+            return False
+        return True
+
     def check_defined(self, rb) -> None:
         """Raise :class:`~irscale.errors.RecallBaseError` when the measure has no value for a
-        topic with this recall base (graded gR/nDCG whose judged documents all have gain 0;
-        Twist and CRP with N < 2 RB)."""
-        if self.rb_dependent:
-            self.key_spec().value_factor(self.check_rb(rb))
+        topic with this recall base (e.g. normalised measures whose ideal run scores 0;
+        Twist with N < 2 RB)."""
+        self.check_rb(rb)
 
     def defined(self, rb) -> bool:
         """Whether the measure has values for a topic with this recall base."""
@@ -268,47 +223,83 @@ class Measure:
             return False
         return True
 
-    @property
-    def stratified(self) -> bool:
-        """Whether one table serves every recall base through strata (binary RB-dependent
-        measures: entries carry the number of relevant documents of their runs)."""
-        return self.rb_dependent and self.levels == 2 and self.value_kind == "key"
+    def table_rbs(self, rbs="all") -> list:
+        """The table recall bases meant by a request ``rbs`` (what ``irscale build --rb``
+        takes): ``"all"`` or None, one recall base, or a list of them (None in the list:
+        the common one). Measures with one table for every recall base give ``[None]``
+        (given recall bases are validated); the others the deduplicated, sorted
+        :meth:`table_rb` of each (``"all"``: the one of :meth:`common_rb`)."""
+        if rbs is None or (isinstance(rbs, str) and rbs == "all"):
+            items = [self.common_rb()] if self.rb_dependent else [None]
+        elif isinstance(rbs, (int, np.integer, tuple)) and not isinstance(rbs, bool):
+            items = [rbs]
+        else:
+            items = [tuple(r) if isinstance(r, (list, np.ndarray)) else r for r in rbs]
+            if not items:
+                raise RecallBaseError(f"{self}: no recall base given")
+        out = []
+        for rb in items:
+            t = self.table_rb(self.common_rb() if rb is None else rb)
+            if t not in out:
+                out.append(t)
+        return sorted(out, key=lambda t: () if t is None else t)
 
-    @property
-    def counts_keyed(self) -> bool:
-        """Whether tables are keyed by the per-grade recall-base vector (c_1..c_G), each
-        capped at N (graded RB-dependent measures; SPEC_MEASURES section 1): one table
-        per vector, over the runs feasible for it."""
-        return self.rb_dependent and (self.levels > 2 or self.value_kind != "key")
+    # -- the run space -------------------------------------------------------------
+    def id_count(self) -> int:
+        """Number of run ids of the measure's run space (levels^N for runs of length N)."""
+        return self.levels ** self.n
 
-    def common_rb(self):
-        """The recall base of the ``common`` (all-runs) scale: N, or (N, ..., N) for
-        measures keyed by per-grade counts; None for measures without a recall base."""
-        if not self.rb_dependent:
-            return None
-        return (self.n,) * (self.levels - 1) if self.counts_keyed else self.n
+    def runs_of_ids(self, ids) -> np.ndarray:
+        """The runs (uint8 (m, N)) with the given ids."""
+        return runspace.runs_of_ids(ids, self.levels, self.n)
 
-    def table_rb(self, rb):
-        """The recall base that keys this measure's table: ``min(rb, n)`` (SPEC section 2),
-        or for graded measures the per-grade counts each capped at n."""
-        rb = self.check_rb(rb)
-        if isinstance(rb, tuple):
-            return tuple(min(c, self.n) for c in rb)
-        return None if rb is None else min(rb, self.n)
+    def check_runs(self, runs, rb=None) -> np.ndarray:
+        """Judged runs given by a user as a validated uint8 (m, N) array; raises
+        :class:`~irscale.errors.RunError` naming the first bad run (wrong length, degrees
+        outside REL, not integers, more documents of a grade than the topic ``rb`` has)."""
+        return runspace.validate_runs(runs, self.levels, self.n, label=str(self))
 
-    # -- scoring interface (implemented by subclasses) ------------------------------
-    def key_spec(self):
-        """The exact key of this measure (:mod:`irscale.scales.measures.keys`)."""
+    def ids_of_runs(self, runs: np.ndarray) -> np.ndarray:
+        """Run ids (int64) of runs validated by :meth:`check_runs`."""
+        return runspace.ids_of_runs(runs, self.levels).astype(np.int64)
+
+    def judged_ids(self, grades: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Run ids (int64) of judged rankings: ``grades`` (m, N) already folded to 0..G and
+        each ranking's own length (ignored here: rankings are padded to N)."""
+        return runspace.ids_of_runs(grades, self.levels).astype(np.int64)
+
+    # -- values (implemented by kinds) ----------------------------------------------
+    def values_of_ids(self, ids, rb=None) -> np.ndarray:
+        """Float64 values of the runs with ids ``ids`` for a topic with recall base ``rb``
+        (correctly rounded for rational measures; within the measure's stated error bound
+        otherwise)."""
         raise NotImplementedError
 
-    def value_scale(self, rb: int | None) -> Fraction:
-        """Positive factor turning a rational key into the measure value for ``rb``
-        (rational measures only)."""
+    def exact_value(self, run, rb=None):
+        """Exact value of one judged run (a Fraction for rational measures, an mpmath
+        number for measures with logarithms); for certificates and reports (the
+        independent references live in the tests)."""
         raise NotImplementedError
 
-    def exact_value(self, run, rb: int | None = None):
-        """Exact value of one judged run (Fraction for rational measures, an mpmath
-        number for measures with logarithms). Used for certification and reporting; the
-        independent reference implementations live in the tests."""
-        from irscale.scales.measures.keys import key_of_run
-        return self.key_spec().exact_value(key_of_run(self, run), self, rb)
+    def value_key(self, run, rb=None):
+        """A hashable token of a run's exact value, equal for two runs exactly when their
+        values are equal (default: the exact value itself, for measures whose exact values
+        are exact numbers)."""
+        return self.exact_value(run, rb)
+
+    def exact_gaps(self, runs: np.ndarray, rb=None) -> tuple[list, str]:
+        """The distinct gaps between the exact values of consecutive runs of ``runs``
+        (runs in increasing value order), sorted, and the name of the arithmetic used."""
+        vals = [self.exact_value(r, rb) for r in np.asarray(runs).tolist()]
+        return sorted({b - a for a, b in zip(vals, vals[1:])}), "exact-rational"
+
+    # -- tables ---------------------------------------------------------------------
+    @property
+    def layout(self) -> str:
+        """Name of the table layout of this measure (a module of
+        :mod:`irscale.scales.tables`, see :mod:`irscale.scales.tables.layouts`)."""
+        raise NotImplementedError
+
+    def table_runs(self, table_rb=None) -> int:
+        """Number of runs scored to build the table named by ``table_rb``."""
+        return self.id_count()

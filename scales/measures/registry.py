@@ -1,19 +1,36 @@
-"""The one registry of measure families, used by parsing, enumeration, the store and docs."""
+"""The registry of measure families: every module of
+:mod:`irscale.scales.measures.families` is imported, and every
+:class:`~irscale.scales.measures.measure.Measure` subclass it defines with a ``name`` is a
+family. Adding a family is adding a module; there is no list to edit.
+
+One registry serves parsing, building, transforms, the service and ``irscale measures``.
+"""
 from __future__ import annotations
 
-_FAMILIES: dict[str, type] = {}
+import functools
+import importlib
+import pkgutil
+
+from irscale.scales.measures import families as _families_package
+from irscale.scales.measures.measure import Measure
 
 
-def register(cls: type) -> type:
-    """Class decorator: make a :class:`~irscale.scales.measures.measure.Measure` subclass known by
-    its ``name``."""
-    if cls.name in _FAMILIES:
-        raise RuntimeError(f"measure family {cls.name} registered twice")
-    _FAMILIES[cls.name] = cls
-    return cls
+@functools.lru_cache(maxsize=1)
+def _discover() -> dict[str, type]:
+    found: dict[str, type] = {}
+    for info in sorted(pkgutil.iter_modules(_families_package.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"{_families_package.__name__}.{info.name}")
+        for obj in vars(module).values():
+            if (isinstance(obj, type) and issubclass(obj, Measure) and obj.__module__ == module.__name__
+                    and obj.__dict__.get("name")):
+                if obj.name in found and found[obj.name] is not obj:
+                    raise RuntimeError(f"measure family {obj.name} defined twice ({found[obj.name].__module__} "
+                                       f"and {module.__name__})")
+                found[obj.name] = obj
+    return found
 
 
 def families() -> dict[str, type]:
-    """All registered measure families by name (definitions are loaded on first use)."""
-    import irscale.scales.measures.families  # noqa: F401  (registers the built-in measures)
-    return dict(_FAMILIES)
+    """All measure families by name, in alphabetical order (a new dict; the family modules
+    are imported on first use)."""
+    return dict(sorted(_discover().items(), key=lambda kv: kv[0].lower()))

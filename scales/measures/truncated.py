@@ -1,81 +1,87 @@
 """Measures over the truncated run space: every ranking of length 0..N, the empty one
-included (SPEC_MEASURES section 5, seed "Ranking Interruptus").
+included (SPEC_MEASURES section 5, seed "Ranking Interruptus"; ids and arrays in
+:mod:`irscale.enumerate.truncated`).
 
-A ranking of its own length n <= N is an array row of grades 0..G padded with -1 after
-its end; its id orders rankings by length, then by their base-(G+1) number
-(:func:`irscale.enumerate.runspace.truncated_ids`), so ids 0 .. sum_n (G+1)^n - 1 are the
-whole space. Tables cover that space (attr ``run_space = "truncated"``) with exact
-fractions (:mod:`irscale.scales.tables.fraction`) or formal keys
-(:mod:`irscale.scales.tables.formal`: DCGU, OIE, utilities whose keys exceed 62 bits).
-The utilities do not depend on the recall base; OIE does (one table per topic, over its
-feasible rankings).
+Tables cover that space (``run_space = "truncated"``) with exact fractions or formal keys
+(:mod:`irscale.scales.measures.fractional`). The utilities do not depend on the recall
+base; OIE does (one table per topic, over its feasible rankings).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from typing import ClassVar
 
 import numpy as np
 
-from irscale.errors import RecallBaseError, RunError
+from irscale.enumerate import runspace
+from irscale.enumerate.truncated import (PAD, pad_rankings, truncated_ids, truncated_ranking_chunks,
+                                         truncated_rankings_of_ids, truncated_space_size, validate_rankings)
+from irscale.errors import RecallBaseError
 from irscale.scales.measures.fractional import FractionMeasure
 
 
-@dataclass(frozen=True, repr=False)
+@dataclasses.dataclass(frozen=True, repr=False)
 class TruncatedMeasure(FractionMeasure):
-    """Base class of the effort-aware utilities (exact fractions over truncated rankings)."""
+    """Base class of measures over truncated rankings (exact values, no recall base unless
+    a family says so)."""
 
     rb_dependent: ClassVar[bool] = False
     run_space: ClassVar[str] = "truncated"
 
     def check_rb(self, rb):
-        if rb is not None:
-            raise RecallBaseError(f"{self} does not depend on the recall base; do not give rb (got rb={rb})")
-        return None
+        if not self.rb_dependent:
+            if rb is not None:
+                raise RecallBaseError(f"{self} does not depend on the recall base; do not give rb (got rb={rb})")
+            return None
+        return super().check_rb(rb)
 
-    def table_rb(self, rb):
-        return self.check_rb(rb)
+    def common_rb(self):
+        if not self.rb_dependent:
+            return None
+        return super().common_rb()
 
-    def check_defined(self, counts) -> None:
-        self.check_rb(counts)
+    def check_defined(self, rb) -> None:
+        self.check_rb(rb)
 
     def space_size(self, rb) -> int:
-        from irscale.enumerate.runspace import truncated_space_size
-        return truncated_space_size(self.levels, self.n)
+        if rb is None:
+            return truncated_space_size(self.levels, self.n)
+        return sum(runspace.feasible_space_size(length, rb) if length else 1 for length in range(self.n + 1))
 
     def space_chunks(self, rb, chunk: int):
-        from irscale.enumerate.runspace import truncated_ranking_chunks
-        return truncated_ranking_chunks(self.levels, self.n, chunk)
-
-    @property
-    def n_ids(self) -> int:
-        return self.id_count()
+        if rb is None:
+            yield from truncated_ranking_chunks(self.levels, self.n, chunk)
+            return
+        yield np.full((1, self.n), PAD, dtype=np.int8)
+        for length in range(1, self.n + 1):
+            for runs in runspace.feasible_run_chunks(length, rb, chunk):
+                out = np.full((runs.shape[0], self.n), PAD, dtype=np.int8)
+                out[:, :length] = runs
+                yield out
 
     def id_count(self) -> int:
-        from irscale.enumerate.runspace import truncated_space_size
         return truncated_space_size(self.levels, self.n)
 
     def runs_of_ids(self, ids) -> np.ndarray:
-        from irscale.enumerate.runspace import truncated_rankings_of_ids
         return truncated_rankings_of_ids(ids, self.levels, self.n)
+
+    def ids_of_runs(self, runs) -> np.ndarray:
+        return truncated_ids(runs, self.levels)
 
     def judged_ids(self, grades, lengths) -> np.ndarray:
         """Truncated ids of judged rankings cut at their own length (at most N)."""
-        from irscale.enumerate.runspace import PAD, truncated_ids
         own = np.minimum(lengths, self.n)
         ranked = np.where(np.arange(self.n)[None, :] < own[:, None], np.asarray(grades, np.int64), PAD)
         return truncated_ids(ranked, self.levels)
 
-    def check_runs(self, runs, rb) -> np.ndarray:
-        """Rankings as an int8 (m, N) array padded with -1 after their end; a shorter
-        list (one ranking, or lists of rankings) is padded here."""
-        from irscale.enumerate.runspace import PAD
-        if isinstance(runs, (list, tuple)) and (not runs or not isinstance(runs[0], (list, tuple, np.ndarray))):
-            runs = [runs]
-        if isinstance(runs, (list, tuple)):
-            if any(len(r) > self.n for r in runs):
-                raise RunError(f"rankings of {self} have at most N = {self.n} documents")
-            runs = [list(r) + [PAD] * (self.n - len(r)) for r in runs]
-        from irscale.enumerate.runspace import validate_rankings
-        grades, valid = validate_rankings(runs, self.levels, n=self.n)
-        return np.where(valid, grades, PAD).astype(np.int8)
+    def check_runs(self, runs, rb=None) -> np.ndarray:
+        """Rankings as an int8 (m, N) array padded with -1 after their end; rankings given
+        as lists of their own lengths (one ranking, or a list of them) are padded here.
+        Rankings with more documents of a grade than the topic ``rb`` has raise
+        :class:`~irscale.errors.RunError`."""
+        grades, valid = validate_rankings(pad_rankings(runs, self.n, f"rankings of {self}"), self.levels, n=self.n)
+        arr = np.where(valid, grades, PAD).astype(np.int8)
+        rb = self.check_rb(rb)
+        if rb is not None:
+            runspace.refuse_infeasible(runspace.grade_counts_of_runs(arr, self.grades), rb, "ranking")
+        return arr

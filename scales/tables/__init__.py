@@ -1,1 +1,3 @@
-"""(package)"""
+"""Tables of distinct values and the one scale interface (:mod:`.scale`): building
+(:mod:`.build`), certification (:mod:`.certificate`), lookup kernels, and one module per
+layout (:mod:`.layouts`: entries, implicit, fraction, formal)."""

@@ -9,13 +9,14 @@ that even this cannot separate raises :class:`~irscale.errors.CertificationError
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import mpmath
 import numpy as np
 
+from irscale.enumerate.words import words_to_ints
 from irscale.errors import CertificationError
-from irscale.scales.measures.keys import MP_DIGITS, FormalLogKey, words_to_ints
+from irscale.scales.measures.keys import MP_DIGITS
 
 
 @dataclass
@@ -36,9 +37,6 @@ class Certificate:
     min_gap_exact: str
     redecided: int = 0
 
-    def as_dict(self) -> dict:
-        return asdict(self)
-
 
 def close_clusters(close: np.ndarray) -> list[tuple[int, int]]:
     """Maximal runs of neighbours connected by close gaps: ``close[i]`` says sorted values
@@ -58,11 +56,12 @@ def close_clusters(close: np.ndarray) -> list[tuple[int, int]]:
 
 def value_order(spec, keys: np.ndarray) -> tuple[np.ndarray, int]:
     """Permutation sorting distinct keys (sorted by key) into increasing value order,
-    and the number of clusters that needed high precision."""
+    and the number of clusters that needed high precision. Keys whose order is not the
+    value order provide ``raw_float``, ``raw_error_bound`` and ``raw_mp``
+    (:class:`~irscale.scales.measures.keys.FormalLogKey`)."""
     k = keys.shape[0]
     if spec.ordered or k <= 1:
         return np.arange(k), 0
-    assert isinstance(spec, FormalLogKey)
     raw = spec.raw_float(keys)
     order = np.argsort(raw, kind="stable")
     srt = raw[order]

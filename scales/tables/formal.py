@@ -1,7 +1,8 @@
-"""Tables of measures whose exact values are rational combinations of fixed logarithms
-(DCGU over truncated rankings, OIE): each value is ``sum_j keys[j] * unit_j`` with integer
-``keys`` and real units such as ``1 / (den * log2 m)`` or ``ln q / den``
-(:class:`~irscale.scales.measures.fractional.FractionMeasure` with ``value_kind = "formal"``).
+"""Layout ``formal``: tables of measures whose exact values are rational combinations of fixed logarithms
+(DCGU over truncated rankings, OIE, the utilities whose keys exceed 62 bits): each value
+is ``sum_j keys[j] * unit_j`` with integer ``keys`` and real units such as
+``1 / (den * log2 m)`` or ``ln q / den``
+(:class:`~irscale.scales.measures.fractional.FormalValues`); layout ``formal``.
 
 Equal key rows are equal values; distinct rows are taken as distinct values (logarithms
 of distinct primes, and 1 / log2 m for distinct m that are not perfect powers, are
@@ -13,33 +14,33 @@ raises :class:`~irscale.errors.CertificationError`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+import json
+from typing import ClassVar
 
 import mpmath
 import numpy as np
 
+from irscale.enumerate.runspace import count_dtype
 from irscale.errors import CertificationError
-from irscale.scales.tables.certificate import Certificate, close_clusters
-from irscale.scales.tables.fraction import CHUNK, MAX_RUNS, HeldScale, HeldTable
 from irscale.scales.measures.keys import MP_DIGITS
+from irscale.scales.tables.certificate import Certificate, close_clusters
+from irscale.scales.tables.held import HeldScale, HeldTable, scored_chunks
 
 
-@dataclass
+@dataclasses.dataclass(kw_only=True)
 class FormalTable(HeldTable):
     """Distinct exact values of a formal measure (see the module docstring): ``keys``
     (int64 (K, C)) in increasing value order, ``counts`` runs per value, ``coords`` the
-    labels of the C units, ``rb_counts`` the topic (None when the measure has none)."""
+    labels of the C units; ``table_rb`` the topic (None when the measure has none)."""
 
-    measure: object
-    rb_counts: tuple | None
     keys: np.ndarray
-    counts: np.ndarray
     coords: list
-    n_runs: int
-    certificate: Certificate
-    meta: dict = field(default_factory=dict)
 
-    layout = "formal"
+    layout: ClassVar[str] = "formal"
+
+    def scale(self, rb=None) -> "FormalScale":
+        return FormalScale(self, rb)
 
 
 def _rows(keys: np.ndarray) -> np.ndarray:
@@ -73,36 +74,31 @@ def order_values(measure, rb, keys: np.ndarray) -> tuple[np.ndarray, float, int]
     return order, bound, len(clusters)
 
 
-def build_formal_table(measure, counts, progress: bool = False) -> FormalTable:
+def build_formal_table(measure, table_rb, progress: bool = False) -> FormalTable:
     """Table of a formal measure: every run of its space scored exactly (in chunks),
     distinct key rows ordered by value (certified)."""
-    from tqdm.auto import tqdm
-
-    from irscale.errors import MeasureError
-    c = measure.table_rb(counts)
-    total = measure.space_size(c)
-    if total > MAX_RUNS:
-        raise MeasureError(f"{measure}: {total:,} runs, more than irscale scores exactly for one table "
-                           f"({MAX_RUNS:,}); use a smaller N")
+    c = measure.table_rb(table_rb)
     parts, cnts = [], []
-    with tqdm(total=total, unit="run", unit_scale=True, desc=str(measure), disable=not progress, leave=False) as bar:
-        for runs in measure.space_chunks(c, CHUNK):
-            keys = measure.formal_many(runs, c)
-            u, inv, cnt = np.unique(_rows(keys), return_inverse=True, return_counts=True)
-            first = np.zeros(u.shape[0], np.int64)
-            first[inv.reshape(-1)[::-1]] = np.arange(keys.shape[0])[::-1]
-            parts.append(keys[first])
-            cnts.append(cnt)
-            bar.update(runs.shape[0])
+    total = 0
+    for runs in scored_chunks(measure, c, progress):
+        keys = measure.formal_many(runs, c)
+        u, inv, cnt = np.unique(_rows(keys), return_inverse=True, return_counts=True)
+        first = np.zeros(u.shape[0], np.int64)
+        first[inv.reshape(-1)[::-1]] = np.arange(keys.shape[0])[::-1]
+        parts.append(keys[first])
+        cnts.append(cnt)
+        total += runs.shape[0]
     allk = np.concatenate(parts)
     u, first, inv = np.unique(_rows(allk), return_index=True, return_inverse=True)
     ukeys = allk[first]
     cnt = np.bincount(inv.reshape(-1), weights=np.concatenate(cnts).astype(np.float64), minlength=len(u))
     order, bound, redecided = order_values(measure, c, ukeys)
     ukeys, cnt = np.ascontiguousarray(ukeys[order]), np.rint(cnt[order]).astype(np.uint64)
-    assert int(cnt.sum()) == total
-    return FormalTable(measure, c, ukeys, cnt, measure.coords(c), total,
-                       _certificate(measure, c, ukeys, bound, redecided))
+    if int(cnt.sum()) != total:
+        raise RuntimeError(f"{measure}: {int(cnt.sum())} runs counted, {total} scored")
+    return FormalTable(measure=measure, table_rb=c, keys=ukeys, counts=cnt, coords=measure.coords(c),
+                       n_entries=int(cnt.shape[0]), n_runs=total,
+                       certificate=_certificate(measure, c, ukeys, bound, redecided))
 
 
 def _certificate(measure, rb, keys: np.ndarray, bound: float, redecided: int) -> Certificate:
@@ -120,18 +116,15 @@ def _certificate(measure, rb, keys: np.ndarray, bound: float, redecided: int) ->
 
 
 class FormalScale(HeldScale):
-    """The unq interval scale of a formal measure (interface of
-    :class:`~irscale.scales.tables.scale.Scale`); arrays held in memory."""
+    """The unq interval scale of a formal measure for one topic; arrays held in memory."""
 
     def __init__(self, table: FormalTable, rb=None):
-        self.measure = table.measure
-        rb = self.measure.check_rb(rb)
-        if self.measure.table_rb(rb) != table.rb_counts:
-            raise ValueError(f"{self.measure}: the table is for {table.rb_counts}, not {rb}")
-        if list(table.coords) != list(self.measure.coords(rb)):
-            raise ValueError(f"{self.measure}: the table's units {table.coords} are not this measure's")
+        measure = table.measure
+        rb = measure.check_rb(rb)
+        if list(table.coords) != list(measure.coords(rb)):
+            raise ValueError(f"{measure}: the table's units {table.coords} are not this measure's")
         self._keys = np.asarray(table.keys, dtype=np.int64)
-        super().__init__(table, rb, self.measure.formal_floats(self._keys, rb), table.counts)
+        super().__init__(table, rb, measure.formal_floats(self._keys, rb))
         rows = _rows(self._keys)
         self._by_key = np.argsort(rows, kind="stable")
         self._sorted_rows = rows[self._by_key]
@@ -146,4 +139,28 @@ class FormalScale(HeldScale):
         return self._by_key[pos] + 1
 
 
-__all__ = ["FormalScale", "FormalTable", "build_formal_table"]
+class FormalLayout:
+    """How formal tables are built (one per table recall base), written and read."""
+
+    name = "formal"
+    checksummed = ("keys", "counts")
+
+    def build(self, measures, rbs, options):
+        for m in measures:
+            for c in rbs[m]:
+                yield build_formal_table(m, c, options.progress)
+
+    def write(self, table: FormalTable, sink) -> None:
+        cmax = int(table.counts.max()) if table.n_entries else 1
+        keys = np.ascontiguousarray(table.keys, dtype=np.int64)
+        sink.dataset("keys", np.int64, keys.shape, [keys])
+        sink.dataset("counts", count_dtype(cmax), table.counts.shape, [table.counts])
+        sink.attrs(implicit=False, n_distinct=int(table.n_entries), distinct_by_rb="[]",
+                   run_space=table.measure.run_space, coords=json.dumps(list(table.coords)))
+
+    def read(self, source, **common) -> FormalTable:
+        return FormalTable(keys=source.read("keys"), counts=source.read("counts"),
+                           coords=json.loads(source.attrs["coords"]), **common)
+
+
+LAYOUT = FormalLayout()

@@ -80,13 +80,6 @@ def _lower_index(x, block_raw, lo, hi):
 
 
 @nb.njit(cache=True)
-def _lower(x, ids, implicit, n_entries, A, state, B, S, block_raw):
-    """Approximate first entry with raw >= x (exact when raws are sorted)."""
-    b = _lower_index(x, block_raw, 0, block_raw.shape[0])
-    return _lower_in(x, b, ids, implicit, n_entries, A, state, B, S)
-
-
-@nb.njit(cache=True)
 def _lower_in(x, b, ids, implicit, n_entries, A, state, B, S):
     """Binary search of the table around index position b (one RAW_BLOCK either side)."""
     lo = max(b - 2, 0) * RAW_BLOCK
@@ -102,9 +95,9 @@ def _lower_in(x, b, ids, implicit, n_entries, A, state, B, S):
 
 @nb.njit(cache=True)
 def _lower_from(x, hint, ids, implicit, n_entries, A, state, B, S, block_raw):
-    """Like :func:`_lower`, galloping forward in the index from ``hint`` (the index
-    position found for a smaller query), so sorted batches stay in cache. Returns
-    (entry, index position)."""
+    """Approximate first entry with raw >= x (exact when raws are sorted), galloping
+    forward in the index from ``hint`` (the index position found for a smaller query), so
+    sorted batches stay in cache. Returns (entry, index position)."""
     nraw = block_raw.shape[0]
     if hint <= 0 or hint >= nraw or block_raw[hint] >= x:
         b = _lower_index(x, block_raw, 0, nraw)
@@ -308,3 +301,57 @@ def midranks_of_ranks(qs, r, counts, strata, n_entries, block_cum, block_runs, o
                 here += np.int64(counts[t]) if has_counts else 1
             t += 1
         out[i] = before + (here + 1) / 2.0
+
+
+@nb.njit(cache=True, nogil=True)
+def present_raw(ids, implicit, start, m, strata, counts, r, A, state, B, S, out_raw, out_cnt):
+    """See :func:`_present_raw`; picks shifts for S a power of two (binary runs) instead of
+    64-bit divisions."""
+    if S & (S - 1) == 0:
+        sh = 0
+        while (np.int64(1) << sh) < S:
+            sh += 1
+        return _present_raw(ids, implicit, start, m, strata, counts, r, A, state, B, S, sh, out_raw, out_cnt)
+    return _present_raw(ids, implicit, start, m, strata, counts, r, A, state, B, S, -1, out_raw, out_cnt)
+
+
+@nb.njit(cache=True, nogil=True)
+def _present_raw(ids, implicit, start, m, strata, counts, r, A, state, B, S, sh, out_raw, out_cnt):
+    """Entries ``start .. start+m-1`` of a table (chunk-local arrays ``ids``, ``strata``,
+    ``counts``; ``strata``/``counts`` empty when the table has none; ``ids`` unused for an
+    implicit table, whose entry i is run i).
+
+    Writes, for every value present for table recall base ``r`` whose first entry lies in
+    the chunk, the raw value of its first entry (``A[p] + B[state[p], s]``, exactly as
+    :meth:`SplitForm.raw_of_ids`) to ``out_raw`` and the sum of the counts of its
+    feasible entries in the chunk to ``out_cnt``. Returns ``(k, lead)``: the number of
+    values written, and the feasible count of the entries before the first of them (the
+    continuation of a value that started in an earlier chunk).
+    """
+    has_strata = strata.shape[0] > 0
+    has_counts = counts.shape[0] > 0
+    k = -1
+    lead = np.int64(0)
+    for j in range(m):
+        first = True
+        if has_strata:
+            v = strata[j]
+            if (v & STRATUM) > r:      # infeasible entry (and a value absent for r when first)
+                continue
+            first = (v & FIRST) != 0
+        c = np.int64(counts[j]) if has_counts else np.int64(1)
+        if first:
+            k += 1
+            rid = np.int64(start + j) if implicit else np.int64(ids[j])
+            if sh >= 0:
+                p = rid >> sh
+                out_raw[k] = A[p] + B[state[p], rid & (S - 1)]
+            else:
+                p = rid // S
+                out_raw[k] = A[p] + B[state[p], rid - p * S]
+            out_cnt[k] = c
+        elif k >= 0:
+            out_cnt[k] += c
+        else:
+            lead += c
+    return k + 1, lead

@@ -1,4 +1,2 @@
-"""Built-in measure definitions, one module per family (importing registers them)."""
-from irscale.scales.measures.families import (  # noqa: F401
-    precision, recall, f1, average_precision, reciprocal_rank, rbp, dcg, ndcg, ndcg_trec, graded_precision, graded_recall, err, twist, utility,
-)
+"""Measure families, one module each. Every module here is discovered by
+:mod:`irscale.scales.measures.registry` (no import list to edit)."""

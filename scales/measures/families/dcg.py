@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from irscale.scales.measures.keys import FormalLogKey, log_discount
-from irscale.scales.measures.measure import GAINS, REQUIRED, Measure, Param
-from irscale.scales.measures.registry import register
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.params import GAINS, REQUIRED, Param
 
 
 def jk_discounts(b: int, n: int):
@@ -15,9 +15,8 @@ def jk_discounts(b: int, n: int):
     return [(Fraction(1), None) if k < b else log_discount(b, k) for k in range(1, n + 1)]
 
 
-@register
 @dataclass(frozen=True, repr=False)
-class DCG(Measure):
+class DCG(KeyMeasure):
     name = "DCG"
     params = (Param("b", "log_base", "log base of the J-K discount, an integer >= 2"), GAINS)
     summary = "discounted cumulated gain, Jarvelin-Kekalainen discount with log base b (graded with gains)"

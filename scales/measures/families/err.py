@@ -4,38 +4,46 @@ document; graded e.g. ``ERR(gains=(0,1,2,3))@10``).
 
 Exact key: with L = lcm(1..N) and m = g(G),
 key = ERR * L * 2^(m N) = sum_k (L/k) (2^g(r_k) - 1) 2^(m (N - k)) prod_{j<k} (2^m + 1 - 2^g(r_j)),
-an integer computed by its own numba kernel (one 64-bit word) when every run is scored,
-and through a prefix/suffix split otherwise: key(p, s) = KA[p] + prod(p) * KS[s], the
-state of a prefix being its product of (2^m + 1 - 2^g) (:func:`irscale.scales.measures.split_forms.err_split_form`),
-so the split enumerator builds ERR tables like those of the additive measures, with
-multi-word keys where they exceed 64 bits.
+an integer computed by its own numba kernel (``err``, one 64-bit word) when every run is
+scored, and through a prefix/suffix split otherwise: key(p, s) = KA[p] + prod(p) * KS[s],
+the state of a prefix being its product of (2^m + 1 - 2^g), so the split enumerator builds
+ERR tables like those of the additive measures, with multi-word keys where they exceed
+64 bits.
 """
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 
+from irscale.enumerate.runspace import all_runs
+from irscale.enumerate.splitform import EMPTY_KEYS, EXACT_LIMIT, SplitForm
+from irscale.enumerate.words import ints_to_words, mul_small, words_to_float
 from irscale.errors import MeasureError
-from irscale.scales.measures.keys import LinearKey, lcm_upto
-from irscale.scales.measures.measure import GAINS, Measure
-from irscale.scales.measures.registry import register
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.keys import METHODS, U, LinearKey, lcm_upto
+from irscale.scales.measures.params import GAINS
 
 #: Largest key of an ERR table, in 64-bit words.
 MAX_WORDS = 4
+#: Largest run space scored run by run when the method is chosen automatically.
+GENERIC_LIMIT = 2 ** 16
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ERRKey(LinearKey):
-    """LinearKey computed by :func:`irscale.enumerate.kernels.err_keys`."""
+    """ERR's cascade key: sum_k weights[k][r_k] * prod_{j<k} factors[r_j]."""
 
-    factors: list = None     # 2^m + 1 - 2^g per degree
+    kernel: object = "err"
+    factors: list
+    split_enumeration: ClassVar[bool] = True
 
     def kernel_arrays(self):
         if self.words > 1:
             raise MeasureError("ERR keys beyond 64 bits are scored through the prefix/suffix split only "
                                "(tables: --method split or auto); this path needs one 64-bit word")
-        arr = np.array(self.weights + [self.factors], dtype=np.uint64)
-        return self.kernel, 1, arr
+        return self.kernel, 1, np.array(self.weights + [self.factors], dtype=np.uint64)
 
     def key_python(self, run) -> int:
         key, prod = 0, 1
@@ -44,17 +52,70 @@ class ERRKey(LinearKey):
             prod *= self.factors[int(r)]
         return key
 
+    def keys_of_runs(self, runs):
+        if self.words > 1:                 # beyond 64 bits: exact keys in Python
+            return ints_to_words([self.key_python(r) for r in np.asarray(runs).tolist()], self.words)
+        return super().keys_of_runs(runs)
 
-@register
+    def enumeration(self, levels, n, requested="auto"):
+        if requested not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}")
+        if requested == "generic" and self.words > 1:
+            raise MeasureError(f"ERR@{n}: its exact keys need {self.words} words; the generic method scores ERR "
+                               f"on one 64-bit word: use --method split or auto")
+        if requested != "auto":
+            return requested
+        # small spaces: score every run; else the prefix/suffix split
+        return "generic" if levels ** n <= GENERIC_LIMIT and self.words == 1 else "split"
+
+    def split_form(self, levels, n, h=None, stratified=False, label=""):
+        """key(p, s) = KA[p] + prod(p) * KS[s], with KA the prefix's own key,
+        prod(p) = prod_{j<=h} (2^m + 1 - 2^g(r_j)) and KS the suffix's key computed from
+        rank h + 1 on; the state of a prefix is the index of its product, and
+        KB[state, s] = product * KS[s]. Raw values are exact integers while keys stay below
+        2^53, float64 (error bound 4 u max_key) with multi-word exact keys beyond."""
+        h = n // 2 if h is None else h
+        W, f, words = self.weights, self.factors, self.words
+        ka, prods, factors = [], [], {}
+        for run in all_runs(levels, h).tolist():
+            key, prod = 0, 1
+            for k, r in enumerate(run):
+                key += W[k][r] * prod
+                prod *= f[r]
+            ka.append(key)
+            prods.append(prod)
+            factors.setdefault(prod, [f[r] for r in run if f[r] != 1])   # each factor < 2^32
+        ks = []
+        for run in all_runs(levels, n - h).tolist():
+            key, prod = 0, 1
+            for k, r in enumerate(run, start=h):
+                key += W[k][r] * prod
+                prod *= f[r]
+            ks.append(key)
+        uniq = sorted(set(prods))
+        index = {v: i for i, v in enumerate(uniq)}
+        state = np.array([index[v] for v in prods], dtype=np.int64)
+        if self.max_key < EXACT_LIMIT:
+            A = np.array(ka, dtype=np.float64)
+            B = np.stack([np.array([v * x for x in ks], dtype=np.float64) for v in uniq])
+            return SplitForm(n, levels, h, A, state, B, True, 0.0, EMPTY_KEYS, EMPTY_KEYS, True, stratified, label)
+        KA = ints_to_words(ka, words)
+        KS = ints_to_words(ks, words)
+        KB = np.stack([functools.reduce(mul_small, factors[v], KS) for v in uniq])
+        A = np.array([float(v) for v in ka])
+        B = np.stack([words_to_float(KB[i]) for i in range(len(uniq))])
+        return SplitForm(n, levels, h, A, state, B, False, 4 * U * float(self.max_key), KA, KB, True, stratified,
+                         label)
+
+
 @dataclass(frozen=True, repr=False)
-class ERR(Measure):
+class ERR(KeyMeasure):
     name = "ERR"
     params = (GAINS,)
     summary = "expected reciprocal rank, R = (2^g - 1)/2^g(G) (graded with gains)"
     gains: tuple = (0, 1)
 
     def key_spec(self):
-        from irscale.enumerate.kernels import err_keys
         n, g = self.n, self.gains
         m = g[-1]
         lcm = lcm_upto(n)
@@ -64,5 +125,5 @@ class ERR(Measure):
         if max(factors) >= 2 ** 32 or max_key.bit_length() > 64 * MAX_WORDS:
             raise MeasureError(f"{self}: exact ERR keys are limited to top gains below 32 and {64 * MAX_WORDS}-bit "
                                f"keys")
-        return ERRKey(kernel=err_keys, weights=weights, max_key=max_key, ordered=True,
-                      scale=lambda rb: Fraction(1, max_key), factors=factors)
+        return ERRKey(weights=weights, max_key=max_key, ordered=True, scale=lambda rb: Fraction(1, max_key),
+                      factors=factors)

@@ -3,14 +3,13 @@ graded e.g. ``gP(gains=(0,1,2))@10``)."""
 from dataclasses import dataclass
 from fractions import Fraction
 
-from irscale.scales.measures.keys import LinearKey
-from irscale.scales.measures.measure import GAINS, Measure
-from irscale.scales.measures.registry import register
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.keys import AdditiveKey
+from irscale.scales.measures.params import GAINS
 
 
-@register
 @dataclass(frozen=True, repr=False)
-class gP(Measure):  # noqa: N801  (the measure's own name)
+class gP(KeyMeasure):  # noqa: N801  (the measure's own name)
     name = "gP"
     params = (GAINS,)
     summary = "graded precision: total gain of the top N / (N * top gain)"
@@ -18,5 +17,5 @@ class gP(Measure):  # noqa: N801  (the measure's own name)
 
     def key_spec(self):
         g, n = self.gains, self.n
-        return LinearKey(kernel="additive", weights=[list(g)] * n, max_key=n * g[-1], ordered=True,
-                         scale=lambda rb: Fraction(1, n * g[-1]))
+        return AdditiveKey(weights=[list(g)] * n, max_key=n * g[-1], ordered=True,
+                           scale=lambda rb: Fraction(1, n * g[-1]))

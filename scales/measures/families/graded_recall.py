@@ -4,9 +4,10 @@ sum_k g(r_k) / sum_g c_g * g(g), the recall base being the per-grade counts
 from dataclasses import dataclass
 from fractions import Fraction
 
-from irscale.scales.measures.keys import LinearKey
-from irscale.scales.measures.measure import GAINS, Measure
-from irscale.scales.measures.registry import register
+from irscale.errors import RecallBaseError
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.keys import AdditiveKey
+from irscale.scales.measures.params import GAINS
 
 
 def total_gain(gains: tuple, rb) -> int:
@@ -17,9 +18,8 @@ def total_gain(gains: tuple, rb) -> int:
     return rb * gains[-1]
 
 
-@register
 @dataclass(frozen=True, repr=False)
-class gR(Measure):  # noqa: N801  (the measure's own name)
+class gR(KeyMeasure):  # noqa: N801  (the measure's own name)
     name = "gR"
     params = (GAINS,)
     rb_dependent = True
@@ -32,7 +32,6 @@ class gR(Measure):  # noqa: N801  (the measure's own name)
         def scale(rb):
             total = total_gain(g, rb)
             if total <= 0:  # every judged document has gain 0: recall is undefined
-                from irscale.errors import RecallBaseError
                 raise RecallBaseError(f"{self}: the judged documents {rb!r} have total gain 0")
             return Fraction(1, total)
-        return LinearKey(kernel="additive", weights=[list(g)] * n, max_key=n * g[-1], ordered=True, scale=scale)
+        return AdditiveKey(weights=[list(g)] * n, max_key=n * g[-1], ordered=True, scale=scale)

@@ -4,10 +4,11 @@ min(RB, N) relevant documents at the top (binary), or for graded gains, e.g.
 the per-grade counts (c_1..c_G) given as the recall base."""
 from dataclasses import dataclass
 
+from irscale.errors import RecallBaseError
 from irscale.scales.measures.families.dcg import jk_discounts
 from irscale.scales.measures.keys import FormalLogKey
-from irscale.scales.measures.measure import GAINS, REQUIRED, Measure, Param
-from irscale.scales.measures.registry import register
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.params import GAINS, REQUIRED, Param
 
 
 def ideal_normaliser(spec: FormalLogKey, n: int):
@@ -15,9 +16,8 @@ def ideal_normaliser(spec: FormalLogKey, n: int):
     return lambda rb: sum(spec.weights[k][1] for k in range(min(rb, n)))
 
 
-@register
 @dataclass(frozen=True, repr=False)
-class nDCG(Measure):  # noqa: N801  (the measure's own name)
+class nDCG(KeyMeasure):  # noqa: N801  (the measure's own name)
     name = "nDCG"
     rb_dependent = True
     params = (Param("b", "log_base", "log base of the J-K discount, an integer >= 2"), GAINS)
@@ -39,7 +39,6 @@ def normaliser(spec: FormalLogKey, n: int):
     def key(rb):
         ideal = graded_ideal_key(spec, n, rb) if isinstance(rb, tuple) else binary(rb)
         if ideal == 0:
-            from irscale.errors import RecallBaseError
             raise RecallBaseError(f"the ideal run of a topic with per-grade counts {rb} has DCG 0 (no judged "
                                   f"document with a positive gain): normalised DCG is undefined")
         return ideal

@@ -6,13 +6,12 @@ from dataclasses import dataclass
 
 from irscale.scales.measures.families.ndcg import normaliser
 from irscale.scales.measures.keys import FormalLogKey, log_discount
-from irscale.scales.measures.measure import GAINS, Measure
-from irscale.scales.measures.registry import register
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.params import GAINS
 
 
-@register
 @dataclass(frozen=True, repr=False)
-class nDCG_trec(Measure):  # noqa: N801
+class nDCG_trec(KeyMeasure):  # noqa: N801
     name = "nDCG_trec"
     rb_dependent = True
     summary = "trec_eval ndcg_cut: discount 1/log2(k+1), ideal from the qrels (graded with gains)"

@@ -2,19 +2,17 @@
 from dataclasses import dataclass
 from fractions import Fraction
 
-from irscale.scales.measures.keys import LinearKey
-from irscale.scales.measures.measure import Measure
-from irscale.scales.measures.registry import register
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.keys import AdditiveKey
 
 
-def count_key(n: int, scale) -> LinearKey:
+def count_key(n: int, scale) -> AdditiveKey:
     """Key = number of relevant documents retrieved (shared by P, R and F1)."""
-    return LinearKey(kernel="additive", weights=[[0, 1]] * n, max_key=n, ordered=True, scale=scale)
+    return AdditiveKey(weights=[[0, 1]] * n, max_key=n, ordered=True, scale=scale)
 
 
-@register
 @dataclass(frozen=True, repr=False)
-class P(Measure):
+class P(KeyMeasure):
     name = "P"
     summary = "precision: relevant retrieved / N"
 

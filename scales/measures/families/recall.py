@@ -3,13 +3,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from irscale.scales.measures.families.precision import count_key
-from irscale.scales.measures.measure import Measure
-from irscale.scales.measures.registry import register
+from irscale.scales.measures.keyed import KeyMeasure
 
 
-@register
 @dataclass(frozen=True, repr=False)
-class R(Measure):
+class R(KeyMeasure):
     name = "R"
     rb_dependent = True
     summary = "recall: relevant retrieved / RB"

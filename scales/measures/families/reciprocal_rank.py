@@ -2,18 +2,82 @@
 
 Graded: ``RR(gains=(0,1,2),rel=2)@10`` counts a document as relevant when its grade is at
 least ``rel`` (default 1); only the number of grades of ``gains`` matters.
+
+The key is N + 1 - (rank of the first relevant document), 0 when there is none (kernel
+``rr``); value = 1 / (N + 1 - key). Keys are in value order but not proportional to the
+values, so the key kind maps values to keys itself and knows its smallest gap,
+1/(N-1) - 1/N (values 0, 1/N, 1/(N-1), ..., 1/2, 1).
 """
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import ClassVar
 
-from irscale.scales.measures.keys import ReciprocalRankKey
+import numpy as np
+
+from irscale.enumerate.splitform import EMPTY_KEYS, SplitForm, padded_parts
 from irscale.errors import MeasureError
-from irscale.scales.measures.measure import GAINS, Measure, Param
-from irscale.scales.measures.registry import register
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.keys import U, KeySpec
+from irscale.scales.measures.params import GAINS, Param
 
 
-@register
+@dataclass(kw_only=True)
+class ReciprocalRankKey(KeySpec):
+    """RR: key = N + 1 - first relevant rank (0 if none); ``max_key`` is N. A document is
+    relevant when its degree is at least ``weights[0][0]`` (1 when ``weights`` is empty)."""
+
+    kernel: object = "rr"
+    split_enumeration: ClassVar[bool] = True
+
+    @property
+    def threshold(self) -> int:
+        return self.weights[0][0] if self.weights else 1
+
+    def key_python(self, run) -> int:
+        for k, r in enumerate(run):
+            if r >= self.threshold:
+                return len(run) - k
+        return 0
+
+    def float_values(self, keys, rb):
+        n = self.max_key
+        keys = np.asarray(keys).reshape(-1).astype(np.int64)
+        out = np.zeros(keys.shape[0], dtype=np.float64)
+        nz = keys > 0
+        out[nz] = 1.0 / (n + 1 - keys[nz]).astype(np.float64)
+        return out
+
+    def exact_value(self, key, rb):
+        return Fraction(0) if key == 0 else Fraction(1, self.max_key + 1 - key)
+
+    def error_bound(self, rb):
+        return U
+
+    def raw_of_values(self, x, rb):
+        n = self.max_key
+        with np.errstate(divide="ignore"):
+            raw = np.where(x > 0, n + 1 - 1.0 / np.where(x > 0, x, 1.0), 0.0)
+        return raw, float(n * n)  # d raw / d x = 1/x^2 <= N^2 on (1/N, 1]
+
+    def certified_gap(self, key_lo, key_hi, rb):
+        n = self.max_key
+        gap = Fraction(1) if n == 1 else Fraction(1, n - 1) - Fraction(1, n)
+        return float(gap), str(gap)
+
+    def split_form(self, levels, n, h=None, stratified=False, label=""):
+        """A = key of the prefix; B[0] = key of the suffix (no relevant document in the
+        prefix), B[1] = 0 (the prefix's first relevant document decides)."""
+        h = n // 2 if h is None else h
+        pre, suf = padded_parts(levels, n, h)
+        ka = self.keys_of_runs(pre)[:, 0].astype(np.float64)
+        kb = self.keys_of_runs(suf)[:, 0].astype(np.float64)
+        state = (ka > 0).astype(np.int64)
+        B = np.stack([kb, np.zeros_like(kb)])
+        return SplitForm(n, levels, h, ka, state, B, True, 0.0, EMPTY_KEYS, EMPTY_KEYS, True, stratified, label)
+
+
 @dataclass(frozen=True, repr=False)
-class RR(Measure):
+class RR(KeyMeasure):
     name = "RR"
     summary = "reciprocal rank of the first relevant document (graded: grade >= rel)"
     params = (GAINS, Param("rel", "grade", "lowest grade counted as relevant", default=1))
@@ -27,4 +91,4 @@ class RR(Measure):
 
     def key_spec(self):
         weights = [] if self.rel == 1 else [[self.rel]]
-        return ReciprocalRankKey(kernel="rr", weights=weights, max_key=self.n, ordered=True)
+        return ReciprocalRankKey(weights=weights, max_key=self.n, ordered=True)

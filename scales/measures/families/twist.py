@@ -12,12 +12,10 @@ from fractions import Fraction
 import numpy as np
 
 from irscale.scales.measures.formulas import relative_position as tw
-from irscale.scales.measures.fractional import GRADES, FractionMeasure
-from irscale.scales.measures.measure import REQUIRED, Param
-from irscale.scales.measures.registry import register
+from irscale.scales.measures.fractional import FractionMeasure
+from irscale.scales.measures.params import GRADES, REQUIRED, Param
 
 
-@register
 @dataclass(frozen=True, repr=False)
 class Twist(FractionMeasure):
     name = "Twist"
@@ -38,7 +36,6 @@ class Twist(FractionMeasure):
 INDICATORS = ("rho", "b_ratio", "min", "n")
 
 
-@register
 @dataclass(frozen=True, repr=False)
 class CRP(FractionMeasure):
     name = "CRP"

@@ -33,6 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
+from irscale.enumerate.runspace import validate_runs
 from irscale.errors import RecallBaseError, RunError
 
 CROSSINGS = ("impl", "literal")
@@ -343,7 +344,6 @@ def crp_indicators(run: Sequence[int], c: Sequence[int], crp_min_ref: str = "min
 # -- vectorised versions ---------------------------------------------------------------------
 def _as_runs(runs, c: tuple[int, ...]) -> np.ndarray:
     """Runs as a 2-D int64 array, grades checked to lie in ``{0..G}``."""
-    from irscale.enumerate.runspace import validate_runs
     return validate_runs(runs, len(c) + 1, None).astype(np.int64)
 
 

@@ -1,4 +1,4 @@
-"""Truncated rankings: their run space, effort-aware utility measures and OIE
+"""Exact values of the effort-aware utility measures and of OIE over truncated rankings
 (SPEC_MEASURES section 5, seed "Ranking Interruptus").
 
 Conventions
@@ -6,12 +6,8 @@ Conventions
 * A *ranking* is a sequence of grades ``r_1..r_n`` in ``{0..G}`` of its own length
   ``0 <= n <= N`` (the empty ranking included), ``r_1`` the top document, ranks 1-based.
   ``levels = G + 1``.
-* The truncated run space of cutoff ``N`` holds every ranking of length ``0..N``:
-  ``sum_{n=0}^{N} levels^n`` rankings. **Id scheme**: rankings are ordered by length, then
-  by their base-``levels`` number (``r_1`` most significant, as in SPEC section 2):
-  ``id(r) = sum_{m<n} levels^m + sum_k r_k levels^(n-k)``. The id does not depend on N, so
-  the space of cutoff N is exactly the ids ``0 .. truncated_space_size(levels, N) - 1``
-  (id 0 is the empty ranking).
+* The truncated run space of cutoff ``N`` holds every ranking of length ``0..N``; its ids
+  are those of :mod:`irscale.enumerate.truncated`.
 * Arrays of rankings (``*_many`` functions) are ``(n_runs, N)`` integer arrays, each row a
   ranking padded after its end with :data:`PAD` (-1); ``lengths`` may be given explicitly
   instead (then the padding cells are ignored whatever they hold). Fixed-length runs are
@@ -58,13 +54,13 @@ DCGU and OIE, with formal exact keys); ``*_many`` are their numpy float64 versio
 from __future__ import annotations
 
 import functools
-import itertools
 from fractions import Fraction
 from typing import Sequence
 
 import mpmath
 import numpy as np
 
+from irscale.enumerate.truncated import PAD, validate_rankings
 from irscale.errors import MeasureError, RecallBaseError, RunError
 from irscale.scales.measures.formulas.relative_position import InfeasibleRunError
 
@@ -73,67 +69,8 @@ EFFORT = Fraction(1, 20)
 #: Default collection size and beta of OIE.
 OIE_D = 20000
 OIE_BETA = Fraction(105, 100)
-#: Padding cell after the end of a ranking in ``(n_runs, N)`` arrays.
-PAD = -1
 #: mpmath digits of the logarithmic references.
 DIGITS = 50
-
-
-# -- the truncated run space -----------------------------------------------------------------
-def truncated_space_size(levels: int, n: int) -> int:
-    """Number of rankings of length ``0..n`` over ``levels`` grades."""
-    return sum(levels ** m for m in range(n + 1))
-
-
-def truncated_offset(levels: int, length: int) -> int:
-    """Id of the first ranking of the given length (all shorter rankings come first)."""
-    return truncated_space_size(levels, length - 1) if length > 0 else 0
-
-
-def truncated_id(ranking: Sequence[int], levels: int) -> int:
-    """Id of a ranking (see the module docstring)."""
-    rid = 0
-    for g in ranking:
-        if not 0 <= int(g) < levels:
-            raise RunError(f"grade {g} is outside REL = {{0..{levels - 1}}}")
-        rid = rid * levels + int(g)
-    return truncated_offset(levels, len(ranking)) + rid
-
-
-def truncated_ranking(rid: int, levels: int) -> tuple[int, ...]:
-    """The ranking with the given id (inverse of :func:`truncated_id`)."""
-    if rid < 0:
-        raise RunError(f"ranking ids are >= 0, got {rid}")
-    length = 0
-    while rid >= levels ** length:
-        rid -= levels ** length
-        length += 1
-    digits = []
-    for _ in range(length):
-        rid, d = divmod(rid, levels)
-        digits.append(d)
-    return tuple(reversed(digits))
-
-
-def truncated_rankings(levels: int, n: int) -> list[tuple[int, ...]]:
-    """Every ranking of length ``0..n`` as tuples, in id order (small n)."""
-    return [r for m in range(n + 1) for r in itertools.product(range(levels), repeat=m)]
-
-
-def truncated_runs(levels: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every ranking of length ``0..n`` in id order, as arrays (small n).
-
-    Returns
-    -------
-    runs : int8 array (size, n), each row padded with :data:`PAD` after its end.
-    lengths : int64 array (size,).
-    """
-    rankings = truncated_rankings(levels, n)
-    runs = np.full((len(rankings), n), PAD, dtype=np.int8)
-    lengths = np.fromiter((len(r) for r in rankings), dtype=np.int64, count=len(rankings))
-    for i, r in enumerate(rankings):
-        runs[i, :len(r)] = r
-    return runs, lengths
 
 
 # -- relevance mappings and parameters -------------------------------------------------------
@@ -364,7 +301,6 @@ def value_of_prime_key(key: dict[int, Fraction]) -> mpmath.mpf:
 # -- vectorised versions ---------------------------------------------------------------------
 def _as_rankings(runs, levels: int, lengths=None) -> tuple[np.ndarray, np.ndarray]:
     """(grades int64 (M, N) with padding cells set to 0, valid-cell mask (M, N))."""
-    from irscale.enumerate.runspace import validate_rankings
     return validate_rankings(runs, levels, lengths)
 
 
@@ -435,18 +371,3 @@ def oie_d_many(runs, c: Sequence[int], d: int = OIE_D, beta=OIE_BETA, lengths=No
     hsg = hsg + ((c[None, :] - seen) * term[None, :]).sum(axis=1)
     out = hs + hg - float(beta) * hsg
     return np.where((seen <= c[None, :]).all(axis=1), out, np.nan)
-
-
-def oie_many(runs, c: Sequence[int], d: int = OIE_D, beta=OIE_BETA, lengths=None) -> np.ndarray:
-    """OIE of many rankings (float64): :func:`oie_d_many` divided by D."""
-    return oie_d_many(runs, c, d, beta, lengths) / int(d)
-
-
-#: name -> (scalar exact reference, vectorised float64 version, parameters besides e/levels/rel)
-UTILITIES = {
-    "RBPU": (rbpu, rbpu_many, ("p",)),
-    "DCGU": (dcgu, dcgu_many, ()),
-    "FlatU": (flatu, flatu_many, ()),
-    "ERRU": (erru, erru_many, ()),
-    "RBU": (rbu, rbu_many, ("p",)),
-}

@@ -9,24 +9,27 @@ integer K, accumulated in 30-bit limbs: values are exact fractions K/D
 (:mod:`irscale.scales.tables.fraction`) while K and D fit 62 bits, and formal multi-limb
 keys with units 2^(30 j)/D beyond (:mod:`irscale.scales.tables.formal`). DCGU and OIE are
 formal (coefficients of 1/log2 m, ln q); parameters whose keys would exceed 62 bits are
-refused. The scalar references are :mod:`irscale.scales.measures.formulas.utilities`.
+refused. The scalar references are :mod:`irscale.scales.measures.formulas.utilities`;
+OIE is :mod:`irscale.scales.measures.families.oie`.
 """
 import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
 
+import mpmath
 import numpy as np
 
+from irscale.enumerate.truncated import PAD
 from irscale.errors import MeasureError
 from irscale.scales.measures.formulas import utilities as ut
-from irscale.scales.measures.fractional import GRADES, FractionMeasure
-from irscale.scales.measures.measure import REQUIRED, Param
-from irscale.scales.measures.registry import register
+from irscale.scales.measures.fractional import FormalValues, FractionMeasure
+from irscale.scales.measures.keys import U
+from irscale.scales.measures.params import GRADES, PERSISTENCE, REQUIRED, Param
 from irscale.scales.measures.truncated import TruncatedMeasure
 
 EFFORT = Param("e", "prob", "effort per retrieved document, a number in (0, 1)", default=Fraction(1, 20))
-PERSISTENCE = Param("p", "prob", "persistence, a number in (0, 1)")
+#: Exact keys and denominators are kept below this bound (int64 arithmetic).
 LIMIT = 2 ** 62
 
 
@@ -60,13 +63,13 @@ def _cached_plan(measure) -> tuple:
     return measure._compute_plan()
 
 
-class _Utility(TruncatedMeasure):
+class _Utility(FormalValues, TruncatedMeasure):
     """Shared exact scoring: ``value = sum_{k<=n} coef_k * (gain_k - e)``.
 
     Every term times the common denominator D is an integer; the per-run sum K is
     accumulated exactly in LIMB-bit limbs (numpy int64). Values are the fractions K / D
-    (``value_kind = "fraction"``) while K and D fit 62 bits, and beyond that the limbs
-    themselves are formal keys with units 2^(LIMB j) / D (``"formal"``), ordered and
+    (tables of layout ``fraction``) while K and D fit 62 bits, and beyond that the limbs
+    themselves are formal keys with units 2^(LIMB j) / D (layout ``formal``), ordered and
     certified like the other formal tables."""
 
     cascade = False
@@ -99,13 +102,17 @@ class _Utility(TruncatedMeasure):
         return den, add, mul, sub, bound, bound.bit_length() // LIMB + 2
 
     @property
-    def value_kind(self) -> str:
+    def layout(self) -> str:
         den, _, _, _, bound, _ = self._plan()
         return "fraction" if bound < LIMIT and den < LIMIT else "formal"
 
+    def values_many(self, runs, counts):
+        if self.layout == "fraction":
+            return FractionMeasure.values_many(self, runs, counts)
+        return FormalValues.values_many(self, runs, counts)
+
     def _limb_keys(self, runs) -> np.ndarray:
         """K of every ranking as limbs (int64 (m, L), little-endian, normalised)."""
-        from irscale.enumerate.runspace import PAD
         arr = np.asarray(runs, dtype=np.int64)
         den, add, mul, sub, bound, L = self._plan()
         G, n = self.grades, self.n
@@ -143,7 +150,7 @@ class _Utility(TruncatedMeasure):
 
     def fractions_many(self, runs, counts):
         den = self._plan()[0]
-        if self.value_kind != "fraction":
+        if self.layout != "fraction":
             raise MeasureError(f"{self}: exact keys exceed 62 bits; its values are formal multi-limb keys")
         acc = self._limb_keys(runs)
         total = np.zeros(acc.shape[0], dtype=np.int64)
@@ -162,7 +169,6 @@ class _Utility(TruncatedMeasure):
         return [f"2^{LIMB * j}/{den}" for j in range(L)]
 
     def units_mp(self, counts):
-        import mpmath
         den, *_, L = self._plan()
         return [mpmath.mpf(2) ** (LIMB * j) / den for j in range(L)]
 
@@ -176,13 +182,11 @@ class _Utility(TruncatedMeasure):
         return total / float(den)
 
     def formal_error_bound(self, keys, counts):
-        from irscale.scales.measures.keys import U
         if keys.size == 0:
             return 0.0
         return float(2 * (keys.shape[1] + 3) * U * np.abs(self.formal_floats(keys, counts)).max())
 
 
-@register
 @dataclass(frozen=True, repr=False)
 class RBPU(_Utility):
     name = "RBPU"
@@ -199,7 +203,6 @@ class RBPU(_Utility):
         return ut.rbpu(_ranking(run), self.p, self.e, self.levels)
 
 
-@register
 @dataclass(frozen=True, repr=False)
 class FlatU(_Utility):
     name = "FlatU"
@@ -215,7 +218,6 @@ class FlatU(_Utility):
         return ut.flatu(_ranking(run), self.e, self.levels)
 
 
-@register
 @dataclass(frozen=True, repr=False)
 class ERRU(_Utility):
     name = "ERRU"
@@ -233,7 +235,6 @@ class ERRU(_Utility):
         return ut.erru(_ranking(run), self.e, self.levels)
 
 
-@register
 @dataclass(frozen=True, repr=False)
 class RBU(RBPU):
     """RBPU with ERR's cascade gain in place of rel_k (same discount and parameters)."""
@@ -251,16 +252,14 @@ def _ranking(run) -> tuple:
     return tuple(int(x) for x in run if int(x) >= 0)
 
 
-@register
 @dataclass(frozen=True, repr=False)
-class DCGU(TruncatedMeasure):
+class DCGU(FormalValues, TruncatedMeasure):
     """DCGU(e) = sum_{k<=n} (g_k/G - e) / log2(k + 1), exact as integer coefficients of the
     units 1 / (den_m log2 m) over the m (not perfect powers) with k + 1 = m^j."""
 
     name = "DCGU"
     params = (EFFORT, GRADES)
     summary = "discounted cumulated gain (1/log2(k+1)) with effort e per document, over truncated rankings"
-    value_kind = "formal"
     e: Fraction = Fraction(1, 20)
     grades: int = 1
 
@@ -277,13 +276,11 @@ class DCGU(TruncatedMeasure):
         return [f"1/({den * big[m]}*log2({m}))" for m in ms]
 
     def units_mp(self, counts):
-        import mpmath
         _, ms, big = self._layout()
         den = self.grades * self.e.denominator
         return [mpmath.mpf(1) / (den * big[m]) * (1 if m == 2 else mpmath.log(2) / mpmath.log(m)) for m in ms]
 
     def formal_many(self, runs, counts):
-        from irscale.enumerate.runspace import PAD
         arr = np.asarray(runs, dtype=np.int64)
         ranks, ms, big = self._layout()
         G, en, ed = self.grades, self.e.numerator, self.e.denominator
@@ -297,102 +294,3 @@ class DCGU(TruncatedMeasure):
 
     def exact_value(self, run, rb=None):
         return ut.dcgu(_ranking(run), self.e, self.levels)
-
-
-@register
-@dataclass(frozen=True, repr=False)
-class OIE(TruncatedMeasure):
-    """OIE = H(S) + H(G) - beta H(S,G) (SPEC_MEASURES section 5) for a topic with per-grade
-    counts (c_1..c_G) over its feasible truncated rankings; exact as integer coefficients
-    of the units ln q / (beta's denominator * D) over primes q."""
-
-    name = "OIE"
-    params = (Param("D", "count", "collection size (documents), a positive integer", default=ut.OIE_D),
-              Param("beta", "positive", "weight of the joint entropy, a positive number", default=ut.OIE_BETA),
-              GRADES)
-    summary = "observational information effectiveness over truncated rankings (per-topic tables)"
-    value_kind = "formal"
-    rb_dependent = True
-    D: int = ut.OIE_D
-    beta: Fraction = ut.OIE_BETA
-    grades: int = 1
-
-    # per-topic over truncated rankings: the recall base is the per-grade counts, not capped
-    check_rb = FractionMeasure.check_rb
-    table_rb = FractionMeasure.table_rb
-    common_rb = FractionMeasure.common_rb
-
-    def check_defined(self, counts) -> None:
-        self.check_rb(counts)
-
-    def space_size(self, rb) -> int:
-        from irscale.enumerate.runspace import feasible_space_size
-        return sum(feasible_space_size(length, rb) if length else 1 for length in range(self.n + 1))
-
-    def space_chunks(self, rb, chunk: int):
-        from irscale.enumerate.runspace import PAD, feasible_run_chunks
-        yield np.full((1, self.n), PAD, dtype=np.int8)
-        for length in range(1, self.n + 1):
-            for runs in feasible_run_chunks(length, rb, chunk):
-                out = np.full((runs.shape[0], self.n), PAD, dtype=np.int8)
-                out[:, :length] = runs
-                yield out
-
-    def check_runs(self, runs, rb) -> np.ndarray:
-        from irscale.enumerate.runspace import grade_counts_of_runs, refuse_infeasible
-        arr = TruncatedMeasure.check_runs(self, runs, None)
-        refuse_infeasible(grade_counts_of_runs(arr, self.grades), rb, "ranking")
-        return arr
-
-    def _primes(self, counts):
-        m = [sum(counts[v - 1:]) for v in range(1, self.grades + 1)]
-        xs = [self.D, *range(2, self.n + 1), *[x for x in m if x > 0]]
-        return sorted({q for x in xs for q in ut._factor(x)})
-
-    def coords(self, counts):
-        den = self.beta.denominator * self.D
-        return [f"ln({q})/{den}" for q in self._primes(counts)]
-
-    def units_mp(self, counts):
-        import mpmath
-        den = self.beta.denominator * self.D
-        return [mpmath.log(q) / den for q in self._primes(counts)]
-
-    def formal_many(self, runs, counts):
-        from irscale.enumerate.runspace import PAD
-        arr = np.asarray(runs, dtype=np.int64)
-        primes = self._primes(counts)
-        G, n = self.grades, self.n
-        bn, bd = self.beta.numerator, self.beta.denominator
-        m = [sum(counts[v - 1:]) for v in range(1, G + 1)]
-
-        def exps(x):
-            f = ut._factor(x)
-            return np.array([f.get(q, 0) for q in primes], dtype=np.int64)
-        e_d = exps(self.D)
-        table = np.zeros((n + 1, len(primes)), dtype=np.int64)     # exponents of 1..N (ranks, c_i)
-        for x in range(1, n + 1):
-            table[x] = exps(x)
-        e_m = {x: exps(x) for x in m if x > 0}
-        top = max(int(np.abs(e_d[None, :] - table[1:]).max(initial=0)),
-                  max((int(np.abs(e_d - e).max(initial=0)) for e in e_m.values()), default=0))
-        if (bd + bn) * (n + 2 * sum(counts)) * max(top, 1) >= LIMIT:
-            raise MeasureError(f"{self}: exact keys exceed 62 bits (beta = {self.beta}); use a simpler beta")
-        valid = arr != PAD
-        g = np.where(valid, arr, 0)
-        keys = np.zeros((arr.shape[0], len(primes)), dtype=np.int64)
-        for i in range(n):                  # rank i + 1: bd log(D/i) - bn log(D/c_i)
-            c_i = ((g[:, :i + 1] >= g[:, i:i + 1]) & valid[:, :i + 1]).sum(axis=1)
-            term = bd * (e_d - table[i + 1])[None, :] - bn * (e_d[None, :] - table[np.maximum(c_i, 1)])
-            keys += np.where(valid[:, i:i + 1], term, 0)
-        for v in range(1, G + 1):           # (bd c_v - bn u_v) log(D/m_v), u_v unretrieved of grade v
-            if counts[v - 1] == 0:
-                continue
-            u = counts[v - 1] - ((g == v) & valid).sum(axis=1)
-            keys += (bd * counts[v - 1] - bn * u)[:, None] * (e_d - e_m[m[v - 1]])[None, :]
-        return keys
-
-    def exact_value(self, run, rb=None):
-        import mpmath
-        with mpmath.workdps(ut.DIGITS):
-            return ut.oie_d(_ranking(run), self.check_rb(rb), self.D, self.beta) / self.D

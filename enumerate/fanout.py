@@ -1,0 +1,65 @@
+"""Fan-out of independent units of work: in-process, joblib workers (loky processes or
+threads) or a dask.distributed cluster through joblib's dask backend.
+
+:class:`Fanout` is the one setting both enumerators take (``n_jobs`` as joblib counts
+them, the backend); :func:`dask_client` connects to (or starts) the cluster the dask
+backend runs on.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator
+
+from joblib import Parallel, delayed, parallel_config
+
+from irscale.errors import IrscaleError
+
+BACKENDS = ("loky", "threading", "dask")
+
+
+@dataclass(frozen=True)
+class Fanout:
+    """Where units of work run: ``n_jobs`` workers (1: in-process; -1: all cores) of the
+    joblib ``backend`` (None: loky processes; ``"threading"``; ``"dask"``, which needs a
+    connected :func:`dask_client`)."""
+
+    n_jobs: int = 1
+    backend: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.n_jobs == 0 or self.n_jobs < -1:
+            raise IrscaleError(f"n_jobs must be a positive number or -1, got {self.n_jobs}")
+        if self.backend is not None and self.backend not in BACKENDS:
+            raise IrscaleError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+
+    @property
+    def shares_files(self) -> bool:
+        """Whether workers see this machine's files (not so for remote dask workers)."""
+        return self.backend != "dask"
+
+    def map(self, fn: Callable, items: Iterable[tuple], n_items: int, ordered: bool = True) -> Iterator:
+        """``fn(*item)`` for every item, as results arrive (in item order when ``ordered``).
+        Runs in-process when there is one worker or at most one item."""
+        if self.n_jobs == 1 or n_items <= 1:
+            return (fn(*item) for item in items)
+        cfg = {"backend": self.backend} if self.backend else {}
+        with parallel_config(**cfg):
+            return Parallel(n_jobs=self.n_jobs, return_as="generator" if ordered else "generator_unordered")(
+                delayed(fn)(*item) for item in items)
+
+
+def dask_client(scheduler: str | None, n_jobs: int):
+    """A dask.distributed client for joblib's dask backend: connected to ``scheduler``
+    (tcp://host:port), or to a local cluster of ``n_jobs`` single-threaded workers."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise IrscaleError("the dask backend needs dask.distributed: pip install 'irscale[dask]'") from None
+    try:
+        if scheduler:
+            return Client(scheduler, timeout="20s")
+        return Client(n_workers=max(1, n_jobs if n_jobs > 0 else os.cpu_count() or 1), threads_per_worker=1,
+                      dashboard_address=None)
+    except OSError as e:
+        raise IrscaleError(f"cannot reach the dask scheduler {scheduler}: {e}") from None

@@ -1,0 +1,80 @@
+"""``irscale build``: enumerate every run of length N and write the measures' tables."""
+from __future__ import annotations
+
+import click
+
+from irscale.commands.options import check_jobs, measure_names, parse_rbs
+from irscale.scales.measures.parse import parse_measures
+from irscale.scales.runs.judging import qrels_table_rbs
+from irscale.scales.runs.qrels import read_qrels
+from irscale.store.fill import build_store
+
+
+@click.command("build")
+@click.option("--measures", "-m", help='Comma-separated measure names, e.g. "AP@10,DCG(b=2)@10".')
+@click.option("--preset", help="A named measure set instead of (or besides) --measures: 'paper' "
+              "(P, R, AP, RR, RBP p=0.3/0.5/0.8, DCG and nDCG b=2/10).")
+@click.option("--depth", type=int, help="Cutoff N for --preset.")
+@click.option("--rb", "rb_text", default="all", show_default=True,
+              help="Recall bases wanted for RB-dependent measures: 'all' (1..N) or a list like 1,5,10 (validated; "
+                   "one table serves every recall base). Measures with a table per recall-base vector (gR, nDCG "
+                   "with gains; Twist, CRP, OIE per topic) take vectors like '(3,2),(0,5)' ('all': the all-runs "
+                   "vector (N,...,N) of the common scale).")
+@click.option("--qrels", type=click.Path(dir_okay=False),
+              help="Also build the tables of measures with a table per recall-base vector for the per-grade "
+                   "counts of every topic of this qrels file (what 'transform' needs for it).")
+@click.option("--max-grade", type=click.IntRange(min=1), default=None,
+              help="With --qrels: fold qrels levels above this grade into it (as transform --max-grade).")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="Table file (HDF5) to create or extend.")
+@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Parallel workers (joblib; -1: all cores).")
+@click.option("--rebuild", is_flag=True, help="Rebuild tables already in the file.")
+@click.option("--backend", type=click.Choice(["loky", "threading", "dask"]), default=None,
+              help="Where workers run: local processes (loky, default), threads, or a dask.distributed cluster.")
+@click.option("--scheduler", help="Address of the dask scheduler (tcp://host:port) for --backend dask; "
+              "without it a local cluster is started.")
+@click.option("--method", type=click.Choice(["auto", "split", "generic"]), default="auto", show_default=True,
+              help="Enumeration: split (prefix/suffix merge), generic (score every run; the reference).")
+@click.option("--bucket-items", type=click.IntRange(min=1000), default=None,
+              help="Work-unit size (prefix/suffix pairs per bucket) of the split method; smaller saves memory.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+def command(measures, preset, depth, rb_text, qrels, max_grade, out, jobs, rebuild, backend, scheduler, method,
+            bucket_items, quiet):
+    """Enumerate every run of length N and write the measures' tables to OUT."""
+    names = measure_names(measures, preset, depth)
+    check_jobs(jobs)
+    ms = parse_measures(names)
+    request = parse_rbs(rb_text)
+    if scheduler and backend != "dask":
+        raise click.UsageError("--scheduler goes with --backend dask")
+    if max_grade is not None and qrels is None:
+        raise click.UsageError("--max-grade goes with --qrels")
+    per_vector = [m for m in ms if m.per_grade_rb]
+    vectors: dict = {}
+    rbs = "all"
+    if isinstance(request, list) and isinstance(request[0], tuple):
+        if not per_vector:
+            raise click.BadParameter("per-grade count vectors are for measures with a table per recall-base vector "
+                                     "(gR, nDCG or nDCG_trec with gains; Twist, CRP, OIE); give integers",
+                                     param_hint="--rb")
+        for m in per_vector:
+            bad = [v for v in request if len(v) != m.levels - 1]
+            if bad:
+                raise click.BadParameter(f"{m} has grades 1..{m.levels - 1}: give {m.levels - 1} counts per vector, "
+                                         f"got {bad[0]}", param_hint="--rb")
+            vectors[str(m)] = list(request)
+    elif isinstance(request, list):
+        if not any(m.rb_dependent and not m.per_grade_rb for m in ms):
+            raise click.BadParameter("recall bases are for binary measures that depend on them (R, F1, AP, nDCG, "
+                                     "...); none of the measures given does", param_hint="--rb")
+        rbs = request
+    if qrels is not None:
+        if not per_vector:
+            raise click.UsageError("--qrels gives per-grade counts for measures with a table per recall-base "
+                                   "vector (gR, nDCG or nDCG_trec with gains; Twist, CRP, OIE); none was given")
+        q = read_qrels(qrels)
+        for m in per_vector:
+            vectors[str(m)] = vectors.get(str(m), []) + qrels_table_rbs(q, m, max_grade)
+    store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild, backend=backend,
+                        scheduler=scheduler, method=method, bucket_items=bucket_items, rb_counts=vectors or None)
+    done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
+    click.echo(f"{out}: {len(done)} tables for {len(ms)} measure(s) ({len(store.tables())} tables in the file)")

@@ -1,0 +1,93 @@
+"""What several subcommands share: parsing ``--rb``, options taking many values, measure
+names from ``--measures``/``--preset``, printing warnings and tables."""
+from __future__ import annotations
+
+import re
+
+import click
+
+from irscale.presets import preset_measures
+from irscale.scales.measures.parse import split_measures
+
+
+def parse_rbs(text: str):
+    """'all', a list of recall bases ``1,5,10``, or per-grade count vectors ``(3,2),(0,4)``."""
+    if text.strip().lower() == "all":
+        return "all"
+    if "(" in text:
+        groups = re.findall(r"\(([^()]*)\)", text)
+        rest = re.sub(r"\(([^()]*)\)", "", text).replace(",", "").replace(";", "").strip()
+        try:
+            vectors = [tuple(int(x) for x in g.split(",") if x.strip()) for g in groups]
+        except ValueError:
+            vectors = []
+        if rest or not vectors or any(not v or min(v) < 0 or sum(v) < 1 for v in vectors):
+            raise click.BadParameter(f"expected per-grade counts like (3,2) or (3,2),(0,5): non-negative integers, "
+                                     f"at least one positive per vector; got {text!r}")
+        return vectors
+    try:
+        rbs = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected 'all', a comma-separated list of integers, or per-grade counts like "
+                                 f"(3,2), got {text!r}") from None
+    if not rbs or any(r < 1 for r in rbs):
+        raise click.BadParameter(f"recall bases must be integers >= 1, got {text!r}")
+    return rbs
+
+
+class ManyValues(click.Option):
+    """An option taking every following argument up to the next option
+    (``--runs a.gz b.gz c.gz``), as well as repeated use (``--runs a.gz --runs b.gz``)."""
+
+    def add_to_parser(self, parser, ctx):
+        super().add_to_parser(parser, ctx)
+        for name in self.opts:
+            opt = parser._long_opt.get(name) or parser._short_opt.get(name)
+            if opt is None:
+                continue
+            original = opt.process
+
+            def process(value, state, original=original):
+                values = [value]
+                while state.rargs and not state.rargs[0].startswith("-"):
+                    values.append(state.rargs.pop(0))
+                for v in values:
+                    original(v, state)
+
+            opt.process = process
+
+
+def measure_names(measures, preset, depth) -> list[str]:
+    """Measure names from --measures and/or --preset/--depth."""
+    names = []
+    if preset:
+        if depth is None:
+            raise click.UsageError("--preset needs --depth N")
+        names += preset_measures(preset, depth)
+    elif depth is not None:
+        raise click.UsageError("--depth goes with --preset")
+    if measures:
+        names += split_measures(measures)
+    if not names:
+        raise click.UsageError("give --measures or --preset")
+    return names
+
+
+def check_jobs(jobs: int) -> None:
+    if jobs == 0 or jobs < -1:
+        raise click.BadParameter("--jobs must be a positive number or -1", param_hint="--jobs")
+
+
+def print_warnings(caught) -> None:
+    for w in caught:
+        click.echo(f"irscale: warning: {w.message}", err=True)
+
+
+def cell(v) -> str:
+    return "-" if v is None else "yes" if v is True else "no" if v is False else str(v)
+
+
+def print_table(header, rows) -> None:
+    widths = [max(len(x) for x in col) for col in zip(header, *rows)]
+    for row in [header] + rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())

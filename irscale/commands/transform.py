@@ -1,0 +1,61 @@
+"""``irscale transform``: per-topic raw and interval-scaled scores of TREC runs."""
+from __future__ import annotations
+
+import warnings
+
+import click
+
+from irscale.commands.options import ManyValues, check_jobs, measure_names, print_warnings
+from irscale.scales.runs.scores import check_output, write_scores
+from irscale.scales.runs.transform import transform
+
+
+@click.command("transform")
+@click.option("--qrels", required=True, type=click.Path(dir_okay=False),
+              help="Relevance judgments: topic iteration docno rel (gzip allowed).")
+@click.option("--runs", "runs", required=True, multiple=True, cls=ManyValues,
+              help="Run files (topic Q0 docno rank score tag; gzip allowed), or folders of run files.")
+@click.option("--measures", "-m", help='Comma-separated measure names, e.g. "AP@30,nDCG(b=2)@30".')
+@click.option("--preset", help="A named measure set instead of (or besides) --measures, e.g. 'paper'.")
+@click.option("--depth", type=int, help="Cutoff N for --preset.")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False),
+              help="Table file with a table for every measure; without it only raw scores are written.")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
+              help="Scores file: .csv, .tsv, .parquet (.csv.gz, .tsv.gz); written atomically.")
+@click.option("--rb-scale", type=click.Choice(["feasible", "common"]), default="feasible", show_default=True,
+              help="Scale of RB-dependent measures: each topic's own recall base (feasible runs only), or "
+                   "the one scale of RB >= N for every topic (the original paper).")
+@click.option("--raw-only", is_flag=True, help="Raw scores only, even with --store.")
+@click.option("--midranks", is_flag=True, help="Also write mid-ranks (for comparing tie strategies; one pass over "
+                                                "each table's run counts).")
+@click.option("--build-missing", is_flag=True, help="Build tables missing from --store on the fly (up to 2^24 runs: binary N <= 24).")
+@click.option("--max-grade", type=click.IntRange(min=1), default=None,
+              help="Fold qrels levels above this grade into it (graded measures fold levels above their own top "
+                   "grade anyway; binary measures count levels >= 1 as relevant).")
+@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Workers building missing tables.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
+def command(qrels, runs, measures, preset, depth, store_path, out, rb_scale, raw_only, midranks, build_missing,
+            max_grade, jobs, quiet):
+    """Score TREC runs per topic and map the scores to their interval scales.
+
+    Writes one row per (run, topic, measure): run, topic, measure, n, rb, raw, rank, k,
+    scaled, midrank (with --midranks), n_runs, rb_scale. Ranks come from the judged runs
+    (exact), following trec_eval's conventions (score descending, docno descending; cut at
+    N; unjudged = non-relevant).
+    """
+    names = measure_names(measures, preset, depth)
+    check_jobs(jobs)
+    if store_path is None and build_missing:
+        raise click.UsageError("--build-missing needs --store (the file to build the tables into)")
+    check_output(out)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scores = transform(qrels, list(runs), names, None if raw_only else store_path, rb_scale=rb_scale,
+                           midranks=midranks, build_missing=build_missing, max_grade=max_grade, n_jobs=jobs,
+                           progress=not quiet)
+    if not quiet:
+        print_warnings(caught)
+    write_scores(scores, out)
+    what = "raw scores" if raw_only or store_path is None else f"raw and scaled scores ({rb_scale})"
+    click.echo(f"{out}: {len(scores)} rows, {scores['run'].nunique()} runs x {scores['topic'].nunique()} topics x "
+               f"{scores['measure'].nunique()} measures, {what}")

@@ -1,0 +1,129 @@
+"""Measures scored by exact integer keys over every run of REL^N.
+
+A :class:`KeyMeasure` gives its :class:`~irscale.scales.measures.keys.KeySpec`; from it
+come the run scoring of the enumerator (:meth:`KeyMeasure.scoring_job`), the split form
+(:meth:`KeyMeasure.split_form`), values of runs and exact values. Its tables (layout
+``entries``, :mod:`irscale.scales.tables.entries`) hold every run of the space:
+
+* without recall base: one table;
+* binary and RB-dependent: one table stratified by the number of relevant documents of
+  the runs, serving every recall base (strata ``"relevant"``; SPEC section 2: the table
+  of RB = r holds the values of the runs with at most r relevant documents);
+* graded and RB-dependent: one table per per-grade count vector (c_1..c_G), each count
+  capped at N, holding the runs feasible for it (strata ``"grade_codes"`` during the
+  enumeration; SPEC_MEASURES section 1).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+
+from irscale.enumerate import runspace
+from irscale.enumerate.jobs import ScoringJob
+from irscale.enumerate.reduce import KeyCodec
+from irscale.enumerate.splitform import SplitForm
+from irscale.scales.measures.keys import KeySpec
+from irscale.scales.measures.measure import Measure
+
+
+@functools.lru_cache(maxsize=256)
+def _spec(measure: "KeyMeasure") -> KeySpec:
+    return measure.key_spec()
+
+
+@functools.lru_cache(maxsize=64)
+def _split(measure: "KeyMeasure") -> SplitForm:
+    return measure.spec.split_form(measure.levels, measure.n, None, stratified=measure.strata_kind == "relevant",
+                                   label=str(measure))
+
+
+@dataclasses.dataclass(frozen=True)
+class KeyMeasure(Measure):
+    """A measure with an exact integer key per run (see the module docstring).
+
+    Families implement :meth:`key_spec`."""
+
+    def key_spec(self) -> KeySpec:
+        """The exact key of this measure (:mod:`irscale.scales.measures.keys`)."""
+        raise NotImplementedError
+
+    @property
+    def spec(self) -> KeySpec:
+        """:meth:`key_spec`, built once per measure."""
+        return _spec(self)
+
+    @property
+    def layout(self) -> str:
+        return "entries"
+
+    @property
+    def strata_kind(self) -> str | None:
+        """What the enumerator keeps besides keys: None, ``"relevant"`` (binary
+        RB-dependent: one table for every recall base) or ``"grade_codes"`` (graded
+        RB-dependent: one table per per-grade count vector)."""
+        if not self.rb_dependent:
+            return None
+        return "relevant" if self.levels == 2 else "grade_codes"
+
+    def table_rb(self, rb):
+        rb = self.check_rb(rb)
+        return tuple(min(c, self.n) for c in rb) if isinstance(rb, tuple) else None
+
+    def check_defined(self, rb) -> None:
+        rb = self.check_rb(rb)
+        if rb is not None:
+            self.spec.value_factor(rb)     # normalisers refuse topics whose ideal run scores 0
+
+    def certificate_rb(self, table_rb):
+        """The recall base a table's certificate is stated for: its own vector, or the
+        common one (N) for a table serving every recall base."""
+        return table_rb if table_rb is not None else self.common_rb()
+
+    # -- scoring ----------------------------------------------------------------------------
+    def scoring_job(self) -> ScoringJob:
+        """The enumerator's scoring job (:mod:`irscale.enumerate.jobs`)."""
+        spec = self.spec
+        kernel, words, weights = spec.kernel_arrays()
+        stratum_bits = 8
+        if self.strata_kind == "grade_codes":
+            stratum_bits = max(8, ((self.n + 1) ** (self.levels - 1)).bit_length())
+        codec = KeyCodec(words=words, key_bits=max(1, int(spec.max_key).bit_length()),
+                         has_stratum=self.strata_kind is not None, stratum_bits=stratum_bits)
+        return ScoringJob(kernel, words, weights, codec, self.strata_kind)
+
+    def split_form(self) -> SplitForm:
+        """The split form with the default split (prefix of N/2 ranks), cached per
+        measure (prefix and suffix tables of 2**15 entries at N = 30 are reused by every
+        lookup and transform)."""
+        return _split(self)
+
+    def keys_of_runs(self, runs: np.ndarray) -> np.ndarray:
+        """Exact keys (uint64 (m, words)) of runs (uint8 (m, N))."""
+        return self.spec.keys_of_runs(runs)
+
+    def values_of_ids(self, ids, rb=None) -> np.ndarray:
+        """Values come from each run's exact key, scored by the enumerator's kernel
+        (correctly rounded for rational measures; for log discounts within the measure's
+        stated error bound), never from a float sum in another order."""
+        rb = self.check_rb(rb)
+        runs = self.runs_of_ids(np.asarray(ids, dtype=np.int64).reshape(-1))
+        return self.spec.float_values(self.keys_of_runs(runs), rb)
+
+    def exact_value(self, run, rb=None):
+        spec = self.spec
+        return spec.exact_value(spec.key_python([int(r) for r in run]), self.check_rb(rb))
+
+    def value_key(self, run, rb=None) -> int:
+        return self.spec.key_python([int(r) for r in run])
+
+    def exact_gaps(self, runs, rb=None):
+        return self.spec.gap_values(self.keys_of_runs(runs), self.check_rb(rb))
+
+    def check_runs(self, runs, rb=None) -> np.ndarray:
+        arr = super().check_runs(runs, rb)
+        rb = self.check_rb(rb) if rb is not None else None
+        if isinstance(rb, tuple):       # tables keyed by per-grade counts hold only the feasible runs
+            runspace.refuse_infeasible(runspace.grade_counts_of_runs(arr, self.levels - 1), rb)
+        return arr

@@ -1,0 +1,166 @@
+"""TREC runs: ``topic Q0 docno rank score tag`` per line (SPEC section 5).
+
+Documents are ordered as trec_eval orders them: score descending, ties broken by docno
+descending (byte-wise string comparison); the rank column is ignored. A docno repeated
+within a topic is an error.
+"""
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow.compute as pc
+
+from irscale.errors import IrscaleWarning, TrecFormatError
+from irscale.scales.runs.text_files import check_text, delimited_table, read_bytes, read_fields, text_lines
+
+RUN_COLUMNS = ("topic", "q0", "docno", "rank", "score", "tag")
+RUN_FORMAT = "topic Q0 docno rank score tag"
+
+
+@dataclass
+class Run:
+    """A system's ranked lists, in trec_eval order.
+
+    Attributes
+    ----------
+    name : str
+        The run tag (column 6 of the first line), as trec_eval reports it.
+    topics, docnos : ndarray of object (str)
+        One entry per kept document, grouped by topic, each topic's documents in
+        trec_eval order (score descending, docno descending).
+    scores : ndarray of float64
+    depth : int or None
+        Only the top ``depth`` documents of each topic are kept (None: all).
+    path : str
+    """
+
+    name: str
+    topics: np.ndarray
+    docnos: np.ndarray
+    scores: np.ndarray
+    depth: int | None = None
+    path: str = ""
+
+    def rankings(self, depth: int | None = None) -> dict[str, list[str]]:
+        """``topic -> docnos`` of the top ``depth`` documents (all kept ones when None)."""
+        if depth is not None and self.depth is not None and depth > self.depth:
+            raise ValueError(f"run {self.name} was read to depth {self.depth}, not {depth}")
+        out: dict[str, list[str]] = {}
+        if len(self.topics) == 0:
+            return out
+        starts = np.flatnonzero(np.r_[True, self.topics[1:] != self.topics[:-1]])
+        ends = np.r_[starts[1:], len(self.topics)]
+        for s, e in zip(starts.tolist(), ends.tolist()):
+            stop = e if depth is None else min(e, s + depth)
+            out[self.topics[s]] = self.docnos[s:stop].tolist()
+        return out
+
+
+def trec_order(topic_code: np.ndarray, docnos, scores: np.ndarray, depth: int | None = None) -> np.ndarray:
+    """Indices of the documents in trec_eval order: grouped by topic, score descending,
+    docno descending (code-point order, which is byte order for UTF-8).
+
+    ``topic_code`` numbers the topics (any numbering), ``docnos(indices)`` returns the
+    docnos of the given rows. With ``depth``, only documents that can be among a topic's
+    top ``depth`` are returned (those scoring at least the depth-th best score of their
+    topic); sorting by docno, the costly part, is then done for those few only.
+    """
+    by_score = np.lexsort((-scores, topic_code))
+    if depth is not None and len(by_score):
+        code = topic_code[by_score]
+        start = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+        size = np.diff(np.r_[start, len(code)])
+        cut = start + np.minimum(size, depth) - 1          # position of each topic's depth-th document
+        threshold = np.repeat(scores[by_score][cut], size)
+        by_score = by_score[scores[by_score] >= threshold]
+    _, doc_code = np.unique(docnos(by_score).astype(str), return_inverse=True)
+    order = np.lexsort((-doc_code, -scores[by_score], topic_code[by_score]))
+    return by_score[order]
+
+
+def _run_columns(data: bytes):
+    """(topic codes, topics(rows), docnos(rows), scores, tags) of a run file's lines, or
+    None when something is wrong (then :func:`_diagnose_run` finds the line)."""
+    table = delimited_table(data, RUN_COLUMNS, float_columns=("score",))
+    if table is not None:
+        topic = table["topic"].combine_chunks()
+        codes = pc.dictionary_encode(topic).indices.to_numpy(zero_copy_only=False)
+        doc = pc.dictionary_encode(table["docno"].combine_chunks())
+        pairs = np.sort(codes.astype(np.int64) * len(doc.dictionary) + doc.indices.to_numpy(zero_copy_only=False))
+        if (pairs[1:] == pairs[:-1]).any():
+            return None                                     # a docno repeated within a topic
+        docno = table["docno"]
+        tags = table["tag"]
+        first_tag = tags[0].as_py()
+        other_tags = [] if pc.all(pc.equal(tags, first_tag)).as_py() else pc.unique(tags).to_pylist()
+        scores = table["score"].to_numpy()
+        return (codes, lambda rows: topic.take(rows).to_numpy(zero_copy_only=False),
+                lambda rows: docno.take(rows).to_numpy(zero_copy_only=False), scores, first_tag, other_tags)
+    try:
+        df = read_fields(data, RUN_COLUMNS, {"topic": object, "q0": object, "docno": object, "rank": object,
+                                         "score": np.float64, "tag": object})
+        tags = df["tag"]
+        if tags.isna().any() or (tags == "").any() or df.duplicated(["topic", "docno"]).any():
+            return None
+    except (ValueError, TypeError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
+        return None
+    topics, docnos = df["topic"].to_numpy(), df["docno"].to_numpy()
+    first_tag = tags.iat[0]
+    other_tags = [] if (tags == first_tag).all() else list(tags.unique())
+    return (pd.factorize(topics)[0], topics.__getitem__, docnos.__getitem__,
+            df["score"].to_numpy(dtype=np.float64), first_tag, other_tags)
+
+
+def read_run(path: str | os.PathLike, depth: int | None = None) -> Run:
+    """Read a run file (``topic Q0 docno rank score tag``; gzip allowed) and order its
+    documents as trec_eval does; with ``depth``, keep each topic's top ``depth`` only.
+
+    Raises :class:`~irscale.errors.TrecFormatError` naming the file and line of the first
+    malformed line, wrong column count, non-numeric or NaN score, or docno repeated within
+    a topic; empty and binary files are errors too.
+    """
+    data = read_bytes(path, "run")
+    check_text(path, data, "run")
+    columns = _run_columns(data)
+    if columns is None or np.isnan(columns[3]).any():
+        _diagnose_run(path, data)
+        raise TrecFormatError(f"{path}: cannot parse as a run ({RUN_FORMAT})")
+    codes, topics, docnos, scores, name, other_tags = columns
+    keep = trec_order(codes, docnos, scores, depth)
+    if other_tags:
+        others = sorted(set(other_tags) - {name})
+        warnings.warn(f"{path}: several run tags ({name}, {few(others, 3)}); using the first, {name}",
+                      IrscaleWarning, stacklevel=2)
+    return Run(str(name), topics(keep), docnos(keep), scores[keep], depth, str(path))
+
+
+def _diagnose_run(path, data: bytes) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for no, f in text_lines(path, data, "run"):
+        if len(f) != 6:
+            hint = "; this looks like a qrels file" if len(f) == 4 else ""
+            raise TrecFormatError(f"{path}:{no}: expected 6 columns ({RUN_FORMAT}), found {len(f)}{hint}")
+        try:
+            score = float(f[4])
+        except ValueError:
+            raise TrecFormatError(f"{path}:{no}: score {f[4]!r} is not a number") from None
+        if math.isnan(score):
+            raise TrecFormatError(f"{path}:{no}: score is NaN")
+        key = (f[0], f[2])
+        if key in seen:
+            raise TrecFormatError(f"{path}:{no}: document {f[2]} appears twice for topic {f[0]} "
+                                  f"(also at line {seen[key]}); trec_eval refuses such runs")
+        seen[key] = no
+
+
+
+
+def few(items: list[str], limit: int = 8) -> str:
+    """The first ``limit`` items, comma-separated, and how many more."""
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")

@@ -1,0 +1,80 @@
+"""Scores files: what :func:`irscale.scales.runs.transform.transform` returns, written
+and read as ``.csv``, ``.tsv``, ``.parquet`` (``.csv.gz``, ``.tsv.gz``), one row per
+(run, topic, measure) with the columns :data:`COLUMNS` (described in
+:mod:`irscale.scales.runs.transform`). Files are written to a temporary file in the same
+folder and renamed, so a failure leaves no partial file and keeps an older one.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from irscale.errors import IrscaleError, OutputError
+
+COLUMNS = ["run", "topic", "measure", "n", "rb", "raw", "rank", "k", "scaled", "midrank", "n_runs", "rb_scale"]
+OUTPUT_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".csv.gz": "csv", ".tsv.gz": "tsv"}
+
+
+def output_format(path: str | os.PathLike) -> str:
+    """Format of a scores file from its name (.csv, .tsv, .parquet, .csv.gz, .tsv.gz)."""
+    name = Path(path).name.lower()
+    for suffix, fmt in sorted(OUTPUT_FORMATS.items(), key=lambda kv: -len(kv[0])):
+        if name.endswith(suffix):
+            return fmt
+    raise OutputError(f"{path}: unknown output format; use a name ending in "
+                      f"{', '.join(OUTPUT_FORMATS)}")
+
+
+def check_output(path: str | os.PathLike) -> None:
+    """Fail early (before any work) when ``path`` cannot be written."""
+    path = Path(path)
+    output_format(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise OutputError(f"{path} is a folder")
+    if not folder.is_dir():
+        raise OutputError(f"{path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise OutputError(f"{path}: folder {folder} is not writable")
+
+
+def write_scores(scores: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a scores table atomically (temporary file in the same folder, then rename):
+    a failed or interrupted write leaves no partial file and keeps an older one."""
+    path = Path(path)
+    fmt = output_format(path)
+    check_output(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    compression = "gzip" if path.name.lower().endswith(".gz") else None
+    try:
+        if fmt == "parquet":
+            scores.to_parquet(tmp, index=False)
+        else:
+            scores.to_csv(tmp, index=False, sep="\t" if fmt == "tsv" else ",", compression=compression)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write ({e.strerror or e})") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def read_scores(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a scores file written by :func:`write_scores` (any of its formats)."""
+    fmt = output_format(path)
+    if not Path(path).is_file():
+        raise IrscaleError(f"{path}: no such file")
+    if fmt == "parquet":
+        df = pd.read_parquet(path)
+    else:
+        df = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype={"run": str, "topic": str},
+                         keep_default_na=False,
+                         na_values={c: [""] for c in ("raw", "rank", "k", "scaled", "midrank", "n_runs")})
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise IrscaleError(f"{path}: not a scores file of 'irscale transform' (no column {', '.join(missing)})")
+    for c in ("rank", "k", "n_runs"):
+        df[c] = df[c].astype("Int64")
+    return df

@@ -1,0 +1,351 @@
+"""The scale of an entry table (:mod:`irscale.scales.tables.entries`), answered without
+reading the table whole.
+
+Values are recomputed from the entries' representative run ids with the measure's split
+form (``raw = A[p] + B[state[p], s]``) and mapped to values by its key kind; lookups are
+binary searches in the block index plus a few probes of the (memory-mapped) table, in the
+numba kernels of :mod:`irscale.scales.tables.lookup_kernels`. Batches are answered in
+value order (sorted first), which keeps a lookup batch on a memory-mapped table
+cache-friendly.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from math import comb
+from typing import Iterator
+
+import numpy as np
+
+from irscale.enumerate.runspace import refuse_infeasible
+from irscale.enumerate.split_kernels import exact_keys, grade_counts_ids, popcount_ids
+from irscale.errors import RunError, ValueNotInScaleError
+from irscale.scales.tables import lookup_kernels as lk
+from irscale.scales.tables.scale import ATOL, BLOCK_VALUES, RTOL, Scale
+
+
+class EntryScale(Scale):
+    """The unq interval scale of an entry table for one recall base (see
+    :class:`~irscale.scales.tables.scale.Scale`). ``r`` is the table recall base of a
+    stratified table (min(rb, N)); 0 otherwise."""
+
+    def __init__(self, table, rb=None):
+        super().__init__(table, rb)
+        self.r = min(self.rb, self.n) if table.stratified else 0
+        self._sf = self.measure.split_form()
+        self._spec = self.measure.spec
+        self._ids, self._strata = table.arrays_for_kernels()
+        self._index = None
+        self._materialised = None
+
+    # -- index -------------------------------------------------------------------------
+    def _idx(self):
+        if self._index is None and self.table.index is not None:
+            self._index = tuple(self.table.index)
+        if self._index is None:
+            t, sf = self.table, self._sf
+            nr = self.n + 1 if t.stratified else 1
+            self._index = lk.build_index(self._ids, t.implicit, t.n_entries, self._strata,
+                                         sf.A, sf.state, sf.B, sf.S, nr)
+        return self._index
+
+    def _args(self):
+        t, sf = self.table, self._sf
+        block_raw, block_cum = self._idx()
+        return (self._ids, t.implicit, t.n_entries, self._strata, sf.A, sf.state, sf.B, sf.S,
+                block_raw, block_cum)
+
+    # -- raw <-> value -----------------------------------------------------------------
+    def _values_of_raw(self, raw: np.ndarray) -> np.ndarray:
+        return self._spec.values_of_raw(raw, self._sf.exact, self.rb)
+
+    # -- facts ----------------------------------------------------------------------------
+    def _materialise(self):
+        """values, counts and representative run ids of the distinct values present."""
+        if self._materialised is None:
+            t = self.table
+            E = t.n_entries
+            ids = np.arange(E, dtype=np.int64) if t.implicit else np.asarray(t.ids, dtype=np.int64)
+            counts = np.ones(E, np.int64) if t.counts is None else np.asarray(t.counts, dtype=np.int64)
+            packed = None if t.strata is None else np.asarray(t.strata)
+            first = np.ones(E, bool) if packed is None else (packed & lk.FIRST) != 0
+            vid = np.cumsum(first) - 1                      # distinct value of each entry
+            nv = int(vid[-1]) + 1 if E else 0
+            if packed is None:
+                present = np.ones(nv, bool)
+            else:
+                feasible = (packed & lk.STRATUM) <= self.r
+                counts = np.where(feasible, counts, 0)
+                present = np.zeros(nv, bool)
+                present[vid[first & feasible]] = True    # a value's first entry has its smallest stratum
+            cnt = np.bincount(vid, weights=counts.astype(np.float64), minlength=nv)
+            rep = ids[first]                                # smallest id among runs of the smallest stratum
+            cnt, rep = cnt[present], rep[present]
+            raw = self._sf.raw_of_ids(rep)
+            self._materialised = (self._values_of_raw(raw), np.rint(cnt).astype(np.int64), rep)
+        return self._materialised
+
+    @property
+    def values(self) -> np.ndarray:
+        """Sorted distinct values (computed on first use; for very large tables prefer
+        :meth:`rank` and :meth:`value_blocks`, which read only what they need)."""
+        return self._materialise()[0]
+
+    @property
+    def counts(self) -> np.ndarray:
+        return self._materialise()[1]
+
+    @property
+    def representatives(self) -> np.ndarray:
+        """Smallest run id taking each distinct value (for stratified tables: among the
+        feasible runs of the smallest stratum)."""
+        return self._materialise()[2]
+
+    @property
+    def n_runs(self) -> int:
+        if self.table.strata is None:
+            return self.table.n_runs
+        n, g = self.n, self.measure.levels - 1    # runs with at most r relevant documents
+        return sum(comb(n, c) * g ** c for c in range(self.r + 1))
+
+    @property
+    def k(self) -> int:
+        if self.table.strata is None:
+            return self.table.n_entries
+        block_raw, block_cum = self._idx()
+        return int(block_cum[-1, self.r])
+
+    # -- value -> rank ---------------------------------------------------------------
+    def rank(self, values, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise") -> np.ndarray:
+        if errors not in ("raise", "zero"):
+            raise ValueError("errors must be 'raise' or 'zero'")
+        x = np.asarray(values, dtype=np.float64)
+        shape = x.shape
+        x = x.reshape(-1)
+        finite = np.isfinite(x)
+        if not finite.all():
+            if errors == "raise":
+                bad = x[~finite][0]
+                raise ValueNotInScaleError(f"{float(bad)!r} is not a value of {self._label()}")
+            x = np.where(finite, x, -1.0)
+        if atol is None:  # the float error of the table's own values, in value units
+            atol = 0.0 if self._sf.exact else 2 * self._sf.bound * abs(self._spec.value_factor(self.rb))
+        raw, dfac = self._spec.raw_of_values(x, self.rb)
+        tols = (atol + rtol * np.abs(x)) * abs(dfac) + 4 * np.spacing(np.abs(raw) + 1)
+        order = np.argsort(raw, kind="stable")
+        ranks_s = np.zeros(x.shape[0], np.int64)
+        status_s = np.zeros(x.shape[0], np.int8)
+        lk.rank_raw(raw[order], tols[order], self.r, 2 * self._sf.bound, *self._args(), ranks_s, status_s)
+        ranks = np.empty_like(ranks_s)
+        status = np.empty_like(status_s)
+        ranks[order], status[order] = ranks_s, status_s
+        status[~finite] = 1
+        if errors == "zero":
+            ranks[status != 0] = 0
+            return ranks.reshape(shape)
+        if (status == 1).any():
+            bad = float(x[status == 1][0])
+            raise ValueNotInScaleError(f"{bad!r} is not a value of {self._label()}")
+        if (status == 2).any():
+            bad = float(x[status == 2][0])
+            raise ValueNotInScaleError(
+                f"{bad!r} is ambiguous for {self._label()}: two distinct values lie within tolerance; "
+                f"rank the judged runs instead (rank_runs), which is exact")
+        return ranks.reshape(shape)
+
+    def midranks_of_ranks(self, ranks) -> np.ndarray:
+        """Mid-ranks read from the table without materialising it: the first call builds
+        a run-count index of the table (one pass over its counts, cached with the table)."""
+        q = self._check_ranks(ranks)
+        t = self.table
+        if t.implicit or (t.counts is None and t.strata is None):
+            return q.astype(np.float64)     # one run per value: the mid-rank is the rank
+        counts = np.zeros(0, np.uint8) if t.counts is None else t.counts
+        if t.run_index is None:
+            nr = self.n + 1 if t.stratified else 1
+            t.run_index = lk.build_run_index(counts, self._strata, t.n_entries, nr)
+        out = np.empty(q.size, np.float64)
+        lk.midranks_of_ranks(q, self.r, counts, self._strata, t.n_entries, self._idx()[1], t.run_index, out)
+        return out
+
+    # -- judged run -> rank -------------------------------------------------------------
+    def rank_ids(self, ids) -> np.ndarray:
+        q = np.asarray(ids, dtype=np.int64).reshape(-1)
+        sf = self._sf
+        if q.size and (q.min() < 0 or q.max() >= self.measure.id_count()):
+            raise RunError(f"run ids must be in [0, {self.measure.id_count()})")
+        if self.table.table_rb is not None and q.size:   # the table holds only the runs feasible for rb
+            grades = self.measure.levels - 1
+            refuse_infeasible(grade_counts_ids(q, self.measure.levels, self.n, grades), self.rb)
+        qkeys = exact_keys(q, sf.KA, sf.KB, sf.state, sf.S) if not sf.exact else np.zeros((q.size, 1), np.uint64)
+        KA = sf.KA if not sf.exact else np.zeros((1, 1), np.uint64)
+        KB = sf.KB if not sf.exact else np.zeros((1, 1, 1), np.uint64)
+        order = np.argsort(sf.raw_of_ids(q), kind="stable")  # answer in value order (locality)
+        ranks_s = np.zeros(q.size, np.int64)
+        status_s = np.zeros(q.size, np.int8)
+        lk.rank_ids(q[order], self.r, sf.exact, 2 * sf.bound, *self._args(), qkeys[order], KA, KB,
+                    self.measure.levels, self.n, ranks_s, status_s)
+        ranks = np.empty_like(ranks_s)
+        status = np.empty_like(status_s)
+        ranks[order], status[order] = ranks_s, status_s
+        if (status == 3).any():
+            i = int(np.argmax(status == 3))
+            c = int(popcount_ids(q[i:i + 1], self.measure.levels, self.n)[0])
+            raise RunError(f"run {i} has {c} relevant documents, more than the recall base "
+                           f"rb={self.rb}: it cannot occur for this topic")
+        if (status != 0).any():  # cannot happen for a complete table
+            raise RuntimeError(f"{self._label()}: run not found in the table; the table is incomplete")
+        return ranks
+
+    # -- streaming ------------------------------------------------------------------------
+    def value_blocks(self, chunk: int = BLOCK_VALUES) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Blocks ``(values, counts)`` of the distinct values present, in value order, with
+        complete run counts, streamed from the table in chunks of ``chunk`` entries (a
+        value whose entries straddle a chunk boundary is held back until its last entry is
+        read). Values come from representative run ids as in :attr:`values` (identical
+        float64 values), so tables of 2^30 entries are never held whole."""
+        if self.table.parts is not None:
+            raise ValueError("table not assembled (parts pending)")
+        pend_v = pend_c = None
+        for vals, cnts, lead in self._present_chunks(chunk):
+            if lead:
+                if pend_c is None:
+                    raise RuntimeError(f"{self.measure}: table starts inside a value (corrupt strata)")
+                pend_c[0] += lead
+            k = vals.shape[0]
+            if k == 0:
+                continue
+            if pend_v is not None:
+                yield pend_v, pend_c
+            if k > 1:
+                yield vals[:-1], cnts[:-1]
+            pend_v, pend_c = vals[-1:].copy(), cnts[-1:].copy()
+        if pend_v is not None:
+            yield pend_v, pend_c
+
+    def _present_chunks(self, chunk: int, workers: int = 2):
+        """Per chunk of table entries: ``(values, counts, lead)`` of the values present
+        whose first entry lies in the chunk (counts so far) and the feasible count of the
+        chunk's entries before the first of them (:func:`lookup_kernels.present_raw`).
+        ``workers`` threads read and decode the next chunks while the caller folds the
+        current one (the kernels, file reads and numpy release the GIL)."""
+        t, sf = self.table, self._sf
+        r = self.r
+        srcs = [None if a is None else _Source(a) for a in (t.ids, t.strata, t.counts)]
+        E = t.n_entries
+        size = min(chunk, max(E, 1))
+        local = threading.local()
+
+        def load(a):
+            if not hasattr(local, "raw"):             # per-thread decode buffers
+                local.raw = _buffer(size, np.float64, 0)
+                local.cnt = _buffer(size, np.int64, 72)
+            raw, cnt = local.raw, local.cnt
+            b = min(E, a + chunk)
+            ids, strata, counts = (None if s is None else s.read(a, b) for s in srcs)
+            k, lead = lk.present_raw(_EMPTY_I64 if ids is None else ids, t.implicit, a, b - a,
+                                     _EMPTY_U8 if strata is None else strata,
+                                     _EMPTY_I64 if counts is None else counts, r,
+                                     sf.A, sf.state, sf.B, sf.S, raw, cnt)
+            del ids, strata, counts
+            return self._values_of_raw(raw[:k]), cnt[:k].copy(), int(lead)
+
+        try:
+            with ThreadPoolExecutor(max(1, workers)) as pool:
+                starts = iter(range(0, E, chunk))
+                pending = deque(pool.submit(load, a) for a in itertools.islice(starts, max(1, workers)))
+                while pending:
+                    vals, cnts, lead = pending.popleft().result()
+                    nxt = next(starts, None)
+                    if nxt is not None:
+                        pending.append(pool.submit(load, nxt))
+                    yield vals, cnts, lead
+                    del vals, cnts
+        finally:
+            for s in srcs:
+                if s is not None:
+                    s.close()
+
+    def _value_of_entry(self, j: int) -> float:
+        t = self.table
+        rid = np.array([j], np.int64) if t.implicit else np.asarray(t.ids[j:j + 1], dtype=np.int64)
+        return float(self._values_of_raw(self._sf.raw_of_ids(rid))[0])
+
+    def value_range(self) -> tuple[float, float]:
+        """(min, max) of the values, from the first and last entries present (for
+        stratified tables located with the block index, reading a few blocks)."""
+        t = self.table
+        E = t.n_entries
+        if t.strata is None:
+            return self._value_of_entry(0), self._value_of_entry(E - 1)
+        col = self._idx()[1]
+        r = self.r
+        nb = col.shape[0] - 1
+        total = int(col[nb, r])
+
+        def first_block_reaching(target):  # smallest b with col[b + 1, r] >= target
+            lo, hi = 0, nb - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if int(col[mid + 1, r]) >= target:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            return lo
+
+        def present_in(b):
+            a, e = b * lk.BLOCK, min(E, (b + 1) * lk.BLOCK)
+            s = np.asarray(t.strata[a:e])
+            return a + np.flatnonzero(((s & lk.FIRST) != 0) & ((s & lk.STRATUM) <= r))
+
+        lo_b, hi_b = first_block_reaching(1), first_block_reaching(total)
+        return self._value_of_entry(int(present_in(lo_b)[0])), self._value_of_entry(int(present_in(hi_b)[-1]))
+
+
+_EMPTY_U8 = np.zeros(0, np.uint8)
+_EMPTY_I64 = np.zeros(0, np.int64)
+
+
+def _buffer(n: int, dtype, shift: int) -> np.ndarray:
+    """An empty array starting ``shift`` elements into its allocation, so that buffers
+    written in the same loop do not share their addresses modulo 4 KiB (4K aliasing makes
+    such loops several times slower)."""
+    return np.empty(n + shift, dtype)[shift:]
+
+
+class _Source:
+    """Reads ranges of one table array: plain file reads for a store's memory map (so a
+    pass over the table neither faults pages in one by one under MADV_RANDOM nor keeps
+    them resident), slices otherwise."""
+
+    def __init__(self, arr):
+        self.arr = arr
+        self.fd = None
+        if isinstance(arr, np.memmap) and getattr(arr, "filename", None) and arr.ndim == 1 \
+                and arr.flags.c_contiguous:
+            self.fd = os.open(arr.filename, os.O_RDONLY)
+            self.offset = int(arr.offset)
+            if hasattr(os, "posix_fadvise"):
+                os.posix_fadvise(self.fd, self.offset, arr.nbytes, os.POSIX_FADV_SEQUENTIAL)
+
+    def read(self, a: int, b: int) -> np.ndarray:
+        if self.fd is None:
+            return np.asarray(self.arr[a:b])
+        dt = self.arr.dtype
+        out = np.empty(b - a, dt)
+        buf = memoryview(out).cast("B")
+        pos, off = 0, self.offset + a * dt.itemsize
+        while pos < len(buf):
+            got = os.preadv(self.fd, [buf[pos:]], off + pos)
+            if got <= 0:
+                raise OSError(f"{self.arr.filename}: short read")
+            pos += got
+        return out
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None

@@ -1,0 +1,128 @@
+"""The table of layout ``entries``: key measures over every run of REL^N (or every run
+feasible for a per-grade count vector), big enough to be read lazily.
+
+An :class:`EntryTable` holds the *entries* of a measure in increasing value order.
+Without strata an entry is a distinct value; in a stratified table (binary RB-dependent
+measures, one table for every recall base) it is a (distinct value, stratum) pair, the
+stratum being the number of relevant documents of the runs behind it, the entries of one
+value adjacent by increasing stratum, and bit 7 of an entry's strata byte
+(:data:`~irscale.scales.tables.lookup_kernels.FIRST`) marking the first one. The table of
+RB = r holds the values whose smallest stratum is <= r (SPEC section 2).
+
+Each entry keeps the smallest id of its runs (its value is recomputed from it with the
+measure's split form, :mod:`irscale.enumerate.splitform`) and the number of runs. A block
+index (:func:`streaming_index`) lets lookups read a few pages of a memory-mapped table.
+
+Datasets (all contiguous, uncompressed, memory-mappable):
+
+``ids``       uint32/uint64 (E,)  smallest run id of each entry
+``counts``    uint8..uint64 (E,)  runs per entry
+``strata``    uint8 (E,)          stratified tables only: bits 0-6 the stratum, bit 7 a new value
+``index_raw`` float64             raw value of every 64th entry
+``index_cum`` int64 (E/1024+1, R) distinct values present per table recall base before each
+                                  block of 1024 entries (attr index_blocks = [64, 1024])
+
+The checksum covers ids, counts and strata, in that order.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar, Iterator
+
+import numpy as np
+
+from irscale.scales.tables import lookup_kernels as lk
+from irscale.scales.tables.entry_scale import EntryScale
+from irscale.scales.tables.scale import Table
+
+
+@dataclasses.dataclass(kw_only=True)
+class EntryTable(Table):
+    """Entries of one key measure, in increasing value order (see the module docstring).
+
+    ``ids``: smallest run id per entry (None for an implicit table, whose entry i is run
+    i); ``counts``: runs per entry (None: all 1); ``strata``: packed strata bytes (None
+    for tables without strata); ``stratified``: whether the table has strata. Arrays may
+    be memory maps of a store file. ``parts``: bucket results not yet concatenated (the
+    store writes them slice by slice); ``index``: the stored block index (block_raw,
+    block_cum); ``run_index``: runs before each block per recall base (built on demand)."""
+
+    ids: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    strata: np.ndarray | None = None
+    stratified: bool = False
+    parts: list | None = None
+    index: tuple | None = None
+    run_index: np.ndarray | None = None
+
+    layout: ClassVar[str] = "entries"
+
+    @property
+    def implicit(self) -> bool:
+        return self.ids is None and self.parts is None
+
+    def arrays_for_kernels(self) -> tuple[np.ndarray, np.ndarray]:
+        ids = self.ids if self.ids is not None else np.zeros(0, np.int64)
+        strata = self.strata if self.strata is not None else np.zeros(0, np.uint8)
+        return ids, strata
+
+    def scale(self, rb=None) -> EntryScale:
+        return EntryScale(self, rb)
+
+    # -- the entries as consecutive pieces (bucket parts, or the whole arrays) --------------
+    def pieces(self, name: str) -> Iterator[np.ndarray]:
+        """Dataset ``name`` (ids, counts or strata) as consecutive arrays: bucket parts
+        (each mapped from disk only while in use) or the one in-memory array. Strata of
+        parts are packed with their new-value flags here."""
+        if self.parts is not None:
+            for p in self.parts:
+                yield pack_strata(p.strata, p.first) if name == "strata" else getattr(p, name)
+            return
+        arr = getattr(self, name)
+        if arr is not None:
+            yield arr
+
+    def id_strata_pieces(self) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+        """(ids, packed strata or None) per piece."""
+        if self.parts is not None:
+            for p in self.parts:
+                yield p.ids, (pack_strata(p.strata, p.first) if p.strata.size else None)
+        else:
+            yield self.ids, self.strata
+
+
+def pack_strata(strata: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Stratum (bits 0-6) and new-value flag (bit 7) in one byte per entry."""
+    return (np.asarray(strata, dtype=np.uint8) & lk.STRATUM) | (np.asarray(first, dtype=np.uint8) << 7)
+
+
+def streaming_index(table: EntryTable) -> tuple[np.ndarray, np.ndarray]:
+    """Block index of a table given as consecutive pieces, computed without holding the
+    table: (block_raw, block_cum)."""
+    sf = table.measure.split_form()
+    nr = table.measure.n + 1 if table.stratified else 1
+    raws, cums = [], [np.zeros((1, nr), np.int64)]
+    pend = None
+    total = np.zeros(nr, np.int64)
+
+    def flush(ids, strata):
+        nonlocal total
+        br, bc = lk.build_index(ids, False, ids.shape[0], strata, sf.A, sf.state, sf.B, sf.S, nr)
+        raws.append(br)
+        cums.append(bc[1:] + total)
+        total = total + bc[-1]
+
+    for ids, strata in table.id_strata_pieces():
+        ids = np.asarray(ids, dtype=np.int64)
+        strata = np.zeros(0, np.uint8) if strata is None or len(strata) == 0 else np.asarray(strata)
+        if pend is not None:
+            ids = np.concatenate([pend[0], ids])
+            strata = np.concatenate([pend[1], strata]) if strata.size or pend[1].size else strata
+        full = ids.shape[0] // lk.BLOCK * lk.BLOCK
+        if full:
+            flush(ids[:full], strata[:full] if strata.size else strata)
+        pend = (ids[full:], strata[full:] if strata.size else strata)
+    if pend is not None and pend[0].shape[0]:
+        flush(*pend)
+    block_raw = np.concatenate(raws) if raws else np.zeros(0)
+    return block_raw, np.concatenate(cums)

@@ -1,0 +1,117 @@
+"""Tables held in memory: one entry per distinct value, built from the exact values of
+every run of the measure's space for one topic (layouts ``fraction`` and ``formal``).
+
+These tables are small (at most :data:`MAX_RUNS` runs scored), so their scale keeps the
+sorted distinct values and run counts as arrays and matches runs to values exactly by
+their exact values (:meth:`HeldScale._match`, implemented per layout).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from irscale.errors import MeasureError, RunError, ValueNotInScaleError
+from irscale.scales.tables.scale import ATOL, RTOL, Scale, Table
+
+#: Runs scored per numpy batch while building.
+CHUNK = 1 << 18
+#: Largest number of runs a held table is built from (numpy scoring, about 400k runs per
+#: second here: 2^27 runs take 5-6 minutes).
+MAX_RUNS = 2 ** 27
+
+
+@dataclasses.dataclass(kw_only=True)
+class HeldTable(Table):
+    """A table with one entry per distinct value (``counts`` runs each)."""
+
+    counts: np.ndarray
+
+
+def scored_chunks(measure, table_rb, progress: bool = False):
+    """The runs of the table of ``table_rb`` in chunks, after checking that there are at
+    most :data:`MAX_RUNS` of them; yields (runs, bar) with a progress bar over them."""
+    total = measure.table_runs(table_rb)
+    if total > MAX_RUNS:
+        what = "" if table_rb is None else f" with per-grade counts {table_rb}"
+        raise MeasureError(f"{measure}{what}: {total:,} runs, more than irscale scores exactly for one table "
+                           f"({MAX_RUNS:,}); use a smaller N")
+    with tqdm(total=total, unit="run", unit_scale=True, desc=f"{measure}" + ("" if table_rb is None else
+                                                                           f" {table_rb}"),
+              disable=not progress, leave=False) as bar:
+        for runs in measure.space_chunks(table_rb, CHUNK):
+            yield runs
+            bar.update(runs.shape[0])
+
+
+class HeldScale(Scale):
+    """Scale interface over a table held in memory: sorted distinct float ``values``
+    (value i has unq rank i + 1) and their run ``counts``. Subclasses match runs to values
+    exactly (:meth:`_match`)."""
+
+    def __init__(self, table: HeldTable, rb, values: np.ndarray):
+        super().__init__(table, rb)
+        self._values = np.asarray(values, dtype=np.float64)
+        self._counts = np.asarray(table.counts, dtype=np.int64)
+
+    @property
+    def k(self) -> int:
+        return int(self._values.shape[0])
+
+    @property
+    def n_runs(self) -> int:
+        return int(self.table.n_runs)
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._values
+
+    @property
+    def counts(self) -> np.ndarray:
+        return self._counts
+
+    def rank(self, values, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise") -> np.ndarray:
+        if errors not in ("raise", "zero"):
+            raise ValueError("errors must be 'raise' or 'zero'")
+        x = np.asarray(values, dtype=np.float64)
+        shape = x.shape
+        x = x.reshape(-1)
+        atol = 2 * self.certificate.error_bound if atol is None else atol
+        v = self._values
+        if self.k == 0:
+            raise ValueNotInScaleError(f"{self._label()} has no values")
+        tol = atol + rtol * np.abs(np.where(np.isfinite(x), x, 0))
+        i = np.searchsorted(v, x)
+        lo, hi = np.clip(i - 1, 0, self.k - 1), np.clip(i, 0, self.k - 1)
+        with np.errstate(invalid="ignore"):          # -inf - -inf
+            same_lo = (v[lo] == x) | (np.abs(v[lo] - x) <= tol)
+            same_hi = (v[hi] == x) | (np.abs(v[hi] - x) <= tol)
+        ranks = np.where(same_hi, hi + 1, np.where(same_lo, lo + 1, 0)).astype(np.int64)
+        ambiguous = same_lo & same_hi & (lo != hi)
+        finite_or_value = np.isfinite(x) | (x == -np.inf) & (v[0] == -np.inf)
+        status = np.where(~finite_or_value | (ranks == 0), 1, np.where(ambiguous, 2, 0))
+        if errors == "zero":
+            return np.where(status == 0, ranks, 0).reshape(shape)
+        if (status == 1).any():
+            raise ValueNotInScaleError(f"{float(x[status == 1][0])!r} is not a value of {self._label()}")
+        if (status == 2).any():
+            raise ValueNotInScaleError(f"{float(x[status == 2][0])!r} is ambiguous for {self._label()}: two "
+                                       f"distinct values lie within tolerance; rank the judged runs instead")
+        return ranks.reshape(shape)
+
+    def rank_runs(self, runs) -> np.ndarray:
+        arr = self.measure.check_runs(runs, self.rb)
+        if arr.shape[0] == 0:
+            return np.zeros(0, np.int64)
+        return self._match(arr)
+
+    def rank_ids(self, ids) -> np.ndarray:
+        q = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if q.size and (q.min() < 0 or q.max() >= self.measure.id_count()):
+            raise RunError(f"run ids must be in [0, {self.measure.id_count()})")
+        return self.rank_runs(self.measure.runs_of_ids(q))
+
+    def _match(self, runs: np.ndarray) -> np.ndarray:
+        """Exact ranks of validated runs."""
+        raise NotImplementedError

@@ -1,0 +1,61 @@
+"""Layout ``implicit``: tables that are the identity, rank = run id + 1, and store nothing.
+
+A measure whose values order the runs lexicographically with all values distinct (binary
+RBP with p <= 1/2: p^(k-1) > sum_{j>k} p^(j-1)) chooses this layout and gives the smallest
+gap between lexicographic neighbours (``measure.lexicographic_gap()``). Its scale is the
+entry scale of a table without ids (entry i is run i). With the generic method (the
+reference) the table is built in full instead, as an entry table.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+from irscale.scales.tables.certificate import Certificate
+from irscale.scales.tables.entries import LAYOUT as ENTRIES
+from irscale.scales.tables.entry_table import EntryTable
+
+
+@dataclasses.dataclass(kw_only=True)
+class ImplicitTable(EntryTable):
+    """An entry table whose entry i is run i (no datasets)."""
+
+    layout: ClassVar[str] = "implicit"
+
+    def stored_bytes(self) -> int:
+        return 0
+
+
+def implicit_table(measure) -> ImplicitTable:
+    """The identity table of a measure that orders runs lexicographically."""
+    spec = measure.spec
+    gap = measure.lexicographic_gap()
+    sf = measure.split_form()
+    cert = Certificate("exact-integer+implicit-lexicographic",
+                       spec.error_bound(None) + sf.bound * spec.value_factor(None), float(gap), str(gap), 0)
+    size = measure.id_count()
+    return ImplicitTable(measure=measure, n_entries=size, n_runs=size, certificate=cert)
+
+
+class ImplicitLayout:
+    """How implicit tables are built (nothing to enumerate), written and read (nothing
+    but attributes)."""
+
+    name = "implicit"
+    checksummed = ()
+
+    def build(self, measures, rbs, options):
+        if options.method == "generic":            # the reference: every run scored
+            yield from ENTRIES.build(measures, rbs, options)
+            return
+        for m in measures:
+            yield implicit_table(m)
+
+    def write(self, table, sink) -> None:
+        ENTRIES.write(table, sink)
+
+    def read(self, source, **common) -> ImplicitTable:
+        return ImplicitTable(**common)
+
+
+LAYOUT = ImplicitLayout()

@@ -1,0 +1,45 @@
+"""The table layouts, by name: how a measure's tables are built, written and read.
+
+A measure names its layout (:attr:`irscale.scales.measures.measure.Measure.layout`); a
+stored table records it (attr ``layout``; stores written before this attribute existed
+hold ``entries`` tables, or ``implicit`` ones with attr ``implicit``). Each layout is one
+module of this package with a ``LAYOUT`` object that has:
+
+``name``
+    the layout's name;
+``build(measures, rbs, options)``
+    the tables of the measures (``rbs[measure]``: the table recall bases wanted), as an
+    iterator of :class:`~irscale.scales.tables.scale.Table`;
+``write(table, sink)``
+    the table's datasets and attributes, through a sink with
+    ``dataset(name, dtype, shape, pieces)`` (checksummed, written piece by piece),
+    ``array(name, data)`` (not checksummed) and ``attrs(**attrs)``;
+``read(source, **common)``
+    the table from a source with ``attrs``, ``has(name)``, ``mapped(name)`` (memory-mapped
+    for random access) and ``read(name)``; ``common`` holds the fields every table has;
+``checksummed``
+    the datasets its checksum covers, in order.
+
+Adding a layout is adding its module and one line here.
+"""
+from __future__ import annotations
+
+from irscale.errors import StoreError
+from irscale.scales.tables import entries, formal, fraction, implicit
+
+LAYOUTS = {layout.name: layout for layout in (entries.LAYOUT, implicit.LAYOUT, fraction.LAYOUT, formal.LAYOUT)}
+
+
+def layout_of(measure):
+    """The layout of a measure's tables."""
+    return LAYOUTS[measure.layout]
+
+
+def stored_layout(attrs: dict):
+    """The layout of a stored table, from its attributes."""
+    name = attrs.get("layout") or ("implicit" if attrs.get("implicit") else "entries")
+    layout = LAYOUTS.get(name)
+    if layout is None:
+        raise StoreError(f"table {attrs.get('measure')} has layout {name!r}, which this irscale does not know; "
+                         f"upgrade irscale")
+    return layout
