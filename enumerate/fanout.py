@@ -8,8 +8,8 @@ backend runs on.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator
 
 from joblib import Parallel, delayed, parallel_config
 

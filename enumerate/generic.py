@@ -16,8 +16,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from irscale.enumerate.fanout import Fanout
-from irscale.enumerate.lazy import lazy_module
 from irscale.enumerate.jobs import ScoringJob, score
+from irscale.enumerate.lazy import lazy_module
 from irscale.enumerate.reduce import Accumulator, distinct_counts
 from irscale.enumerate.runspace import chunks, space_size
 

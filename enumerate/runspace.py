@@ -7,9 +7,9 @@ lexicographic order of runs (SPEC section 2).
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
 from math import factorial
-from typing import Iterator
 
 import numpy as np
 

@@ -163,7 +163,7 @@ class BucketResult:
         os.replace(tmp, path)
 
     @classmethod
-    def load(cls, path: Path) -> "SavedBucket":
+    def load(cls, path: Path) -> SavedBucket:
         """A saved bucket whose arrays are mapped from disk on each access."""
         return SavedBucket(path)
 

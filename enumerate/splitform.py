@@ -25,8 +25,8 @@ The enumerator knows nothing else of the measure: a measure hands it a :class:`S
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -10,7 +10,7 @@ the space of cutoff N is exactly the ids ``0 .. truncated_space_size(levels, N) 
 """
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

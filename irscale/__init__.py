@@ -17,8 +17,17 @@ from __future__ import annotations
 import importlib
 
 from irscale.errors import (
-    CertificationError, IrscaleError, IrscaleWarning, MeasureError, OutputError, RecallBaseError, RunError,
-    StoreError, TableNotFoundError, TrecFormatError, ValueNotInScaleError,
+    CertificationError,
+    IrscaleError,
+    IrscaleWarning,
+    MeasureError,
+    OutputError,
+    RecallBaseError,
+    RunError,
+    StoreError,
+    TableNotFoundError,
+    TrecFormatError,
+    ValueNotInScaleError,
 )
 from irscale.version import __version__
 

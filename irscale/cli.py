@@ -40,7 +40,7 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module = importlib.import_module(f"irscale.commands.{COMMANDS[cmd_name][0]}")
-        return getattr(module, "command")
+        return module.command
 
     def format_commands(self, ctx, formatter):
         rows = [(name, help_text) for name, (_, help_text) in COMMANDS.items()]

@@ -10,10 +10,13 @@ its syntax tree (no import of the package), so two commits are measured the same
 * kind-dispatch sites: branch points whose condition reads the kind of a measure or of a
   table: an ``if``/``elif``/``while``/conditional expression/``assert``/comprehension
   condition or a boolean operand that mentions one of the attributes
-  ``value_kind run_space rb_dependent stratified counts_keyed layout implicit levels
-  strata_kind table_rb``,
+  ``value_kind run_space rb_dependent stratified counts_keyed layout implicit
+  strata_kind per_grade_rb``, compares ``.levels`` with 2 (binary or graded),
   compares a ``.name``/``.kernel`` to a string, or calls ``isinstance`` with a class whose
-  name ends in Key, Table, Scale or Measure. Each such condition counts once;
+  name ends in Key, Table, Scale or Measure. Each such condition counts once; numba
+  kernel modules (``*kernels.py``, whose flags describe array layouts) are left out.
+  Sites inside scales/measures (the measures' own wing, where a kind defines itself) are
+  counted apart from the sites elsewhere (where a measure's kind leaks into other code);
 * function-local imports of the package (``import irscale...`` inside a function);
 * imports against the layer order errors < enumerate < scales.measures < scales.tables <
   store < scales.runs < scales.analysis < irscale (the flat scales/ modules of earlier
@@ -34,12 +37,14 @@ from pathlib import Path
 PACKAGE_DIRS = {"irscale": "irscale", "enumerate": "irscale.enumerate", "scales": "irscale.scales",
                 "store": "irscale.store"}
 KIND_ATTRS = {"value_kind", "run_space", "rb_dependent", "stratified", "counts_keyed", "layout", "implicit",
-              "levels", "strata_kind", "table_rb"}
+              "strata_kind", "per_grade_rb"}
 KIND_CLASS_SUFFIXES = ("Key", "Table", "Scale", "Measure")
 
 #: Layers of the pipeline, lowest first (a module may import its own layer and lower ones).
 LAYERS = ["irscale.errors", "irscale.enumerate", "irscale.scales.measures", "irscale.scales.tables",
           "irscale.store", "irscale.scales.runs", "irscale.scales.analysis", "irscale"]
+#: Modules every layer may import (exceptions and the version string).
+BASE = {"irscale.errors", "irscale.version"}
 #: Where the modules of the flat scales/ folder (before the house issue) belong.
 FLAT_SCALES = {
     "measures": ["defs", "measure", "registry", "parse", "keys", "split", "fraction_measure", "truncated_measure",
@@ -54,6 +59,8 @@ FLAT_SCALES = {
 def layer(module: str) -> int:
     """Index of a module's layer in :data:`LAYERS` (the flat scales/ modules mapped by
     :data:`FLAT_SCALES`; the scales package itself counts as the measures layer)."""
+    if module in BASE:
+        return 0
     parts = module.split(".")
     if parts[:2] == ["irscale", "scales"] and len(parts) >= 3:
         for wing, names in FLAT_SCALES.items():
@@ -88,6 +95,10 @@ def _mentions_kind(node: ast.AST) -> bool:
             return True
         if isinstance(sub, ast.Compare):
             sides = [sub.left, *sub.comparators]
+            if any(isinstance(s, ast.Attribute) and s.attr == "levels" for s in sides) and \
+                    any(isinstance(s, ast.Constant) and s.value == 2 for s in sides):
+                return True                      # binary or graded
+
             if any(isinstance(s, ast.Attribute) and s.attr in ("name", "kernel") for s in sides) and \
                     any(isinstance(s, ast.Constant) and isinstance(s.value, str) for s in sides):
                 return True
@@ -192,6 +203,15 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
+def _in_measures(path: str) -> bool:
+    """Whether a file belongs to the measures' own modules (old flat layout included)."""
+    parts = Path(path).parts
+    if parts[:2] == ("scales", "measures"):
+        return True
+    return len(parts) >= 2 and parts[0] == "scales" and (parts[1] == "defs" or Path(parts[1]).stem in
+                                                          FLAT_SCALES["measures"])
+
+
 def measure(root: Path) -> dict:
     mods = modules(root)
     known = set(mods)
@@ -205,7 +225,7 @@ def measure(root: Path) -> dict:
         folder = str(path.parent.relative_to(root))
         per_folder[folder]["modules"] += 1
         per_folder[folder]["lines"] += len(text.splitlines())
-        s = dispatch_sites(tree)
+        s = [] if path.name.endswith("kernels.py") else dispatch_sites(tree)
         if s:
             sites[str(path.relative_to(root))] = s
         is_pkg = path.name == "__init__.py"
@@ -225,6 +245,8 @@ def measure(root: Path) -> dict:
         "total_modules": sum(f["modules"] for f in per_folder.values()),
         "dispatch_sites": sum(len(v) for v in sites.values()),
         "dispatch_files": len(sites),
+        "dispatch_outside_measures": sum(len(v) for k, v in sites.items() if not _in_measures(k)),
+        "dispatch_files_outside_measures": sum(1 for k in sites if not _in_measures(k)),
         "dispatch_by_file": {k: len(v) for k, v in sorted(sites.items(), key=lambda kv: -len(kv[1]))},
         "local_imports": sum(local_imports.values()),
         "local_imports_by_file": dict(sorted(local_imports.items(), key=lambda kv: -kv[1])),
@@ -244,7 +266,8 @@ def main(argv=None) -> int:
     print(f"{args.root}: {m['total_modules']} modules, {m['total_lines']} lines")
     for folder, f in m["folders"].items():
         print(f"  {folder:28s} {f['modules']:3d} modules {f['lines']:6d} lines")
-    print(f"kind-dispatch sites: {m['dispatch_sites']} in {m['dispatch_files']} files")
+    print(f"kind-dispatch sites: {m['dispatch_sites']} in {m['dispatch_files']} files; outside the measures' "
+          f"own modules: {m['dispatch_outside_measures']} in {m['dispatch_files_outside_measures']} files")
     for f, c in list(m["dispatch_by_file"].items())[:12]:
         print(f"  {c:3d}  {f}")
     print(f"function-local irscale imports: {m['local_imports']}")

@@ -81,8 +81,8 @@ def main() -> int:
     print(f"analysis: {analysis.seconds:.0f} s", flush=True)
 
     t0 = time.perf_counter()
-    from irscale.scales.analysis.figures import plot_hasse, plot_runs_length4, plot_value_distributions
     from irscale.scales.analysis.axioms import add_axioms
+    from irscale.scales.analysis.figures import plot_hasse, plot_runs_length4, plot_value_distributions
     from irscale.scales.analysis.spacing import store_spacing
     spacing = add_axioms([row for n in args.depths for row in store_spacing(stores[n])])
     pd.DataFrame(spacing).drop(columns=[c for c in ("gap_hist_edges", "gap_hist_counts") if c in spacing[0]]) \

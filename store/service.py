@@ -50,7 +50,6 @@ counting the bytes of streamed uploads before any JSON is parsed); both answer 4
 from __future__ import annotations
 
 import functools
-import itertools
 import logging
 import os
 import socket

@@ -61,9 +61,9 @@ def _jk(b, k):
     return mpmath.mpf(1) if k < b else 1 / mpmath.log(k, b)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def DCG(b):
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def f(run, rb=None):
         with mpmath.workdps(DIGITS):
             return mpmath.fsum(rel * _jk(b, k) for k, rel in enumerate(run, start=1))
@@ -79,7 +79,7 @@ def nDCG(b):
     return f
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _dcg_trec(run):
     with mpmath.workdps(DIGITS):
         return mpmath.fsum(rel / mpmath.log(k + 1, 2) for k, rel in enumerate(run, start=1))

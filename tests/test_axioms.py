@@ -12,15 +12,15 @@ import json
 from dataclasses import dataclass
 from fractions import Fraction
 
+import naive
 import numpy as np
 import pytest
 
-import naive
-from irscale.errors import IrscaleError
 from irscale.enumerate.runspace import runs_of_ids
+from irscale.errors import IrscaleError
 from irscale.scales.analysis import axioms as A
-from irscale.scales.measures.keys import AdditiveKey
 from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.keys import AdditiveKey
 
 ALL_BINARY = ["P", "R", "F1", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "RBP(p=0.95)",
               "DCG(b=2)", "DCG(b=10)", "nDCG(b=2)", "nDCG_trec"]

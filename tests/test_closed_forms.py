@@ -82,7 +82,6 @@ def test_rb_above_n_uses_actual_rb_for_values():
 def test_certificate_smallest_gap_is_exact(name):
     """The stored smallest gap equals the smallest difference of the exact values."""
     import mpmath
-
     import naive
     m = irscale.parse_measure(name)
     fam = name.split("@")[0]

@@ -3,10 +3,10 @@ the same unq rank for every run as the exact brute-force oracle of tests/naive.p
 from collections import Counter
 
 import mpmath
+import naive
 import numpy as np
 import pytest
 
-import naive
 from irscale import parse_measure
 from irscale.scales.tables.build import build_tables
 

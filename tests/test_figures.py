@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from irscale.scales.analysis import figures  # noqa: E402
-
 from naive import REFERENCES, all_runs, oracle  # noqa: E402
+
+from irscale.scales.analysis import figures  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -1,11 +1,11 @@
 """Graded relevance (REL = {0..G}, gains as a measure parameter): names, run spaces, both
 enumerators and every lookup path against exact brute force over {0..G}^N."""
 import mpmath
+import naive
 import numpy as np
 import pytest
 
 import irscale
-import naive
 from irscale import parse_measure
 from irscale.scales.tables.build import build_tables
 

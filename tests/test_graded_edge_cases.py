@@ -1,8 +1,8 @@
 """Edge cases of the graded, per-topic and truncated-ranking measures: exact run counts of
 huge feasible spaces, keys that would overflow, undefined topics (through the library,
 transform, the CLI and the service), and the spacing command."""
-import json
 import itertools
+import json
 import warnings
 from math import factorial
 

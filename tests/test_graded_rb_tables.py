@@ -5,11 +5,11 @@ transform (feasible and common scales) and the service."""
 import itertools
 import warnings
 
+import naive
 import numpy as np
 import pytest
 
 import irscale
-import naive
 from irscale.scales.tables.build import build_tables
 
 CASES = [(name, 4 if levels == 3 else 3) for name, (_, levels) in naive.GRADED_RB.items()]

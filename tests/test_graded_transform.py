@@ -5,11 +5,11 @@ import gzip
 import random
 import warnings
 
+import naive
 import numpy as np
 import pytest
 
 import irscale
-import naive
 
 
 def _graded_collection(tmp_path, seed=11, topics=6, docs=10):

@@ -1,8 +1,8 @@
 """Mid-ranks read from tables (run-count index) against brute force over all runs."""
+import naive
 import numpy as np
 import pytest
 
-import naive
 import irscale
 
 

@@ -2,13 +2,13 @@
 larger N (random runs against exact fractions)."""
 from fractions import Fraction
 
+import naive
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import irscale
-import naive
 from irscale import RunError, ValueNotInScaleError
 
 

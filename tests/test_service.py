@@ -14,10 +14,10 @@ import warnings
 
 import h5py
 import httpx
+import naive
 import pytest
 
 import irscale
-import naive
 from irscale.errors import StoreError
 from irscale.store.format import FORMAT_NAME, FORMAT_VERSION
 from irscale.store.service import create_app

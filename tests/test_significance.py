@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from irscale.scales.analysis import significance as S
+
 ALPHA = 0.05
 
 

@@ -8,12 +8,12 @@ import math
 
 import numpy as np
 import pytest
+from naive import REFERENCES, oracle
 
 import irscale
 from irscale.scales.analysis import spacing as sp
 from irscale.scales.analysis import spacing_kernels as sk
 from irscale.scales.tables import lookup_kernels as lk
-from naive import REFERENCES, oracle
 
 CHUNKS = (5, 64, 1 << 20)
 

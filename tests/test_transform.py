@@ -9,11 +9,11 @@ import gzip
 import random
 import warnings
 
+import naive
 import numpy as np
 import pandas as pd
 import pytest
 
-import naive
 from irscale import IrscaleWarning, transform
 from irscale.scales.runs.scores import read_scores, write_scores
 

@@ -8,7 +8,6 @@ import gzip
 import warnings
 from fractions import Fraction
 
-
 from irscale import transform
 
 TREC_EVAL = {"P_30": "P@30", "recall_30": "R@30", "map_cut_30": "AP@30", "ndcg_cut_30": "nDCG_trec@30",

@@ -15,6 +15,7 @@ import pytest
 
 from irscale.errors import RecallBaseError, RunError
 from irscale.scales.measures.formulas import relative_position as T
+
 # -- SPEC_MEASURES section 3 test vectors (grades nr, pr, fr, hr; c = (3, 2, 2), N = 15) ------
 C3 = (3, 2, 2)
 SPEC3 = [

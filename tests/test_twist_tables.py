@@ -6,11 +6,11 @@ import itertools
 import warnings
 from fractions import Fraction
 
+import naive
 import numpy as np
 import pytest
 
 import irscale
-import naive
 
 
 def _feasible(levels, n, c):
@@ -97,9 +97,10 @@ def test_store_cli_transform_service(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from fastapi.testclient import TestClient
+    from test_graded_transform import _graded_collection
+
     from irscale.cli import main
     from irscale.store.service import create_app
-    from test_graded_transform import _graded_collection
     path = tmp_path / "tw.h5"
     assert main(["build", "-m", "Twist(grades=2)@6", "--rb", "(1,1),(2,1)", "--out", str(path), "-q"]) == 0
     assert main(["build", "-m", "Twist@6", "--out", str(path), "-q"]) == 2          # needs --rb or --qrels
@@ -149,9 +150,10 @@ def pd_na():
 def test_undefined_topics_survive_the_scores_file_and_analysis(tmp_path):
     """Empty Twist scores (N < 2 RB) are read back as NaN and left out of the analysis
     with a warning; the measure's defined topics are analysed."""
+    from test_graded_transform import _graded_collection
+
     from irscale.cli import main
     from irscale.scales.analysis.analyze import analyze
-    from test_graded_transform import _graded_collection
     qrels, runs_, q, paths = _graded_collection(tmp_path, seed=3, topics=6, docs=6)
     out = tmp_path / "s.csv"
     with pytest.warns(irscale.IrscaleWarning):

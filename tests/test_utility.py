@@ -11,10 +11,10 @@ import itertools
 from fractions import Fraction
 
 import mpmath
+import naive
 import numpy as np
 import pytest
 
-import naive
 from irscale.enumerate.runspace import ids_of_runs
 from irscale.errors import RunError
 from irscale.scales.measures.formulas import utilities as U

@@ -7,11 +7,11 @@ import itertools
 import warnings
 from fractions import Fraction
 
+import naive
 import numpy as np
 import pytest
 
 import irscale
-import naive
 from irscale.enumerate.truncated import PAD
 
 CASES = [("RBPU(p=0.8)@6", naive.utility("RBPU", "0.8"), 1),

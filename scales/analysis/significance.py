@@ -115,7 +115,7 @@ half-integers), so equal mean ranks are never separated by float noise: ``sign``
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy import special, stats
@@ -256,7 +256,7 @@ def _midranks_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # ----------------------------------------------------------- exact distributions
 
 
-@lru_cache(maxsize=None)
+@cache
 def _sign_table(n_max: int) -> np.ndarray:
     """``table[n, m]``: two-sided binomial (p = 1/2) p-value for n trials with
     ``m = min(k, n - k)`` successes, as ``scipy.stats.binomtest`` computes it
@@ -273,7 +273,7 @@ def _sign_table(n_max: int) -> np.ndarray:
     return p
 
 
-@lru_cache(maxsize=None)
+@cache
 def _wilcoxon_cdf(n: int) -> np.ndarray:
     """``cdf[r] = P(R+ <= r)`` of the exact signed-rank statistic for n untied, non-zero
     differences (ranks 1..n); counts are exact integers in float64 for n <= 50."""
@@ -287,7 +287,7 @@ def _wilcoxon_cdf(n: int) -> np.ndarray:
     return cdf
 
 
-@lru_cache(maxsize=None)
+@cache
 def _mwu_cdf(n1: int, n2: int) -> np.ndarray:
     """``cdf[u] = P(U <= u)`` of the exact Mann-Whitney statistic without ties."""
     # c[a][b]: counts of U over arrangements of a x's and b y's, U = #(x > y) pairs
@@ -315,7 +315,7 @@ def _mwu_cdf(n1: int, n2: int) -> np.ndarray:
     return cdf
 
 
-@lru_cache(maxsize=None)
+@cache
 def tukey_critical_value(alpha: float, k: int, df: float) -> float:
     """Upper ``alpha`` quantile of the studentized range for k means and df degrees of
     freedom (``df = inf`` for the rank tests): ``studentized_range.ppf(1 - alpha, k, df)``.

@@ -29,12 +29,12 @@ from irscale.scales.measures.measure import Measure
 
 
 @functools.lru_cache(maxsize=256)
-def _spec(measure: "KeyMeasure") -> KeySpec:
+def _spec(measure: KeyMeasure) -> KeySpec:
     return measure.key_spec()
 
 
 @functools.lru_cache(maxsize=64)
-def _split(measure: "KeyMeasure") -> SplitForm:
+def _split(measure: KeyMeasure) -> SplitForm:
     return measure.spec.split_form(measure.levels, measure.n, None, stratified=measure.strata_kind == "relevant",
                                    label=str(measure))
 

@@ -40,10 +40,11 @@ cumulated precision, RR's rank key, ERR's cascade).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import reduce
-from typing import Callable, ClassVar
+from typing import ClassVar
 
 import mpmath
 import numpy as np
@@ -297,7 +298,7 @@ class FormalLogKey(KeySpec):
 
     @classmethod
     def build(cls, discounts: list[tuple[Fraction, int | None]], gains: list[int], base: int,
-              normaliser=None) -> "FormalLogKey":
+              normaliser=None) -> FormalLogKey:
         """Build from per-rank formal discounts (see :func:`log_discount`) and integer
         gains per relevance degree (``gains[0]`` must be 0)."""
         coords: list = [None]

@@ -9,8 +9,9 @@ name parses back to the same measure.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ def _integral(value: Any) -> bool:
         and value == int(value)
 
 
-def _rational(param: "Param", family: str, value: Any) -> Fraction:
+def _rational(param: Param, family: str, value: Any) -> Fraction:
     """``prob``: a rational number in (0, 1); ``positive``: a rational number > 0. Decimal
     text is exact: 0.8 means 4/5, not the nearest double."""
     what = "a number in (0, 1)" if param.kind == "prob" else "a positive number"
@@ -47,7 +48,7 @@ def _rational(param: "Param", family: str, value: Any) -> Fraction:
     return frac
 
 
-def _gains(param: "Param", family: str, value: Any) -> tuple[int, ...]:
+def _gains(param: Param, family: str, value: Any) -> tuple[int, ...]:
     ok = isinstance(value, (tuple, list)) and all(
         isinstance(g, (int, np.integer)) and not isinstance(g, bool) for g in value)
     gains = tuple(int(g) for g in value) if ok else ()
@@ -59,34 +60,34 @@ def _gains(param: "Param", family: str, value: Any) -> tuple[int, ...]:
     return gains
 
 
-def _count(param: "Param", family: str, value: Any) -> int:
+def _count(param: Param, family: str, value: Any) -> int:
     if not _integral(value) or not 1 <= int(value) <= 2 ** 40:
         raise MeasureError(f"{family}: parameter {param.name} must be a positive integer, got {value!r}")
     return int(value)
 
 
-def _choice(param: "Param", family: str, value: Any) -> str:
+def _choice(param: Param, family: str, value: Any) -> str:
     if not isinstance(value, str) or value not in param.choices:
         raise MeasureError(f"{family}: parameter {param.name} must be one of {', '.join(param.choices)}, "
                            f"got {value!r}")
     return value
 
 
-def _grade(param: "Param", family: str, value: Any) -> int:
+def _grade(param: Param, family: str, value: Any) -> int:
     if not _integral(value) or not 1 <= int(value) < MAX_LEVELS:
         raise MeasureError(f"{family}: parameter {param.name} must be a grade, an integer from 1 to "
                            f"{MAX_LEVELS - 1}, got {value!r}")
     return int(value)
 
 
-def _log_base(param: "Param", family: str, value: Any) -> int:
+def _log_base(param: Param, family: str, value: Any) -> int:
     if not _integral(value) or int(value) < 2:
         raise MeasureError(f"{family}: parameter {param.name} must be an integer >= 2, got {value!r}")
     return int(value)
 
 
 #: Converter of each parameter kind: (param, family name, given value) -> canonical value.
-CONVERTERS: dict[str, Callable[["Param", str, Any], Any]] = {
+CONVERTERS: dict[str, Callable[[Param, str, Any], Any]] = {
     "prob": _rational, "positive": _rational, "gains": _gains, "count": _count, "choice": _choice,
     "grade": _grade, "log_base": _log_base,
 }

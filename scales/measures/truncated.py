@@ -14,8 +14,15 @@ from typing import ClassVar
 import numpy as np
 
 from irscale.enumerate import runspace
-from irscale.enumerate.truncated import (PAD, pad_rankings, truncated_ids, truncated_ranking_chunks,
-                                         truncated_rankings_of_ids, truncated_space_size, validate_rankings)
+from irscale.enumerate.truncated import (
+    PAD,
+    pad_rankings,
+    truncated_ids,
+    truncated_ranking_chunks,
+    truncated_rankings_of_ids,
+    truncated_space_size,
+    validate_rankings,
+)
 from irscale.errors import RecallBaseError
 from irscale.scales.measures.fractional import FractionMeasure
 

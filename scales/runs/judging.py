@@ -52,7 +52,7 @@ class JudgedRuns:
     level_counts: np.ndarray | None = None
     lengths: np.ndarray | None = None
 
-    def folded(self, max_grade: int) -> "JudgedRuns":
+    def folded(self, max_grade: int) -> JudgedRuns:
         """The same judged runs with levels above ``max_grade`` folded into it."""
         return dataclasses.replace(self, rel=np.minimum(self.rel, max_grade).astype(np.uint8),
                                    level_counts=fold_level_counts(self.level_counts, max_grade))

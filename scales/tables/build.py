@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from irscale.enumerate.fanout import Fanout
 from irscale.scales.measures.keys import METHODS

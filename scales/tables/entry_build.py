@@ -13,8 +13,8 @@ exactly for the pair of representatives whose float gap is smallest.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 

@@ -14,9 +14,9 @@ import itertools
 import os
 import threading
 from collections import deque
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from math import comb
-from typing import Iterator
 
 import numpy as np
 

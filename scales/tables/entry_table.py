@@ -27,7 +27,8 @@ The checksum covers ids, counts and strata, in that order.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Iterator
+from collections.abc import Iterator
+from typing import ClassVar
 
 import numpy as np
 

@@ -39,7 +39,7 @@ class FormalTable(HeldTable):
 
     layout: ClassVar[str] = "formal"
 
-    def scale(self, rb=None) -> "FormalScale":
+    def scale(self, rb=None) -> FormalScale:
         return FormalScale(self, rb)
 
 

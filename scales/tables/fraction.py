@@ -39,7 +39,7 @@ class FractionTable(HeldTable):
 
     layout: ClassVar[str] = "fraction"
 
-    def scale(self, rb=None) -> "FractionScale":
+    def scale(self, rb=None) -> FractionScale:
         return FractionScale(self, rb)
 
 

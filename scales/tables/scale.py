@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import ClassVar, Iterator
+from collections.abc import Iterator
+from typing import ClassVar
 
 import numpy as np
 
@@ -50,7 +51,7 @@ class Table:
     #: Name of the table's layout (:mod:`irscale.scales.tables.layouts`).
     layout: ClassVar[str] = ""
 
-    def scale(self, rb=None) -> "Scale":
+    def scale(self, rb=None) -> Scale:
         """The scale of a topic with recall base ``rb`` (checked against the measure and
         against the recall base this table serves)."""
         raise NotImplementedError

@@ -5,8 +5,8 @@ the gains of the relevance degrees (default binary: g = (0, 1); graded e.g.
 from dataclasses import dataclass
 from fractions import Fraction
 
-from irscale.scales.measures.keys import FormalLogKey, log_discount
 from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.keys import FormalLogKey, log_discount
 from irscale.scales.measures.params import GAINS, REQUIRED, Param
 
 

@@ -22,7 +22,7 @@ from irscale.enumerate.splitform import EMPTY_KEYS, EXACT_LIMIT, SplitForm
 from irscale.enumerate.words import ints_to_words, mul_small, words_to_float
 from irscale.errors import MeasureError
 from irscale.scales.measures.keyed import KeyMeasure
-from irscale.scales.measures.keys import METHODS, U, LinearKey, lcm_upto
+from irscale.scales.measures.keys import METHODS, LinearKey, U, lcm_upto
 from irscale.scales.measures.params import GAINS
 
 #: Largest key of an ERR table, in 64-bit words.

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from irscale.errors import RecallBaseError
 from irscale.scales.measures.families.dcg import jk_discounts
-from irscale.scales.measures.keys import FormalLogKey
 from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.keys import FormalLogKey
 from irscale.scales.measures.params import GAINS, REQUIRED, Param
 
 

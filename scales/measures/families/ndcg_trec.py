@@ -5,8 +5,8 @@ from the per-grade counts (c_1..c_G) given as the recall base)."""
 from dataclasses import dataclass
 
 from irscale.scales.measures.families.ndcg import normaliser
-from irscale.scales.measures.keys import FormalLogKey, log_discount
 from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.keys import FormalLogKey, log_discount
 from irscale.scales.measures.params import GAINS
 
 

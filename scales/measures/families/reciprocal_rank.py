@@ -17,7 +17,7 @@ import numpy as np
 from irscale.enumerate.splitform import EMPTY_KEYS, SplitForm, padded_parts
 from irscale.errors import MeasureError
 from irscale.scales.measures.keyed import KeyMeasure
-from irscale.scales.measures.keys import U, KeySpec
+from irscale.scales.measures.keys import KeySpec, U
 from irscale.scales.measures.params import GAINS, Param
 
 

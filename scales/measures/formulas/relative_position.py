@@ -28,8 +28,8 @@ Twist is undefined for ``RB = 0`` and for ``N < 2 RB`` (its full-scale bounds ne
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
 
 import numpy as np
 

@@ -54,13 +54,13 @@ DCGU and OIE, with formal exact keys); ``*_many`` are their numpy float64 versio
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Sequence
 
 import mpmath
 import numpy as np
 
-from irscale.enumerate.truncated import PAD, validate_rankings
+from irscale.enumerate.truncated import validate_rankings
 from irscale.errors import MeasureError, RecallBaseError, RunError
 from irscale.scales.measures.formulas.relative_position import InfeasibleRunError
 
@@ -196,7 +196,7 @@ def dcgu_key(ranking: Sequence[int], e=EFFORT, levels: int = 2, rel=None) -> dic
     return {m: a for m, a in key.items() if a != 0}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _perfect_power_root(x: int) -> tuple[int, int]:
     """``(m, j)`` with ``x = m^j`` and ``j`` largest (``m`` not a perfect power)."""
     for j in range(x.bit_length(), 1, -1):
@@ -279,7 +279,7 @@ def oie_key(ranking: Sequence[int], c: Sequence[int], d: int = OIE_D, beta=OIE_B
     return {p: a for p, a in key.items() if a != 0}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _factor(x: int) -> dict[int, int]:
     out, q = {}, 2
     while q * q <= x:
