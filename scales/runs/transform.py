@@ -261,14 +261,14 @@ def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", 
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     if not q.topics:
         raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
+    depth = max(m.n for m in ms)
+    run_list = read_runs(runs, depth, progress=progress)     # input errors before any table is built
     tables = None
     if store is not None and not raw_only:
         table_rbs = {m: (qrels_table_rbs(q, m, max_grade) if rb_scale == "feasible" else m.table_rbs("all"))
                      for m in ms}
         hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
         tables = _open_tables(store, ms, build_missing, n_jobs, progress, table_rbs, hint)
-    depth = max(m.n for m in ms)
-    run_list = read_runs(runs, depth, progress=progress)
     judged = []
     for run in run_list:
         j = judge(run, q, depth)
