@@ -6,11 +6,36 @@ import pytest
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true",
+                     help="also run the tests marked slow (the README's test command, which CI runs, does)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: heavier tests, deselected unless --runslow (CI runs them)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--runslow"):
+        return
+    slow = [item for item in items if "slow" in item.keywords]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if "slow" not in item.keywords]
+        config._irscale_slow = len(slow)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    n = getattr(config, "_irscale_slow", 0)
+    if n:
+        terminalreporter.write_line(f"{n} slow tests deselected; run them with: pytest --runslow")
+
+
 @pytest.fixture
 def shared_data():
-    """Path of ../shared/data; skips the test when the shared data is absent."""
+    """Path of ../shared/data; skips the test, saying where it looked, when it is absent."""
     if not SHARED.is_dir():
-        pytest.skip("../shared/data is absent")
+        pytest.skip(f"shared TREC data not found at {SHARED}")
     return SHARED
 
 
