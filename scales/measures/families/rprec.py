@@ -1,0 +1,36 @@
+"""Rprec@N: R-precision (trec_eval's ``Rprec``) of the ranking cut at N, later documents
+non-relevant: the relevant documents in the top min(RB, N), divided by RB.
+
+Its order depends on the recall base (the top RB ranks count, the others do not), so no
+single key serves every topic: like Twist it has one table per recall base, over the
+runs feasible for it (at most RB relevant documents), holding the exact fractions
+j / RB, j = 0..min(RB, N) (layout ``fraction``). The recall base is an integer
+(or ``(RB,)``). Its common scale (every run feasible, RB >= N) orders runs by the
+relevant documents in the top N, like P@N.
+"""
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from irscale.scales.measures.fractional import FractionMeasure
+
+
+@dataclass(frozen=True, repr=False)
+class Rprec(FractionMeasure):
+    name = "Rprec"
+    summary = "R-precision: relevant documents in the top min(RB, N) / RB (trec_eval Rprec, cut at N)"
+
+    def fractions_many(self, runs: np.ndarray, counts: tuple) -> tuple[np.ndarray, np.ndarray]:
+        rb = int(counts[0])
+        num = (np.asarray(runs)[:, :min(rb, self.n)] > 0).sum(axis=1).astype(np.int64)
+        den = np.full(num.shape[0], rb, dtype=np.int64)
+        g = np.gcd(num, den)
+        return num // g, den // g
+
+    def exact_value(self, run, rb=None) -> Fraction:
+        rb = self.check_rb(rb)[0]
+        return Fraction(sum(1 for r in list(run)[:min(rb, self.n)] if int(r) > 0), rb)
+
+    def common_rb(self) -> tuple[int, ...]:
+        return (self.n,)
