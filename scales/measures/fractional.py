@@ -64,8 +64,8 @@ class FractionMeasure(Measure):
                               f"counts (--rb '(3,2)' or --qrels FILE)")
 
     # -- implemented by families -------------------------------------------------------
-    def fractions_many(self, runs: np.ndarray, counts: tuple) -> tuple[np.ndarray, np.ndarray]:
-        """Exact values of feasible ``runs`` (uint8 (m, N)) for the topic ``counts``: reduced
+    def fractions_many(self, runs: np.ndarray, rb: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """Exact values of feasible ``runs`` (uint8 (m, N)) for the topic ``rb`` (per-grade counts): reduced
         int64 numerators and positive denominators (a denominator 0 with numerator -1 stands
         for minus infinity). Raises :class:`~irscale.errors.RecallBaseError` when the measure
         is undefined for this topic and cutoff."""
@@ -93,15 +93,15 @@ class FractionMeasure(Measure):
         runspace.refuse_infeasible(runspace.grade_counts_of_runs(arr, self.grades), self.check_rb(rb))
         return arr
 
-    def check_defined(self, counts) -> None:
+    def check_defined(self, rb) -> None:
         """Raise :class:`~irscale.errors.RecallBaseError` when the measure is undefined for a
         topic with these per-grade counts at this cutoff (Twist and CRP need N >= 2 RB)."""
-        self.fractions_many(np.zeros((1, self.n), np.uint8), self.check_rb(counts))
+        self.fractions_many(np.zeros((1, self.n), np.uint8), self.check_rb(rb))
 
     # -- values ------------------------------------------------------------------------------
-    def values_many(self, runs: np.ndarray, counts) -> np.ndarray:
+    def values_many(self, runs: np.ndarray, rb) -> np.ndarray:
         """Float64 values (correctly rounded quotients, -inf for minus infinity)."""
-        num, den = self.fractions_many(runs, counts)
+        num, den = self.fractions_many(runs, rb)
         return fraction_floats(np.asarray(num), np.asarray(den))
 
     def values_of_ids(self, ids, rb=None) -> np.ndarray:
@@ -124,39 +124,39 @@ class FormalValues:
     def layout(self) -> str:
         return "formal"
 
-    def formal_many(self, runs: np.ndarray, counts) -> np.ndarray:
+    def formal_many(self, runs: np.ndarray, rb) -> np.ndarray:
         """Exact values of ``runs`` as integer coefficients (int64 (m, C)) of the units
         :meth:`units_mp`."""
         raise NotImplementedError
 
-    def coords(self, counts) -> list[str]:
+    def coords(self, rb) -> list[str]:
         """Labels of the C units (stored with the table)."""
         raise NotImplementedError
 
-    def units_mp(self, counts) -> list:
+    def units_mp(self, rb) -> list:
         """The C units as mpmath numbers at the current precision."""
         raise NotImplementedError
 
-    def units_float(self, counts) -> np.ndarray:
+    def units_float(self, rb) -> np.ndarray:
         with mpmath.workdps(MP_DIGITS):
-            return np.array([float(u) for u in self.units_mp(counts)], dtype=np.float64)
+            return np.array([float(u) for u in self.units_mp(rb)], dtype=np.float64)
 
-    def formal_floats(self, keys: np.ndarray, counts) -> np.ndarray:
+    def formal_floats(self, keys: np.ndarray, rb) -> np.ndarray:
         """Float64 values of formal keys (default: the float sum of coefficients times
         units)."""
-        return keys @ self.units_float(counts) if keys.size else np.zeros(keys.shape[0])
+        return keys @ self.units_float(rb) if keys.size else np.zeros(keys.shape[0])
 
-    def formal_error_bound(self, keys: np.ndarray, counts) -> float:
+    def formal_error_bound(self, keys: np.ndarray, rb) -> float:
         """Bound on |formal_floats - exact value| over ``keys`` (default: the float sum's)."""
         if keys.size == 0:
             return 0.0
-        terms = np.abs(keys).astype(np.float64) @ np.abs(self.units_float(counts))
+        terms = np.abs(keys).astype(np.float64) @ np.abs(self.units_float(rb))
         return float(2 * (keys.shape[1] + 2) * U * terms.max())
 
     def value_key(self, run, rb=None) -> tuple:
         """The run's integer coefficients (equal exactly when the values are equal)."""
         return tuple(int(x) for x in self.formal_many(np.asarray([run]), self.check_rb(rb))[0])
 
-    def values_many(self, runs: np.ndarray, counts) -> np.ndarray:
+    def values_many(self, runs: np.ndarray, rb) -> np.ndarray:
         """Float64 values: the float sum of coefficients times units."""
-        return self.formal_floats(self.formal_many(runs, counts), counts)
+        return self.formal_floats(self.formal_many(runs, rb), rb)

@@ -54,6 +54,7 @@ class HeldScale(Scale):
         super().__init__(table, rb)
         self._values = np.asarray(values, dtype=np.float64)
         self._counts = np.asarray(table.counts, dtype=np.int64)
+        self._representatives = None
 
     @property
     def k(self) -> int:
@@ -70,6 +71,17 @@ class HeldScale(Scale):
     @property
     def counts(self) -> np.ndarray:
         return self._counts
+
+    @property
+    def representatives(self) -> np.ndarray:
+        """Smallest run id taking each distinct value (found by one pass over the runs of
+        the table's space, in id order; computed on first use)."""
+        if self._representatives is None:
+            reps = np.full(self.k, np.iinfo(np.int64).max, dtype=np.int64)
+            for runs in self.measure.space_chunks(self.table.table_rb, CHUNK):
+                np.minimum.at(reps, self._match(runs) - 1, self.measure.ids_of_runs(runs))
+            self._representatives = reps
+        return self._representatives
 
     def rank(self, values, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise") -> np.ndarray:
         if errors not in ("raise", "zero"):

@@ -119,6 +119,12 @@ class Scale(abc.ABC):
         """Number of (feasible) runs taking each value (int64, shape (K,))."""
 
     @property
+    @abc.abstractmethod
+    def representatives(self) -> np.ndarray:
+        """Smallest run id taking each distinct value (int64, shape (K,); for stratified
+        tables: among the feasible runs of the value's smallest stratum)."""
+
+    @property
     def midranks(self) -> np.ndarray:
         """Mid-rank of every distinct value (float64, 1-based positions among all runs)."""
         c = self.counts

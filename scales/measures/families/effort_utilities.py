@@ -106,10 +106,10 @@ class _Utility(FormalValues, TruncatedMeasure):
         den, _, _, _, bound, _ = self._plan()
         return "fraction" if bound < LIMIT and den < LIMIT else "formal"
 
-    def values_many(self, runs, counts):
+    def values_many(self, runs, rb):
         if self.layout == "fraction":
-            return FractionMeasure.values_many(self, runs, counts)
-        return FormalValues.values_many(self, runs, counts)
+            return FractionMeasure.values_many(self, runs, rb)
+        return FormalValues.values_many(self, runs, rb)
 
     def _limb_keys(self, runs) -> np.ndarray:
         """K of every ranking as limbs (int64 (m, L), little-endian, normalised)."""
@@ -148,7 +148,7 @@ class _Utility(FormalValues, TruncatedMeasure):
             _normalise(acc)
         return acc
 
-    def fractions_many(self, runs, counts):
+    def fractions_many(self, runs, rb):
         den = self._plan()[0]
         if self.layout != "fraction":
             raise MeasureError(f"{self}: exact keys exceed 62 bits; its values are formal multi-limb keys")
@@ -161,18 +161,18 @@ class _Utility(FormalValues, TruncatedMeasure):
         return total // common, d // common
 
     # formal keys beyond 62 bits: K = sum_j limb_j 2^(LIMB j), value = K / D
-    def formal_many(self, runs, counts):
+    def formal_many(self, runs, rb):
         return self._limb_keys(runs)
 
-    def coords(self, counts):
+    def coords(self, rb):
         den, *_, L = self._plan()
         return [f"2^{LIMB * j}/{den}" for j in range(L)]
 
-    def units_mp(self, counts):
+    def units_mp(self, rb):
         den, *_, L = self._plan()
         return [mpmath.mpf(2) ** (LIMB * j) / den for j in range(L)]
 
-    def formal_floats(self, keys, counts):
+    def formal_floats(self, keys, rb):
         """K / D with K summed from the top limb down (exact while below 2^53, then
         rounded once per limb: no cancellation between limbs)."""
         den = self._plan()[0]
@@ -181,10 +181,10 @@ class _Utility(FormalValues, TruncatedMeasure):
             total = total * float(1 << LIMB) + keys[:, j]
         return total / float(den)
 
-    def formal_error_bound(self, keys, counts):
+    def formal_error_bound(self, keys, rb):
         if keys.size == 0:
             return 0.0
-        return float(2 * (keys.shape[1] + 3) * U * np.abs(self.formal_floats(keys, counts)).max())
+        return float(2 * (keys.shape[1] + 3) * U * np.abs(self.formal_floats(keys, rb)).max())
 
 
 @dataclass(frozen=True, repr=False)
@@ -270,17 +270,17 @@ class DCGU(FormalValues, TruncatedMeasure):
         big = {m: lcm(*[j for mm, j in ranks if mm == m]) for m in ms}
         return [(ms.index(m), j) for m, j in ranks], ms, big
 
-    def coords(self, counts):
+    def coords(self, rb):
         _, ms, big = self._layout()
         den = self.grades * self.e.denominator
         return [f"1/({den * big[m]}*log2({m}))" for m in ms]
 
-    def units_mp(self, counts):
+    def units_mp(self, rb):
         _, ms, big = self._layout()
         den = self.grades * self.e.denominator
         return [mpmath.mpf(1) / (den * big[m]) * (1 if m == 2 else mpmath.log(2) / mpmath.log(m)) for m in ms]
 
-    def formal_many(self, runs, counts):
+    def formal_many(self, runs, rb):
         arr = np.asarray(runs, dtype=np.int64)
         ranks, ms, big = self._layout()
         G, en, ed = self.grades, self.e.numerator, self.e.denominator

@@ -44,25 +44,25 @@ class OIE(FormalValues, TruncatedMeasure):
     beta: Fraction = ut.OIE_BETA
     grades: int = 1
 
-    def _primes(self, counts):
-        m = [sum(counts[v - 1:]) for v in range(1, self.grades + 1)]
+    def _primes(self, rb):
+        m = [sum(rb[v - 1:]) for v in range(1, self.grades + 1)]
         xs = [self.D, *range(2, self.n + 1), *[x for x in m if x > 0]]
         return sorted({q for x in xs for q in ut._factor(x)})
 
-    def coords(self, counts):
+    def coords(self, rb):
         den = self.beta.denominator * self.D
-        return [f"ln({q})/{den}" for q in self._primes(counts)]
+        return [f"ln({q})/{den}" for q in self._primes(rb)]
 
-    def units_mp(self, counts):
+    def units_mp(self, rb):
         den = self.beta.denominator * self.D
-        return [mpmath.log(q) / den for q in self._primes(counts)]
+        return [mpmath.log(q) / den for q in self._primes(rb)]
 
-    def formal_many(self, runs, counts):
+    def formal_many(self, runs, rb):
         arr = np.asarray(runs, dtype=np.int64)
-        primes = self._primes(counts)
+        primes = self._primes(rb)
         G, n = self.grades, self.n
         bn, bd = self.beta.numerator, self.beta.denominator
-        m = [sum(counts[v - 1:]) for v in range(1, G + 1)]
+        m = [sum(rb[v - 1:]) for v in range(1, G + 1)]
 
         def exps(x):
             f = ut._factor(x)
@@ -74,7 +74,7 @@ class OIE(FormalValues, TruncatedMeasure):
         e_m = {x: exps(x) for x in m if x > 0}
         top = max(int(np.abs(e_d[None, :] - table[1:]).max(initial=0)),
                   max((int(np.abs(e_d - e).max(initial=0)) for e in e_m.values()), default=0))
-        if (bd + bn) * (n + 2 * sum(counts)) * max(top, 1) >= LIMIT:
+        if (bd + bn) * (n + 2 * sum(rb)) * max(top, 1) >= LIMIT:
             raise MeasureError(f"{self}: exact keys exceed 62 bits (beta = {self.beta}); use a simpler beta")
         valid = arr != PAD
         g = np.where(valid, arr, 0)
@@ -84,10 +84,10 @@ class OIE(FormalValues, TruncatedMeasure):
             term = bd * (e_d - table[i + 1])[None, :] - bn * (e_d[None, :] - table[np.maximum(c_i, 1)])
             keys += np.where(valid[:, i:i + 1], term, 0)
         for v in range(1, G + 1):           # (bd c_v - bn u_v) log(D/m_v), u_v unretrieved of grade v
-            if counts[v - 1] == 0:
+            if rb[v - 1] == 0:
                 continue
-            u = counts[v - 1] - ((g == v) & valid).sum(axis=1)
-            keys += (bd * counts[v - 1] - bn * u)[:, None] * (e_d - e_m[m[v - 1]])[None, :]
+            u = rb[v - 1] - ((g == v) & valid).sum(axis=1)
+            keys += (bd * rb[v - 1] - bn * u)[:, None] * (e_d - e_m[m[v - 1]])[None, :]
         return keys
 
     def exact_value(self, run, rb=None):

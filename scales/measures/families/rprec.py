@@ -21,10 +21,10 @@ class Rprec(FractionMeasure):
     name = "Rprec"
     summary = "R-precision: relevant documents in the top min(RB, N) / RB (trec_eval Rprec, cut at N)"
 
-    def fractions_many(self, runs: np.ndarray, counts: tuple) -> tuple[np.ndarray, np.ndarray]:
-        rb = int(counts[0])
-        num = (np.asarray(runs)[:, :min(rb, self.n)] > 0).sum(axis=1).astype(np.int64)
-        den = np.full(num.shape[0], rb, dtype=np.int64)
+    def fractions_many(self, runs: np.ndarray, rb: tuple) -> tuple[np.ndarray, np.ndarray]:
+        total = int(rb[0])
+        num = (np.asarray(runs)[:, :min(total, self.n)] > 0).sum(axis=1).astype(np.int64)
+        den = np.full(num.shape[0], total, dtype=np.int64)
         g = np.gcd(num, den)
         return num // g, den // g
 

@@ -25,8 +25,8 @@ class Twist(FractionMeasure):
     crossing: str = "impl"
     grades: int = 1
 
-    def fractions_many(self, runs, counts):
-        out = tw.twist_many(np.asarray(runs, dtype=np.int64), counts, self.crossing)
+    def fractions_many(self, runs, rb):
+        out = tw.twist_many(np.asarray(runs, dtype=np.int64), rb, self.crossing)
         return out["tau_num"], out["tau_den"]
 
     def exact_value(self, run, rb=None) -> Fraction:
@@ -45,12 +45,12 @@ class CRP(FractionMeasure):
     ind: str = REQUIRED
     grades: int = 1
 
-    def fractions_many(self, runs, counts):
-        out = tw.crp_many(np.asarray(runs, dtype=np.int64), counts)
-        rb = sum(counts)
+    def fractions_many(self, runs, rb):
+        out = tw.crp_many(np.asarray(runs, dtype=np.int64), rb)
+        total = sum(rb)
         b_r, b_w = out["b_r"], int(out["b_w"])
         if self.ind == "rho":        # RB / b_r, 0 when the CRP never balances
-            num, den = np.where(b_r > 0, rb, 0), np.where(b_r > 0, b_r, 1)
+            num, den = np.where(b_r > 0, total, 0), np.where(b_r > 0, b_r, 1)
         elif self.ind == "b_ratio":  # 1 - b_r / b_w; minus infinity when b_r is infinite
             num, den = np.where(b_r > 0, b_w - b_r, -1), np.where(b_r > 0, b_w, 0)
         elif self.ind == "min":      # 1 - min CRP_r / min CRP_w (min CRP_w < 0: rank 1 of w is too early)
@@ -59,7 +59,7 @@ class CRP(FractionMeasure):
         else:                         # 1 - CRP_r(N) / CRP_w(N)
             w_n = int(out["crp_w_n"])
             if w_n == 0:
-                raise tw.TwistUndefinedError(f"{self}: the worst run ends with CRP(N) = 0 for c = {counts}; "
+                raise tw.TwistUndefinedError(f"{self}: the worst run ends with CRP(N) = 0 for c = {rb}; "
                                              f"the indicator is undefined for this topic")
             num, den = w_n - out["crp_at_n"], np.full(len(b_r), w_n)
         num, den = np.asarray(num, np.int64), np.asarray(den, np.int64)
