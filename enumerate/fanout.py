@@ -10,10 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from joblib import Parallel, delayed, parallel_config
 
 from irscale.errors import IrscaleError
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 BACKENDS = ("loky", "threading", "dask")
 
@@ -49,7 +53,7 @@ class Fanout:
                 delayed(fn)(*item) for item in items)
 
 
-def dask_client(scheduler: str | None, n_jobs: int):
+def dask_client(scheduler: str | None, n_jobs: int) -> Client:
     """A dask.distributed client for joblib's dask backend: connected to ``scheduler``
     (tcp://host:port), or to a local cluster of ``n_jobs`` single-threaded workers."""
     try:

@@ -42,7 +42,8 @@ class Distinct:
     n_runs: int
 
 
-def score_chunk(start: int, count: int, n: int, levels: int, jobs: list[ScoringJob]):
+def score_chunk(start: int, count: int, n: int, levels: int, jobs: list[ScoringJob]
+                ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Score runs start..start+count-1 for every job; returns one (packed, counts, minids)
     per job."""
     runs = np.empty((count, n), dtype=np.uint8)
@@ -75,7 +76,7 @@ def enumerate_distinct(jobs: list[ScoringJob], n: int, levels: int, fanout: Fano
     bar = tqdm(total=total, unit="run", unit_scale=True, desc=desc or f"enumerate {levels}^{n}",
                disable=not progress, leave=False)
     try:
-        for (start, count), res in zip(work, results):
+        for (_start, count), res in zip(work, results):
             for acc, part in zip(accs, res):
                 acc.add(*part)
             bar.update(count)

@@ -3,6 +3,7 @@
 measure-agnostic; built by :meth:`irscale.scales.measures.keyed.KeyMeasure.scoring_job`)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,7 +23,8 @@ KERNELS = {
 }
 
 
-def score(kernel, words: int, weights: np.ndarray, runs: np.ndarray) -> np.ndarray:
+def score(kernel: str | Callable[[np.ndarray, np.ndarray, np.ndarray], None], words: int, weights: np.ndarray,
+          runs: np.ndarray) -> np.ndarray:
     """Keys of ``runs`` (uint8, shape (m, N)) as a (m, words) uint64 array.
 
     ``kernel`` is the name of a built-in kernel (:data:`KERNELS`) or any numba-jitted

@@ -7,14 +7,18 @@ lexicographic order of runs (SPEC section 2).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from math import factorial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.enumerate.lazy import lazy_module
 from irscale.errors import RunError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 kernels = lazy_module("irscale.enumerate.kernels")
 
@@ -24,12 +28,12 @@ def space_size(levels: int, n: int) -> int:
     return levels ** n
 
 
-def id_dtype(levels: int, n: int):
+def id_dtype(levels: int, n: int) -> type[np.unsignedinteger]:
     """Smallest unsigned dtype holding every run id of REL^N."""
     return np.uint32 if levels ** n <= 2 ** 32 else np.uint64
 
 
-def count_dtype(max_count: int):
+def count_dtype(max_count: int) -> type[np.unsignedinteger]:
     """Smallest unsigned dtype holding run counts up to ``max_count``."""
     for dt in (np.uint8, np.uint16, np.uint32, np.uint64):
         if max_count <= np.iinfo(dt).max:
@@ -44,7 +48,7 @@ def chunks(levels: int, n: int, chunk_size: int) -> Iterator[tuple[int, int]]:
         yield start, min(chunk_size, total - start)
 
 
-def runs_of_ids(ids, levels: int, n: int) -> np.ndarray:
+def runs_of_ids(ids: ArrayLike, levels: int, n: int) -> np.ndarray:
     """Runs (uint8 array, shape (len(ids), n)) with the given ids (any order; numba)."""
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     out = np.empty((ids.shape[0], n), dtype=np.uint8)
@@ -52,7 +56,7 @@ def runs_of_ids(ids, levels: int, n: int) -> np.ndarray:
     return out
 
 
-def feasible_space_size(n: int, counts) -> int:
+def feasible_space_size(n: int, counts: Sequence[int]) -> int:
     """Number of runs of length n with at most c_g documents of each grade g
     (``counts = (c_1..c_G)``): the runs that can occur for a topic with those counts.
     Exact (Python integers): n! [x^n] e^x prod_g sum_{j <= c_g} x^j / j!."""
@@ -64,7 +68,7 @@ def feasible_space_size(n: int, counts) -> int:
     return int(poly[n] * factorial(n))
 
 
-def feasible_run_chunks(n: int, counts, chunk: int = 1 << 18) -> Iterator[np.ndarray]:
+def feasible_run_chunks(n: int, counts: Sequence[int], chunk: int = 1 << 18) -> Iterator[np.ndarray]:
     """The runs of length n feasible for the per-grade counts ``(c_1..c_G)`` (at most c_g
     documents of grade g), in run id order, as uint8 arrays of up to ``chunk`` rows."""
     caps = np.minimum(np.asarray(counts, dtype=np.int64), n)
@@ -79,7 +83,7 @@ def feasible_run_chunks(n: int, counts, chunk: int = 1 << 18) -> Iterator[np.nda
             yield out[:rows]
 
 
-def all_feasible_runs(n: int, counts) -> np.ndarray:
+def all_feasible_runs(n: int, counts: Sequence[int]) -> np.ndarray:
     """Every run of length n feasible for the per-grade counts ``(c_1..c_G)``, in run id
     order (uint8 array (feasible_space_size, n); small spaces only)."""
     parts = list(feasible_run_chunks(n, counts))
@@ -104,7 +108,7 @@ def count_code_base(n: int) -> int:
     return n + 1
 
 
-def decode_count_codes(codes, n: int, grades: int) -> np.ndarray:
+def decode_count_codes(codes: ArrayLike, n: int, grades: int) -> np.ndarray:
     """Per-grade counts (n_1..n_G), shape (len(codes), G), of the count codes written by
     :func:`irscale.enumerate.kernels.grade_count_codes`."""
     codes = np.asarray(codes, dtype=np.int64).reshape(-1)
@@ -122,7 +126,7 @@ def grade_counts_of_runs(runs: np.ndarray, grades: int) -> np.ndarray:
     return np.stack([(runs == g).sum(axis=1) for g in range(1, grades + 1)], axis=1).astype(np.int64)
 
 
-def refuse_infeasible(have: np.ndarray, counts, what: str = "run") -> None:
+def refuse_infeasible(have: np.ndarray, counts: Sequence[int], what: str = "run") -> None:
     """Raise :class:`~irscale.errors.RunError` for the first run holding more documents of
     a grade than the topic has: ``have`` (m, G) per-grade counts of the runs, ``counts``
     the topic's (c_1..c_G)."""
@@ -158,7 +162,7 @@ def _short(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def validate_runs(runs, levels: int, n: int | None, label: str = "this measure") -> np.ndarray:
+def validate_runs(runs: ArrayLike, levels: int, n: int | None, label: str = "this measure") -> np.ndarray:
     """Check judged runs given by a user and return them as a uint8 (m, n) array.
 
     Accepts one run (a sequence of n degrees), a list of runs, or an (m, n) array-like

@@ -62,11 +62,11 @@ class SplitForm:
     digits: int = 60         # decimal digits exact_raw is evaluated with
 
     @property
-    def S(self) -> int:
+    def S(self) -> int:  # noqa: N802  (S and P name the suffix and prefix counts, as in the docs)
         return self.levels ** (self.n - self.h)
 
     @property
-    def P(self) -> int:
+    def P(self) -> int:  # noqa: N802
         return self.levels ** self.h
 
     @property

@@ -11,10 +11,14 @@ the space of cutoff N is exactly the ids ``0 .. truncated_space_size(levels, N) 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.errors import RunError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: Padding cell after the end of a ranking in (n_rankings, N) arrays.
 PAD = -1
@@ -30,7 +34,8 @@ def _offsets(levels: int, n: int) -> np.ndarray:
     return np.array([truncated_space_size(levels, m - 1) if m else 0 for m in range(n + 1)], dtype=np.int64)
 
 
-def validate_rankings(runs, levels: int, lengths=None, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def validate_rankings(runs: ArrayLike, levels: int, lengths: ArrayLike | None = None, n: int | None = None
+                      ) -> tuple[np.ndarray, np.ndarray]:
     """Check truncated rankings given as an (m, N) integer array, each row padded with -1
     after its end (or with explicit ``lengths``, then padding cells may hold anything);
     returns (grades int64 with padding cells set to 0, mask of the cells inside each
@@ -72,7 +77,7 @@ def truncated_ids(rankings: np.ndarray, levels: int) -> np.ndarray:
     return _offsets(levels, arr.shape[1])[lengths] + number
 
 
-def truncated_rankings_of_ids(ids, levels: int, n: int) -> np.ndarray:
+def truncated_rankings_of_ids(ids: ArrayLike, levels: int, n: int) -> np.ndarray:
     """Rankings (int8 (m, n), padded with -1) of the given truncated ids (any order)."""
     ids = np.asarray(ids, dtype=np.int64).reshape(-1)
     starts = _offsets(levels, n + 1)
@@ -95,7 +100,7 @@ def truncated_ranking_chunks(levels: int, n: int, chunk: int = 1 << 18) -> Itera
         yield truncated_rankings_of_ids(np.arange(start, min(total, start + chunk)), levels, n)
 
 
-def pad_rankings(runs, n: int, what: str = "rankings") -> np.ndarray | object:
+def pad_rankings(runs: ArrayLike, n: int, what: str = "rankings") -> ArrayLike:
     """Rankings given as Python lists of their own lengths (one ranking, or a list of
     them) padded with -1 to length n; arrays are returned as they are. Raises
     :class:`~irscale.errors.RunError` for a ranking longer than n or items that are not

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Sequence
 
 import click
 
@@ -33,16 +34,16 @@ class LazyGroup(click.Group):
     """A click group whose subcommands are imported when they run (the click recipe for
     lazily loaded subcommands); ``--help`` lists them from :data:`COMMANDS` alone."""
 
-    def list_commands(self, ctx):
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx, cmd_name):
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return None
         module = importlib.import_module(f"irscale.commands.{COMMANDS[cmd_name][0]}")
         return module.command
 
-    def format_commands(self, ctx, formatter):
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_text) for name, (_, help_text) in COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
@@ -50,12 +51,12 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="irscale", prog_name="irscale")
-def cli():
+def cli() -> None:
     """Interval scales for IR evaluation measures: build exact unq rank tables,
     inspect them and look values up."""
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 1 bug, 2 user error)."""
     try:
         cli.main(args=argv, prog_name="irscale", standalone_mode=False)

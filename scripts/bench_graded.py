@@ -41,12 +41,12 @@ def main(argv=None) -> int:
     for name, *ns in args.measure:
         for n in map(int, ns):
             m = irscale.parse_measure(f"{name}@{n}")
-            store = args.work / f"{irscale.scales.tables.build._safe(str(m))}.h5"
+            store = args.work / f"{irscale.scales.tables.entry_build.safe_name(str(m))}.h5"
             store.unlink(missing_ok=True)
             cmd = [sys.executable, "-m", "irscale", "build", "-m", str(m), "--out", str(store), "-j", str(args.jobs),
                    "-q"]
-            if m.counts_keyed:
-                common = m.common_rb()
+            if m.per_grade_rb:
+                common = m.common_rb() if m.has_common_scale() else None
                 vectors = [v for v in ([args.rb] if args.rb else []) +
                            ([f"({','.join(map(str, common))})"] if common is not None else [])]
                 if not vectors:

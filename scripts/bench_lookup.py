@@ -26,7 +26,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     import irscale
-    from irscale.scales.measures.split_forms import split_form
+    from irscale.enumerate.split_kernels import popcount_ids
 
     m = irscale.parse_measure(args.measure)
     # compile the kernels on a tiny table first, so timings are lookups, not compilation
@@ -44,10 +44,8 @@ def main() -> None:
     n = m.n
     ids = rng.integers(0, 2 ** n, size=args.count, dtype=np.int64)
     if m.rb_dependent and args.rb is not None and args.rb < n:  # feasible runs only
-        from irscale.enumerate.split_kernels import popcount_ids
         ids = ids[popcount_ids(ids, 2, n) <= args.rb]
-    sf = split_form(m)
-    values = s._values_of_raw(sf.raw_of_ids(ids))
+    values = m.values_of_ids(ids, args.rb)
     t0 = time.perf_counter()
     first = s.rank(values[:1], errors="zero")
     t_first = time.perf_counter() - t0
@@ -58,7 +56,7 @@ def main() -> None:
           f"resident memory +{(r1 - r0) / 2**20:.1f} MiB after open, +{(r2 - r0) / 2**20:.1f} MiB after first lookup")
     for label, fn, arg in (("value -> rank", lambda v: s.rank(v, errors="zero"), values),
                            ("run id -> rank", s.rank_ids, ids)):
-        for trial in range(2):
+        for _ in range(2):
             t0 = time.perf_counter()
             out = fn(arg)
             dt = time.perf_counter() - t0

@@ -238,7 +238,8 @@ def report(outcomes: list[Outcome], elapsed: float, rss_before: int, rss_after: 
         if not rows:
             continue
         latency = np.array([o.seconds for o in rows]) * 1e3
-        count = lambda low, high: sum(low <= o.status < high for o in rows)  # noqa: E731
+        def count(low, high, rows=rows):
+            return sum(low <= o.status < high for o in rows)
         print(f"{kind:8s} {len(rows):8d} {sum(o.items for o in rows):10d} {count(200, 300):6d} {count(400, 500):5d} "
               f"{count(500, 600):4d} {count(0, 1):6d} {sum(not o.correct for o in rows if o.status):5d} "
               f"{np.percentile(latency, 50):8.1f} {np.percentile(latency, 99):8.1f}")

@@ -37,7 +37,10 @@ def main() -> int:
     import irscale
     from irscale.presets import preset_measures
     from irscale.scales.analysis.analyze import analyze
+    from irscale.scales.analysis.axioms import add_axioms
+    from irscale.scales.analysis.figures import plot_hasse, plot_runs_length4, plot_value_distributions
     from irscale.scales.analysis.report import write_report
+    from irscale.scales.analysis.spacing import store_spacing
 
     qrels = args.data / "qrels.trec8.adhoc.txt"
     runs = args.data / "runs"
@@ -81,9 +84,6 @@ def main() -> int:
     print(f"analysis: {analysis.seconds:.0f} s", flush=True)
 
     t0 = time.perf_counter()
-    from irscale.scales.analysis.axioms import add_axioms
-    from irscale.scales.analysis.figures import plot_hasse, plot_runs_length4, plot_value_distributions
-    from irscale.scales.analysis.spacing import store_spacing
     spacing = add_axioms([row for n in args.depths for row in store_spacing(stores[n])])
     pd.DataFrame(spacing).drop(columns=[c for c in ("gap_hist_edges", "gap_hist_counts") if c in spacing[0]]) \
         .to_csv(report_dir / "spacing.csv", index=False)
@@ -93,7 +93,7 @@ def main() -> int:
 
     def get_scale(name):
         m = irscale.parse_measure(name)
-        return stores[m.n].scale(m, m.n if m.rb_dependent else None)
+        return stores[m.n].scale(m, m.common_rb())
 
     figures = []
     ns = tuple(n for n in args.depths)

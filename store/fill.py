@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from irscale.enumerate.fanout import Fanout, dask_client
 from irscale.errors import StoreError
@@ -16,15 +18,21 @@ from irscale.store.format import table_name
 from irscale.store.reader import Store
 from irscale.store.writer import commit
 
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import Measure, RecallBaseRequest
+
 
 def workdir_for(path: Path) -> Path:
     """Folder next to the store holding resumable checkpoints of unfinished tables."""
     return path.parent / f".{path.name}.build"
 
 
-def build_store(path: str | os.PathLike, measures, rbs="all", n_jobs: int = 1, progress: bool = False,
-                rebuild: bool = False, method: str = "auto", backend: str | None = None,
-                scheduler: str | None = None, bucket_items: int | None = None, rb_counts=None) -> Store:
+def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure],
+                rbs: RecallBaseRequest | dict[str, RecallBaseRequest] = "all", n_jobs: int = 1,
+                progress: bool = False, rebuild: bool = False, method: str = "auto", backend: str | None = None,
+                scheduler: str | None = None, bucket_items: int | None = None,
+                rb_counts: tuple[int, ...] | list[tuple[int, ...]] | dict[str, list[tuple[int, ...]]] | None = None
+                ) -> Store:
     """Build the tables of ``measures`` (names or Measure objects; a comma-separated
     string works too) into the store at ``path``.
 

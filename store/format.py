@@ -49,6 +49,6 @@ def table_path(measure: str, table_rb: tuple | None = None) -> str:
     return f"/tables/{table_name(measure, table_rb)}"
 
 
-def new_checksum():
+def new_checksum() -> hashlib._Hash:
     """The hash of table checksums (sha256)."""
     return hashlib.sha256()

@@ -6,6 +6,7 @@ import json
 import mmap
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import h5py
 import numpy as np
@@ -16,6 +17,9 @@ from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.layouts import stored_layout
 from irscale.scales.tables.scale import Scale, Table
 from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, new_checksum, table_name, table_path
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import Measure, RecallBase
 
 
 def check_file(path: str | os.PathLike) -> None:
@@ -98,7 +102,7 @@ class Store:
         with h5py.File(self.path, "r") as f:
             if "tables" not in f:
                 return out
-            for name, g in f["tables"].items():
+            for _name, g in f["tables"].items():
                 a = _attrs(g)
                 if a.get("complete"):
                     a["path"] = g.name
@@ -108,7 +112,7 @@ class Store:
                     out.append(a)
         return sorted(out, key=lambda a: (a["measure"], a["rb_counts"] or ()))
 
-    def has(self, measure, table_rb: tuple | None = None) -> bool:
+    def has(self, measure: str | Measure, table_rb: tuple | None = None) -> bool:
         """Whether the file has the complete table of ``measure`` (for measures with a
         table per recall-base vector: the table of ``table_rb``, default the common one)."""
         m = parse_measure(measure)
@@ -130,7 +134,7 @@ class Store:
             f"{self.path} has no table {m} for the per-grade counts {vec}; create it with: irscale build "
             f"--measures \"{m}\" --rb \"{vec}\" --out {self.path} (or --qrels FILE for every topic of a qrels file)")
 
-    def table(self, measure, verify: bool = False, table_rb: tuple | None = None) -> Table:
+    def table(self, measure: str | Measure, verify: bool = False, table_rb: tuple | None = None) -> Table:
         """The :class:`~irscale.scales.tables.scale.Table` of ``measure`` (memory-mapped
         arrays where its layout maps them). ``verify`` recomputes the checksum (reads the
         whole table). Measures with a table per recall-base vector: the table of
@@ -171,7 +175,7 @@ class Store:
             self.table(t["measure"], verify=True, table_rb=t.get("rb_counts"))
         return [t["name"] for t in tables]
 
-    def scale(self, measure, rb=None) -> Scale:
+    def scale(self, measure: str | Measure, rb: RecallBase = None) -> Scale:
         """The :class:`~irscale.scales.tables.scale.Scale` of a stored table for the actual
         ``rb`` (an int, or the per-grade counts (c_1..c_G) for measures keyed by them)."""
         m = parse_measure(measure)

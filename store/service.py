@@ -407,7 +407,7 @@ class LookupService:
 
 
 # -- HTTP --------------------------------------------------------------------------------
-class _BodyTooLarge(Exception):
+class _BodyTooLarge(Exception):  # noqa: N818  (a signal inside the middleware, never shown)
     """Raised into the application when a streamed body passes the limit."""
 
 

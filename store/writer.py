@@ -11,6 +11,7 @@ import json
 import os
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import h5py
 import numpy as np
@@ -21,6 +22,9 @@ from irscale.scales.tables.layouts import LAYOUTS
 from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, new_checksum, table_name, table_path
 from irscale.store.reader import check_file
 from irscale.version import __version__
+
+if TYPE_CHECKING:
+    from irscale.scales.tables.scale import Table
 
 
 def _now() -> str:
@@ -70,7 +74,7 @@ class _GroupSink:
         self.collected.update(attrs)
 
 
-def write_table(f: h5py.File, table, build_seconds: float | None = None, bar=None) -> None:
+def write_table(f: h5py.File, table: Table, build_seconds: float | None = None, bar: tqdm | None = None) -> None:
     """Write one :class:`~irscale.scales.tables.scale.Table` through its layout (replacing a
     table of the same name); ``complete`` is set last."""
     m = table.measure

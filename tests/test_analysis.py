@@ -51,7 +51,8 @@ def _check_invariants(result):
         s = sig[sig.measure.str.startswith(m + "@")]
         assert len(s) and (s.s2ns == 0).all() and (s.ns2s == 0).all(), s
     order_only = sig[sig.test.isin(ORDER_ONLY_TESTS)]
-    assert (order_only.s2ns == 0).all() and (order_only.ns2s == 0).all(), order_only[order_only.s2ns + order_only.ns2s > 0]
+    assert (order_only.s2ns == 0).all() and (order_only.ns2s == 0).all(), \
+        order_only[order_only.s2ns + order_only.ns2s > 0]
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +111,7 @@ def test_self_check_fails_loudly(synthetic):
     broken = scores.copy()
     rows = broken[(broken.measure == "AP@6") & (broken.rb_scale == "common")]
     # two systems with different raw AP on one topic: swap their scaled scores
-    for topic, g in rows.groupby("topic"):
+    for _topic, g in rows.groupby("topic"):
         if g.raw.nunique() > 1:
             lo, hi = g.raw.idxmin(), g.raw.idxmax()
             broken.loc[[lo, hi], "scaled"] = broken.loc[[hi, lo], "scaled"].to_numpy()
@@ -119,6 +120,7 @@ def test_self_check_fails_loudly(synthetic):
         analyze(broken, tests=())
 
 
+@pytest.mark.slow
 def test_invariants_on_trec8(shared_data, tmp_path):
     trec8 = shared_data / "trec8"
     runs = sorted((trec8 / "runs").glob("input.*.gz"))[::3]            # 43 of the 129 runs
@@ -133,6 +135,7 @@ def test_invariants_on_trec8(shared_data, tmp_path):
     assert tau["feasible", "DCG(b=10)@10"] > 1 - 1e-12
 
 
+@pytest.mark.slow
 def test_cli_analyze_and_spacing(synthetic, capsys):
     tmp, _, path, store = synthetic
     out = tmp / "report"

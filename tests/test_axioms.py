@@ -158,7 +158,7 @@ def test_closure_of_moves_is_the_order(levels, n):
     R = len(runs)
     # moves by id arithmetic equal moves by list surgery
     got = set()
-    for mv, before, after in A.move_pairs(levels, n):
+    for _mv, before, after in A.move_pairs(levels, n):
         for b, a in zip(before, after):
             got.add((int(b), int(a)))
     ref = {(index[r], index[s]) for r in runs for s in moves_of(r, levels)}

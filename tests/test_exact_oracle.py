@@ -35,7 +35,11 @@ def _check(measure_name, n, table, rb):
                                 for v in vals])).tolist() == ranks
 
 
-@pytest.mark.parametrize("name", sorted(naive.REFERENCES))
+HEAVY = {"nDCG_trec", "nDCG(b=2)", "nDCG(b=10)"}     # 5-7 s each: run with --runslow
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in HEAVY else n
+                                  for n in sorted(naive.REFERENCES)])
 def test_against_exact_oracle(name):
     for n in NS:
         m = parse_measure(f"{name}@{n}")

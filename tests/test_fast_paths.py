@@ -16,7 +16,7 @@ def _arrays(t):
     return [None if a is None else np.asarray(a) for a in (t.ids, t.counts, t.strata)]
 
 
-@pytest.mark.parametrize("n", [13, 20])
+@pytest.mark.parametrize("n", [13, pytest.param(20, marks=pytest.mark.slow)])
 def test_split_path_is_bit_identical_to_generic(n, tmp_path):
     names = [f"{m}@{n}" for m in PAPER + EXTRA if not m.startswith("RBP(p=0.3)") and not m.startswith("RBP(p=0.5)")]
     generic = list(build_tables(names, method="generic"))

@@ -106,7 +106,7 @@ def test_hasse_height_grows_by_one_per_cover(n):
         assert figures.run_height(b) == figures.run_height(a) + 1
         assert figures.run_leq(a, b) and not figures.run_leq(b, a)
         assert kind in ("up", "add")
-    for r, (x, y) in lay["pos"].items():
+    for r, (_x, y) in lay["pos"].items():
         assert y == lay["height"][r]
     xs = {}
     for r, (x, y) in lay["pos"].items():

@@ -144,6 +144,7 @@ def test_transform_ranks_match_brute_force(tmp_path, rb_scale):
     assert checked == len(scores) == 2 * 3 * 8
 
 
+@pytest.mark.slow
 def test_rag24_graded_tables_transform_and_service(shared_data, tmp_path):
     """Real graded qrels: per-topic ranks of graded nDCG_trec@5 from tables built for the
     topics' count vectors equal brute force over each topic's feasible runs; the service

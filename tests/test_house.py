@@ -20,7 +20,8 @@ import irscale
 from irscale.scales.measures.registry import families
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = {"irscale": "irscale", "enumerate": "irscale.enumerate", "scales": "irscale.scales", "store": "irscale.store"}
+PACKAGES = {"irscale": "irscale", "enumerate": "irscale.enumerate", "scales": "irscale.scales",
+            "store": "irscale.store"}
 #: Layers, lowest first; a module may import modules of its own layer and lower ones.
 LAYERS = ["irscale.enumerate", "irscale.scales.measures", "irscale.scales.tables", "irscale.store",
           "irscale.scales.runs", "irscale.scales.analysis", "irscale"]
@@ -109,9 +110,8 @@ def test_no_import_cycles():
     graph, _ = _graph()
     seen, stack, on_stack, cycles = {}, [], set(), []
 
-    def visit(v, counter=[0]):                        # Tarjan's strongly connected components
-        seen[v] = low = counter[0]
-        counter[0] += 1
+    def visit(v):                                     # Tarjan's strongly connected components
+        seen[v] = low = len(seen)
         stack.append(v)
         on_stack.add(v)
         for w in graph.get(v, ()):

@@ -69,6 +69,7 @@ def test_kill_after_some_buckets_then_resume(tmp_path, reference):
     assert not work.exists()         # checkpoints removed once the tables are committed
 
 
+@pytest.mark.slow
 def test_cli_killed_at_random_times_resumes_bit_identical(tmp_path, reference):
     path = tmp_path / "t.h5"
     cmd = [sys.executable, "-m", "irscale", "build", "-m", MEASURES, "--out", str(path), "-q",
@@ -91,6 +92,7 @@ def test_workers_and_threads_give_identical_tables(tmp_path, reference):
     assert _checksums(a.path) == reference == _checksums(b.path)
 
 
+@pytest.mark.slow
 def test_dask_cluster_gives_identical_tables(tmp_path, reference):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

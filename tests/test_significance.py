@@ -174,6 +174,7 @@ def _count(decisions):
     return sum(int(d.sum()) for d in decisions), sum(d.size for d in decisions)
 
 
+@pytest.mark.slow
 def test_anova1_equals_statsmodels_and_scipy():
     multicomp = pytest.importorskip("statsmodels.stats.multicomp")
     seen = []

@@ -203,7 +203,7 @@ def test_cli_build_killed_at_random_time_leaves_only_complete_tables(tmp_path):
     proc.wait()
     if path.exists():
         snap = _snapshot(path)  # every listed table loads and verifies its checksum
-        for measure, (arrays, _) in snap.items():
+        for _measure, (arrays, _) in snap.items():
             counts = arrays[1]
             assert counts is None or counts.sum() == 2 ** 16
     # the same command again finishes the job

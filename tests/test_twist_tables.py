@@ -14,7 +14,8 @@ import irscale
 
 
 def _feasible(levels, n, c):
-    return [r for r in itertools.product(range(levels), repeat=n) if all(r.count(g) <= c[g - 1] for g in range(1, levels))]
+    return [r for r in itertools.product(range(levels), repeat=n)
+            if all(r.count(g) <= c[g - 1] for g in range(1, levels))]
 
 
 def _oracle(fn, levels, n, c):
@@ -61,6 +62,7 @@ def test_tables_match_the_spec_reference(name, fn, levels, vectors):
         _check(irscale.scale(m, c), fn, levels, m.n, c)
 
 
+@pytest.mark.slow
 def test_spec_test_vectors_through_the_measure():
     s = irscale.scale("Twist(grades=3)@15", (3, 2, 2))
     runs = [[0] * 8 + [1, 1, 1, 2, 2, 3, 3], [3, 3, 2, 0, 1, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0],

@@ -76,7 +76,8 @@ def test_fixed_length_runs_are_ordered_like_the_base_measure(name, base):
     assert _unq(utility.tolist())[1] == _unq(list(ref))[1]
 
 
-@pytest.mark.parametrize("name,fn,grades", [("RBPU(p=0.99)@13", naive.utility("RBPU", "0.99"), 1),
+@pytest.mark.parametrize("name,fn,grades", [pytest.param("RBPU(p=0.99)@13", naive.utility("RBPU", "0.99"), 1,
+                                                          marks=pytest.mark.slow),
                                              ("RBU(e=0.07,grades=3,p=0.99)@6",
                                               naive.utility("RBU", "0.99", Fraction(7, 100), 3), 3)])
 def test_keys_beyond_62_bits_are_exact_multi_limb_keys(name, fn, grades):

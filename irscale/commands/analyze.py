@@ -29,7 +29,8 @@ from irscale.store.reader import open_store
                               "sign,ranksum,signrank,ttest,anova1,anova2,kruskal,friedman; 'none' skips them.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Worker processes.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
-def command(scores, out, stores, tests, jobs, quiet):
+def command(scores: tuple[str, ...], out: str, stores: tuple[str, ...], tests: str | None, jobs: int, quiet: bool
+            ) -> None:
     """Kendall tau and significance analyses of SCORES (files written by 'irscale transform'
     with --store; several files are concatenated), with a markdown report."""
     check_jobs(jobs)

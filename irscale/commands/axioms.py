@@ -20,7 +20,8 @@ from irscale.scales.measures.parse import parse_measures
 @click.option("--pairs", is_flag=True, help="Also count, for every two measures on the same run space, the "
                                             "pairs of runs they order in opposite directions.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def command(measures, preset, depth, limit, pairs, as_json):
+def command(measures: str | None, preset: str | None, depth: int | None, limit: int, pairs: bool, as_json: bool
+            ) -> None:
     """Order-theoretic checks over all runs of length N: the axiom (a run that is better
     in the partial order never scores lower: violations and ties over the generating
     moves), the balancing index B(N) and exact equal spacing. RB-dependent measures at

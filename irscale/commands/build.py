@@ -25,7 +25,8 @@ from irscale.store.fill import build_store
                    "counts of every topic of this qrels file (what 'transform' needs for it).")
 @click.option("--max-grade", type=click.IntRange(min=1), default=None,
               help="With --qrels: fold qrels levels above this grade into it (as transform --max-grade).")
-@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False), help="Table file (HDF5) to create or extend.")
+@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
+              help="Table file (HDF5) to create or extend.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Parallel workers (joblib; -1: all cores).")
 @click.option("--rebuild", is_flag=True, help="Rebuild tables already in the file.")
 @click.option("--backend", type=click.Choice(["loky", "threading", "dask"]), default=None,
@@ -37,8 +38,9 @@ from irscale.store.fill import build_store
 @click.option("--bucket-items", type=click.IntRange(min=1000), default=None,
               help="Work-unit size (prefix/suffix pairs per bucket) of the split method; smaller saves memory.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
-def command(measures, preset, depth, rb_text, qrels, max_grade, out, jobs, rebuild, backend, scheduler, method,
-            bucket_items, quiet):
+def command(measures: str | None, preset: str | None, depth: int | None, rb_text: str, qrels: str | None,
+            max_grade: int | None, out: str, jobs: int, rebuild: bool, backend: str | None, scheduler: str | None,
+            method: str, bucket_items: int | None, quiet: bool) -> None:
     """Enumerate every run of length N and write the measures' tables to OUT."""
     names = measure_names(measures, preset, depth)
     check_jobs(jobs)

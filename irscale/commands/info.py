@@ -13,7 +13,7 @@ from irscale.store.reader import open_store
 @click.option("--json", "as_json", is_flag=True, help="Print metadata as JSON.")
 @click.option("--by-rb", "by_rb", is_flag=True, help="Also list distinct values per recall base.")
 @click.option("--verify", is_flag=True, help="Recompute every table's checksum (reads whole tables).")
-def command(path, as_json, by_rb, verify):
+def command(path: str, as_json: bool, by_rb: bool, verify: bool) -> None:
     """List the tables in PATH with their metadata and tie certificates."""
     store = open_store(path)
     if verify:

@@ -14,7 +14,7 @@ from irscale.store.reader import open_store
 @click.argument("values", nargs=-1, required=True)
 @click.option("--rb", "rb_text", help="Recall base of the topic (RB-dependent measures): an integer, or for graded "
                                       "measures the per-grade counts like '(3,2)'.")
-def command(path, measure, values, rb_text):
+def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | None) -> None:
     """Print the unq rank of each raw VALUE of MEASURE, from the tables in PATH."""
     rb = None
     if rb_text is not None:

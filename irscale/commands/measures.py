@@ -7,8 +7,8 @@ from irscale.scales.measures.registry import families
 
 
 @click.command("measures")
-def command():
+def command() -> None:
     """List the known measure families."""
-    for name, cls in families().items():
+    for _name, cls in families().items():
         rb = "needs --rb" if cls.rb_dependent else ""
         click.echo(f"{cls.example():22s} {cls.summary}  {rb}".rstrip())

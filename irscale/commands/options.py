@@ -3,14 +3,20 @@ names from ``--measures``/``--preset``, printing warnings and tables."""
 from __future__ import annotations
 
 import re
+import warnings
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal
 
 import click
 
 from irscale.presets import preset_measures
 from irscale.scales.measures.parse import split_measures
 
+if TYPE_CHECKING:
+    from click.parser import _OptionParser
 
-def parse_rbs(text: str):
+
+def parse_rbs(text: str) -> Literal["all"] | list[int] | list[tuple[int, ...]]:
     """'all', a list of recall bases ``1,5,10``, or per-grade count vectors ``(3,2),(0,4)``."""
     if text.strip().lower() == "all":
         return "all"
@@ -39,7 +45,7 @@ class ManyValues(click.Option):
     """An option taking every following argument up to the next option
     (``--runs a.gz b.gz c.gz``), as well as repeated use (``--runs a.gz --runs b.gz``)."""
 
-    def add_to_parser(self, parser, ctx):
+    def add_to_parser(self, parser: _OptionParser, ctx: click.Context) -> None:
         super().add_to_parser(parser, ctx)
         for name in self.opts:
             opt = parser._long_opt.get(name) or parser._short_opt.get(name)
@@ -57,7 +63,7 @@ class ManyValues(click.Option):
             opt.process = process
 
 
-def measure_names(measures, preset, depth) -> list[str]:
+def measure_names(measures: str | None, preset: str | None, depth: int | None) -> list[str]:
     """Measure names from --measures and/or --preset/--depth."""
     names = []
     if preset:
@@ -78,16 +84,16 @@ def check_jobs(jobs: int) -> None:
         raise click.BadParameter("--jobs must be a positive number or -1", param_hint="--jobs")
 
 
-def print_warnings(caught) -> None:
+def print_warnings(caught: Iterable[warnings.WarningMessage]) -> None:
     for w in caught:
         click.echo(f"irscale: warning: {w.message}", err=True)
 
 
-def cell(v) -> str:
+def cell(v: str | int | float | bool | None) -> str:
     return "-" if v is None else "yes" if v is True else "no" if v is False else str(v)
 
 
-def print_table(header, rows) -> None:
+def print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     for row in [header] + rows:
         click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())

@@ -17,7 +17,7 @@ from irscale.store.service import serve
               help="Largest request body in MiB; more gets 413.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
-def command(store_path, host, port, max_items, max_body_mb, log_level):
+def command(store_path: str, host: str, port: int, max_items: int, max_body_mb: int, log_level: str) -> None:
     """Serve the tables of STORE over HTTP (JSON lookup API; docs at /docs)."""
     serve(store_path, host=host, port=port, max_items=max_items, max_body_bytes=max_body_mb * 2 ** 20,
           log_level=log_level)

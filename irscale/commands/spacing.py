@@ -19,7 +19,7 @@ from irscale.store.reader import open_store
 @click.option("--axioms/--no-axioms", default=True, show_default=True,
               help="Add the order-theoretic checks (axiom, balancing index B(N), exact equal spacing; "
                    "exhaustive up to 2^20 runs).")
-def command(path, measures, as_json, axioms):
+def command(path: str, measures: str | None, as_json: bool, axioms: bool) -> None:
     """Spacing statistics of the tables in PATH: distinct values, gaps, coverage of the
     value range, distance from equal spacing (RB-dependent measures at RB = N)."""
     store = open_store(path)

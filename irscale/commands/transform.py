@@ -28,14 +28,16 @@ from irscale.scales.runs.transform import transform
 @click.option("--raw-only", is_flag=True, help="Raw scores only, even with --store.")
 @click.option("--midranks", is_flag=True, help="Also write mid-ranks (for comparing tie strategies; one pass over "
                                                 "each table's run counts).")
-@click.option("--build-missing", is_flag=True, help="Build tables missing from --store on the fly (up to 2^24 runs: binary N <= 24).")
+@click.option("--build-missing", is_flag=True,
+              help="Build tables missing from --store on the fly (up to 2^24 runs: binary N <= 24).")
 @click.option("--max-grade", type=click.IntRange(min=1), default=None,
               help="Fold qrels levels above this grade into it (graded measures fold levels above their own top "
                    "grade anyway; binary measures count levels >= 1 as relevant).")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Workers building missing tables.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
-def command(qrels, runs, measures, preset, depth, store_path, out, rb_scale, raw_only, midranks, build_missing,
-            max_grade, jobs, quiet):
+def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str | None, depth: int | None,
+            store_path: str | None, out: str, rb_scale: str, raw_only: bool, midranks: bool, build_missing: bool,
+            max_grade: int | None, jobs: int, quiet: bool) -> None:
     """Score TREC runs per topic and map the scores to their interval scales.
 
     Writes one row per (run, topic, measure): run, topic, measure, n, rb, raw, rank, k,

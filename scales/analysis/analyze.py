@@ -20,8 +20,10 @@ from __future__ import annotations
 import json
 import time
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from joblib import Parallel, delayed
@@ -31,6 +33,9 @@ from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis import agreement
 from irscale.scales.analysis.significance import TESTS, pairwise_significance
 from irscale.scales.runs.scores import COLUMNS, read_scores
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Significance level of every test.
 ALPHA = 0.05
@@ -100,7 +105,8 @@ def _drop_undefined(scores: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def matrices(scores: pd.DataFrame, measure: str):
+def matrices(scores: pd.DataFrame, measure: str
+             ) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray | None]:
     """(systems, topics, raw, scaled, midrank-scaled or None) of one measure of one
     (n, rb_scale) group: topics x systems arrays, systems sorted by name."""
     rows = scores[scores["measure"] == measure]
@@ -143,8 +149,8 @@ def _analyze_measure(group: pd.DataFrame, measure: str, tests, alpha):
     return tau, sig, means
 
 
-def analyze(scores: pd.DataFrame | str | Path, tests=None, alpha: float = ALPHA, n_jobs: int = 1,
-            progress: bool = False) -> Analysis:
+def analyze(scores: pd.DataFrame | str | Path, tests: Iterable[str] | None = None, alpha: float = ALPHA,
+            n_jobs: int = 1, progress: bool = False) -> Analysis:
     """Run the analyses of SPEC section 6 on a scores table.
 
     Parameters

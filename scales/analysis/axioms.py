@@ -66,9 +66,10 @@ import dataclasses
 import functools
 import math
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
@@ -79,6 +80,9 @@ from irscale.scales.analysis import axioms_kernels as ak
 from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.build import scale
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: Largest run space (levels**N) checked exhaustively unless a caller raises ``limit``.
 DEFAULT_LIMIT = 2 ** 20
@@ -99,7 +103,7 @@ class AxiomLimitError(IrscaleError, ValueError):
 
 
 # -- runs, strings, ids ----------------------------------------------------------------
-def run_string(run) -> str:
+def run_string(run: Sequence[int] | np.ndarray) -> str:
     """Relevance string of a run: degrees r_1..r_N, e.g. ``"1010"`` (comma-separated when
     a degree has more than one digit)."""
     degs = [int(x) for x in run]
@@ -132,7 +136,7 @@ def _pow2(x: int) -> str:
 
 
 # -- the partial order -------------------------------------------------------------------
-def prefix_counts(runs, levels: int | None = None) -> np.ndarray:
+def prefix_counts(runs: ArrayLike, levels: int | None = None) -> np.ndarray:
     """Prefix counts per grade threshold: ``out[..., t - 1, k - 1]`` = number of documents
     of grade >= t among ranks 1..k, for t = 1..G (G = levels - 1, or the largest grade
     present when ``levels`` is None). Shape ``runs.shape[:-1] + (G, N)``, int16."""
@@ -145,7 +149,7 @@ def prefix_counts(runs, levels: int | None = None) -> np.ndarray:
     return out
 
 
-def dominates(a_runs, b_runs) -> np.ndarray:
+def dominates(a_runs: ArrayLike, b_runs: ArrayLike) -> np.ndarray | np.bool_:
     """Whether each run of ``a_runs`` dominates (is >= in the partial order) the
     corresponding run of ``b_runs``.
 
@@ -169,7 +173,7 @@ def dominates(a_runs, b_runs) -> np.ndarray:
     return ok[()] if ok.ndim == 0 else ok
 
 
-def comparable(a_runs, b_runs) -> np.ndarray:
+def comparable(a_runs: ArrayLike, b_runs: ArrayLike) -> np.ndarray | np.bool_:
     """Whether runs are comparable in the partial order (either dominates the other)."""
     return dominates(a_runs, b_runs) | dominates(b_runs, a_runs)
 
@@ -201,7 +205,8 @@ def generating_moves(levels: int, n: int) -> list[Move]:
     return swaps + [Move("raise", k) for k in range(1, n + 1)]
 
 
-def apply_move(move: Move, ids, levels: int, n: int, digits: np.ndarray | None = None):
+def apply_move(move: Move, ids: ArrayLike, levels: int, n: int, digits: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
     """Apply one move to runs given by id.
 
     Returns ``(mask, after)``: ``mask[i]`` says whether the move applies to run ``ids[i]``
@@ -228,7 +233,7 @@ def apply_move(move: Move, ids, levels: int, n: int, digits: np.ndarray | None =
     return mask, ids[mask] + (d_j - d_i)[mask] * (place_i - levels ** (n - 1 - j))
 
 
-def move_pairs(levels: int, n: int):
+def move_pairs(levels: int, n: int) -> Iterator[tuple[Move, np.ndarray, np.ndarray]]:
     """Every (run, move) pair of REL^N: yields ``(move, before_ids, after_ids)``."""
     ids = np.arange(levels ** n, dtype=np.int64)
     digits = decode_ids(ids, levels, n)
@@ -277,7 +282,7 @@ def _space_ranks_cached(measure: Measure) -> np.ndarray:
     return ranks
 
 
-def space_ranks(measure, n: int | None = None, limit: int = DEFAULT_LIMIT) -> np.ndarray:
+def space_ranks(measure: str | Measure, n: int | None = None, limit: int = DEFAULT_LIMIT) -> np.ndarray:
     """Exact 1-based unq ranks of every run of REL^N, indexed by run id (read-only int64
     array of length levels**N), for rb = N if the measure depends on the recall base.
     Built with the in-memory table (:func:`irscale.scale`) and
@@ -339,7 +344,7 @@ class _Valuer:
         return self.measure.exact_value([int(x) for x in run], self.rb)
 
 
-def fmt_value(v) -> str:
+def fmt_value(v: Fraction | int | mpmath.mpf) -> str:
     """Text of an exact value: ``"3/4"`` for a Fraction, 25 significant digits for mpmath."""
     if isinstance(v, Fraction):
         return str(v)
@@ -405,7 +410,8 @@ def _axiom_counts(ranks: np.ndarray, levels: int, n: int, max_examples: int = MA
     return tot, by_move, ex[:max_examples]
 
 
-def check_axiom(measure, n: int | None = None, limit: int = DEFAULT_LIMIT, *, levels: int | None = None,
+def check_axiom(measure: str | Measure | np.ndarray | list[int] | tuple[int, ...], n: int | None = None,
+                limit: int = DEFAULT_LIMIT, *, levels: int | None = None,
                 max_examples: int = MAX_EXAMPLES) -> AxiomReport:
     """Check exhaustively that a measure never scores a greater run lower.
 
@@ -518,7 +524,8 @@ def _tied_pairs(*arrays) -> int:
     return int((c * (c - 1) // 2).sum())
 
 
-def discordant_pairs(r1: np.ndarray, r2: np.ndarray, max_examples: int = MAX_EXAMPLES):
+def discordant_pairs(r1: np.ndarray, r2: np.ndarray, max_examples: int = MAX_EXAMPLES
+                     ) -> tuple[int, list[tuple[int, int]]]:
     """Number of pairs {a, b} with r1[a] < r1[b] and r2[a] > r2[b] (strictly opposite;
     ties in either do not count), in O(R log R): sort by (r1, r2) and count strict
     inversions of r2 (:func:`~irscale.scales.analysis.axioms_kernels.strict_inversions`).
@@ -540,7 +547,9 @@ def discordant_pairs(r1: np.ndarray, r2: np.ndarray, max_examples: int = MAX_EXA
     return total, examples
 
 
-def disagreements(m1, m2, n: int | None = None, limit: int = DEFAULT_LIMIT, *, levels: int | None = None,
+def disagreements(m1: str | Measure | np.ndarray | list[int] | tuple[int, ...],
+                  m2: str | Measure | np.ndarray | list[int] | tuple[int, ...], n: int | None = None,
+                  limit: int = DEFAULT_LIMIT, *, levels: int | None = None,
                   pair_limit: int = DEFAULT_PAIR_LIMIT, enumerate_pairs: bool | None = None,
                   max_examples: int = MAX_EXAMPLES) -> DisagreementReport:
     """Pairs of runs that two measures order in strictly opposite directions.
@@ -643,7 +652,7 @@ def _compare(valuer: _Valuer, a, b) -> int:
         return 1 if diff > 0 else -1
 
 
-def balancing_profile(measure, n: int | None = None) -> list[bool]:
+def balancing_profile(measure: str | Measure, n: int | None = None) -> list[bool]:
     """For b = 1..N: whether the run with one top-grade document at rank 1 (all else 0)
     scores no more than the run with grade-1 documents at ranks b..N (all else 0).
     RB-dependent measures at rb = N. No enumeration: works up to N = MAX_N (32)."""
@@ -660,7 +669,7 @@ def balancing_profile(measure, n: int | None = None) -> list[bool]:
     return out
 
 
-def balancing_index(measure, n: int | None = None) -> int:
+def balancing_index(measure: str | Measure, n: int | None = None) -> int:
     """Balancing index B(N) (SPEC_MEASURES section 6).
 
     The largest b in 1..N such that one top-grade document at rank 1 (all else 0) scores
@@ -708,7 +717,7 @@ class SpacingReport:
         return dataclasses.asdict(self)
 
 
-def equal_spacing(measure, n: int | None = None, rb: int | None = None, limit: int = DEFAULT_LIMIT,
+def equal_spacing(measure: str | Measure, n: int | None = None, rb: int | None = None, limit: int = DEFAULT_LIMIT,
                   method: str = "auto") -> SpacingReport:
     """Whether a measure's distinct values on REL^N (its feasible runs for ``rb``) are
     equally spaced, i.e. the measure is itself an interval scale there.
@@ -788,7 +797,8 @@ def _text(gap) -> str:
 
 
 # -- 6. summary ----------------------------------------------------------------------------------------
-def axioms_summary(measure, n: int | None = None, limit: int = DEFAULT_LIMIT, strict: bool = False) -> dict[str, Any]:
+def axioms_summary(measure: str | Measure, n: int | None = None, limit: int = DEFAULT_LIMIT, strict: bool = False
+                   ) -> dict[str, Any]:
     """The order-theoretic facts of one measure on REL^N, JSON-serialisable.
 
     Keys: ``measure``, ``n``, ``levels``, ``rb`` (N for RB-dependent measures, else None),

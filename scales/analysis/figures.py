@@ -13,12 +13,19 @@ from __future__ import annotations
 import itertools
 import os
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.scales.analysis.spacing import value_distribution
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.build import scale
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from irscale.scales.tables.scale import Scale
 
 PAPER_MEASURES = ("P", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "RR", "DCG(b=2)", "DCG(b=10)")
 RUN4_MEASURES = ("P", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "DCG(b=2)")
@@ -48,7 +55,7 @@ def _save(fig, out_prefix) -> list[str]:
     return paths
 
 
-def memory_scale(name):
+def memory_scale(name: str) -> Scale:
     """In-memory :class:`~irscale.scales.tables.scale.Scale` of ``name`` ("M@N");
     RB-dependent measures on their common scale (rb = N). The default ``get_scale``."""
     m = parse_measure(name)
@@ -60,7 +67,8 @@ def _run_label(run) -> str:
 
 
 # -- value distributions ---------------------------------------------------------------------
-def plot_value_distributions(get_scale=None, measures=PAPER_MEASURES, ns=(5, 10, 20, 30), *, out_prefix,
+def plot_value_distributions(get_scale: Callable[[str], Scale] | None = None, measures: Iterable[str] = PAPER_MEASURES,
+                             ns: Sequence[int] = (5, 10, 20, 30), *, out_prefix: str | os.PathLike,
                              points: int = 2000) -> list[str]:
     """One panel per measure, one line per N: the measure's distinct values (x) against
     the fraction of all 2^N runs whose value is <= x (y), from
@@ -96,11 +104,11 @@ def plot_value_distributions(get_scale=None, measures=PAPER_MEASURES, ns=(5, 10,
         note.axis("off")
         note.text(0.02, 0.95,
                   "Distribution of each measure's values\nover all $2^N$ binary runs of length N.\n\n"
-                  "x: a distinct value of the measure\n(DCG divided by its maximum at that N,\n"
-                  "since DCG values grow with N).\n\ny: fraction of runs (with multiplicity)\n"
-                  "whose value is ≤ x; step function\nthrough ~%d values per line, evenly\n"
+                  "x: a distinct value of the measure\n(values that grow with N, as DCG's,\n"
+                  "divided by their maximum at that N).\n\ny: fraction of runs (with multiplicity)\n"
+                  f"whose value is ≤ x; step function\nthrough ~{points} values per line, evenly\n"
                   "spaced in the run count.\n\nK: number of distinct values.\n"
-                  "An interval scale (P, RBP p = 0.5) has\nequally spaced steps." % points,
+                  "An interval scale (P, RBP p = 0.5) has\nequally spaced steps.",
                   va="top", ha="left", fontsize=9, transform=note.transAxes)
         for ax in flat[len(measures) + 1:]:
             ax.axis("off")
@@ -133,7 +141,7 @@ def _spread(xs, w, lo, hi):
     return out
 
 
-def runs_length4_data(measures=RUN4_MEASURES, n: int = 4) -> list[dict]:
+def runs_length4_data(measures: Iterable[str] = RUN4_MEASURES, n: int = 4) -> list[dict]:
     """For each measure: the binary runs of length ``n`` (r_1 first), their values
     (``irscale.scale(f"{m}@{n}")``, RB-dependent measures with rb = n), unq ranks
     (:meth:`Scale.rank_runs`), K, the values normalised to [0, 1] by (v - min)/(max - min)
@@ -153,7 +161,7 @@ def runs_length4_data(measures=RUN4_MEASURES, n: int = 4) -> list[dict]:
     return out
 
 
-def plot_runs_length4(out_prefix, measures=RUN4_MEASURES) -> list[str]:
+def plot_runs_length4(out_prefix: str | os.PathLike, measures: Iterable[str] = RUN4_MEASURES) -> list[str]:
     """The 16 binary runs of length 4 on each measure's scale: one row per measure; the
     upper line places each run at its value on a [min, max]-normalised axis, the lower
     line at its unq position (rank - 1)/(K - 1) (equally spaced ranks); tied runs are
@@ -238,13 +246,13 @@ def plot_runs_length4(out_prefix, measures=RUN4_MEASURES) -> list[str]:
 
 
 # -- Hasse diagram -----------------------------------------------------------------------------
-def run_height(run) -> int:
+def run_height(run: Sequence[int]) -> int:
     """h(r) = sum_k r_k (n + 1 - k): grows by exactly 1 along every cover of the run order."""
     n = len(run)
     return int(sum(int(x) * (n + 1 - k) for k, x in enumerate(run, start=1)))
 
 
-def run_leq(a, b) -> bool:
+def run_leq(a: ArrayLike, b: ArrayLike) -> bool:
     """a <= b in the run order: every top-k prefix of a has at most as many relevant
     documents as that of b."""
     return bool(np.all(np.cumsum(a) <= np.cumsum(b)))
@@ -291,7 +299,7 @@ def hasse_layout(n: int) -> dict:
     return dict(nodes=nodes, height=height, covers=covers, pos=pos, levels=dict(levels))
 
 
-def plot_hasse(out_prefix, n: int = 4) -> list[str]:
+def plot_hasse(out_prefix: str | os.PathLike, n: int = 4) -> list[str]:
     """Hasse diagram of the partial order of binary runs of length ``n``: a <= b when a
     can be obtained from b by moving relevant documents down or turning relevant documents
     into non-relevant ones (equivalently every top-k prefix of a has at most as many

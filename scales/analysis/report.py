@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from irscale.scales.analysis.analyze import Analysis
 
 TEST_NAMES = {
     "sign": "sign test", "ranksum": "Wilcoxon rank-sum", "signrank": "Wilcoxon signed-rank",
@@ -71,7 +75,8 @@ def tau_section(tau: pd.DataFrame, n: int) -> str:
         ones = [short(m) for m, v in zip(tm.measure, tm.tau_unq) if v >= 1 - 1e-12]
         low = tm.loc[tm.tau_unq.idxmin()]
         mid_delta = (tm.tau_midrank - tm.tau_unq).mean()
-        sentence = (f"With the `{mode}` scales, {', '.join(ones) if ones else 'no measure'} keep{'s' if len(ones) == 1 else ''} "
+        kept = ", ".join(ones) if ones else "no measure"
+        sentence = (f"With the `{mode}` scales, {kept} keep{'s' if len(ones) == 1 else ''} "
                     f"tau = 1 (the system ranking does not change); the largest change is for {short(low.measure)} "
                     f"(tau = {low.tau_unq:.4f}).")
         if not math.isnan(mid_delta):
@@ -214,7 +219,7 @@ def spacing_section(spacing: list[dict], order: list[str] | None = None) -> str:
     return "\n".join(text)
 
 
-def write_report(analysis, folder: str | Path, spacing: list[dict] | None = None,
+def write_report(analysis: Analysis, folder: str | Path, spacing: list[dict] | None = None,
                  figures: list[tuple[str, str]] | None = None, title: str = "Interval scales on TREC-8",
                  preamble: str = "") -> Path:
     """Write ``report.md`` into ``folder`` (figures given as (caption, relative path))."""

@@ -115,12 +115,17 @@ half-integers), so equal mean ranks are never separated by float noise: ``sign``
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import special, stats
 
 from irscale.errors import IrscaleError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "TESTS", "TWO_SAMPLE_TESTS", "MULTI_SYSTEM_TESTS", "ALPHA", "SignificanceInputError",
@@ -506,7 +511,7 @@ def _two_sample_pvalues(x: np.ndarray, tests) -> dict[str, np.ndarray]:
     return {t: out[t] for t in tests}
 
 
-def sign_pvalues(scores) -> np.ndarray:
+def sign_pvalues(scores: ArrayLike) -> np.ndarray:
     """Sign test p-value of every pair of systems.
 
     Parameters
@@ -525,7 +530,7 @@ def sign_pvalues(scores) -> np.ndarray:
     return _two_sample_pvalues(_check_scores(scores), ("sign",))["sign"]
 
 
-def ranksum_pvalues(scores) -> np.ndarray:
+def ranksum_pvalues(scores: ArrayLike) -> np.ndarray:
     """Wilcoxon rank-sum (Mann-Whitney U) p-value of every pair of systems.
 
     Parameters
@@ -543,7 +548,7 @@ def ranksum_pvalues(scores) -> np.ndarray:
     return _two_sample_pvalues(_check_scores(scores), ("ranksum",))["ranksum"]
 
 
-def signrank_pvalues(scores) -> np.ndarray:
+def signrank_pvalues(scores: ArrayLike) -> np.ndarray:
     """Wilcoxon signed-rank p-value of every pair of systems (zero differences dropped).
 
     Parameters
@@ -561,7 +566,7 @@ def signrank_pvalues(scores) -> np.ndarray:
     return _two_sample_pvalues(_check_scores(scores), ("signrank",))["signrank"]
 
 
-def ttest_pvalues(scores) -> np.ndarray:
+def ttest_pvalues(scores: ArrayLike) -> np.ndarray:
     """Paired Student's t-test p-value of every pair of systems.
 
     Parameters
@@ -630,7 +635,7 @@ def _friedman(x: np.ndarray, alpha: float) -> np.ndarray:
     return _rank_sum_decisions(rank_sums, sigma2, n, tukey_critical_value(alpha, k, np.inf))
 
 
-def anova1_tukey(scores, alpha: float = ALPHA) -> np.ndarray:
+def anova1_tukey(scores: ArrayLike, alpha: float = ALPHA) -> np.ndarray:
     """One-way ANOVA (system effect, topics as replicates) with Tukey HSD decisions.
 
     Parameters
@@ -650,7 +655,7 @@ def anova1_tukey(scores, alpha: float = ALPHA) -> np.ndarray:
     return _anova1(_check_scores(scores), _check_alpha(alpha))
 
 
-def anova2_tukey(scores, alpha: float = ALPHA) -> np.ndarray:
+def anova2_tukey(scores: ArrayLike, alpha: float = ALPHA) -> np.ndarray:
     """Two-way ANOVA without interaction (topic + system) with Tukey HSD decisions.
 
     Parameters
@@ -671,7 +676,7 @@ def anova2_tukey(scores, alpha: float = ALPHA) -> np.ndarray:
     return _anova2(_check_scores(scores), _check_alpha(alpha))
 
 
-def kruskal_tukey(scores, alpha: float = ALPHA) -> np.ndarray:
+def kruskal_tukey(scores: ArrayLike, alpha: float = ALPHA) -> np.ndarray:
     """Kruskal-Wallis with Tukey-type comparisons of mean ranks (MATLAB ``multcompare``).
 
     Parameters
@@ -692,7 +697,7 @@ def kruskal_tukey(scores, alpha: float = ALPHA) -> np.ndarray:
     return _kruskal(_check_scores(scores), _check_alpha(alpha))
 
 
-def friedman_tukey(scores, alpha: float = ALPHA) -> np.ndarray:
+def friedman_tukey(scores: ArrayLike, alpha: float = ALPHA) -> np.ndarray:
     """Friedman with Tukey-type comparisons of mean ranks (MATLAB ``multcompare``).
 
     Parameters
@@ -719,7 +724,7 @@ _MULTI = {"anova1": _anova1, "anova2": _anova2, "kruskal": _kruskal, "friedman":
 # --------------------------------------------------------------------- public API
 
 
-def pairwise_pvalues(scores, tests=TWO_SAMPLE_TESTS) -> dict[str, np.ndarray]:
+def pairwise_pvalues(scores: ArrayLike, tests: str | Iterable[str] = TWO_SAMPLE_TESTS) -> dict[str, np.ndarray]:
     """P-values of the two-sample tests for every pair of systems.
 
     Parameters
@@ -747,7 +752,8 @@ def pairwise_pvalues(scores, tests=TWO_SAMPLE_TESTS) -> dict[str, np.ndarray]:
     return _two_sample_pvalues(x, tests)
 
 
-def pairwise_significance(scores, tests=TESTS, alpha: float = ALPHA) -> dict[str, np.ndarray]:
+def pairwise_significance(scores: ArrayLike, tests: str | Iterable[str] = TESTS, alpha: float = ALPHA
+                          ) -> dict[str, np.ndarray]:
     """Significance decision of every test for every pair of systems.
 
     Parameters

@@ -47,8 +47,11 @@ the tests); :func:`value_distribution` gives the CDF of values over runs.
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -56,7 +59,12 @@ from irscale.errors import IrscaleWarning, MeasureError
 from irscale.scales.analysis import spacing_kernels as sk
 from irscale.scales.measures.parse import parse_measure
 from irscale.store.format import table_name
-from irscale.store.reader import open_store
+from irscale.store.reader import Store, open_store
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from irscale.scales.tables.scale import Scale
 
 #: Values per streaming block (small enough to stay in the allocator's heap and caches).
 CHUNK = 1 << 20
@@ -85,7 +93,7 @@ def _edge_lut(edges: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 # -- the plain reference --------------------------------------------------------------------
-def spacing_of_values(values, counts=None) -> dict:
+def spacing_of_values(values: ArrayLike, counts: ArrayLike | None = None) -> dict:
     """Spacing statistics of sorted distinct ``values`` computed directly with numpy (all
     values in memory; the definitions are in the module docstring). ``counts`` (runs per
     value) only gives ``n_runs``. Used as the reference of :func:`spacing_stats`."""
@@ -130,7 +138,7 @@ def _label(scale) -> dict:
     return {"measure": str(m), "n": int(m.n), "rb": scale.rb}
 
 
-def spacing_stats(scale, chunk: int = CHUNK) -> dict:
+def spacing_stats(scale: Scale, chunk: int = CHUNK) -> dict:
     """Spacing statistics of a :class:`~irscale.scales.tables.scale.Scale` (definitions in
     the module docstring), streamed over its values in blocks of ``chunk``. Returns a
     JSON-serialisable dict: ``measure``, ``n``, ``rb``, ``n_distinct``, ``n_runs``,
@@ -185,7 +193,7 @@ def spacing_stats(scale, chunk: int = CHUNK) -> dict:
     return out
 
 
-def value_distribution(scale, points: int = 2000, chunk: int = CHUNK) -> tuple[np.ndarray, np.ndarray]:
+def value_distribution(scale: Scale, points: int = 2000, chunk: int = CHUNK) -> tuple[np.ndarray, np.ndarray]:
     """The distribution of the scale's values over its (feasible) runs, for plots.
 
     Returns ``(values, fraction_below)``: about ``points`` distinct values, increasing,
@@ -213,7 +221,7 @@ def value_distribution(scale, points: int = 2000, chunk: int = CHUNK) -> tuple[n
     return v, c / float(n_runs)
 
 
-def value_distribution_of(values, counts, points: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+def value_distribution_of(values: ArrayLike, counts: ArrayLike, points: int = 2000) -> tuple[np.ndarray, np.ndarray]:
     """:func:`value_distribution` computed directly from sorted ``values`` and their run
     ``counts`` held in memory (reference for tests and small scales)."""
     v = np.asarray(values, dtype=np.float64)
@@ -225,7 +233,8 @@ def value_distribution_of(values, counts, points: int = 2000) -> tuple[np.ndarra
     return v[idx], c[idx] / float(n)
 
 
-def store_spacing(store, measures=None, chunk: int = CHUNK, progress=None) -> list[dict]:
+def store_spacing(store: Store | str | os.PathLike, measures: Iterable[str] | None = None, chunk: int = CHUNK,
+                  progress: Callable[[dict], None] | None = None) -> list[dict]:
     """:func:`spacing_stats` of every table of a store (or of ``measures``), one dict per
     table; measures with one table for every recall base on their common scale (rb = N),
     the others on each stored recall-base vector. ``store`` is a

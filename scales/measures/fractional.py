@@ -16,8 +16,9 @@ coefficients of fixed irrational units such as ``1 / log2 m`` or ``ln q``
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator, Sequence
 from fractions import Fraction
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import mpmath
 import numpy as np
@@ -25,7 +26,10 @@ import numpy as np
 from irscale.enumerate import runspace
 from irscale.errors import RecallBaseError
 from irscale.scales.measures.keys import MP_DIGITS, U
-from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.measure import Measure, RecallBase
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -50,15 +54,15 @@ class FractionMeasure(Measure):
     def per_grade_rb(self) -> bool:
         return self.rb_dependent
 
-    def check_rb(self, rb):
+    def check_rb(self, rb: RecallBase) -> tuple[int, ...]:
         """The per-grade counts ``(c_1..c_G)`` as a tuple (an int is accepted when G = 1)."""
         return self._grade_counts(rb, accept_int=True)
 
-    def table_rb(self, rb):
+    def table_rb(self, rb: RecallBase) -> tuple[int, ...] | None:
         """Tables are keyed by the counts themselves (no cap: values depend on every count)."""
         return self.check_rb(rb)
 
-    def common_rb(self):
+    def common_rb(self) -> tuple[int, ...] | None:
         """These measures have one table per topic and no all-runs (``common``) scale."""
         raise RecallBaseError(f"{self} has one table per topic and no common scale: give the topics' per-grade "
                               f"counts (--rb '(3,2)' or --qrels FILE)")
@@ -71,40 +75,41 @@ class FractionMeasure(Measure):
         is undefined for this topic and cutoff."""
         raise NotImplementedError
 
-    def exact_value(self, run, rb=None) -> Fraction:
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Fraction:
         raise NotImplementedError
 
     # -- the run space of its tables ---------------------------------------------------------
-    def space_size(self, rb) -> int:
+    def space_size(self, rb: tuple[int, ...]) -> int:
         """Number of runs a table for ``rb`` covers (the runs feasible for the counts)."""
         return runspace.feasible_space_size(self.n, rb)
 
-    def table_runs(self, table_rb=None) -> int:
-        return self.space_size(table_rb)
+    def table_runs(self, table_rb: tuple[int, ...] | None = None) -> int:
+        """Runs of the table of ``table_rb`` (None: the common one, where there is one)."""
+        return self.space_size(self.table_rbs([table_rb])[0])
 
-    def space_chunks(self, rb, chunk: int):
+    def space_chunks(self, rb: tuple[int, ...], chunk: int) -> Iterator[np.ndarray]:
         """The runs of the table for ``rb`` as arrays of up to ``chunk`` rows."""
         return runspace.feasible_run_chunks(self.n, rb, chunk)
 
-    def check_runs(self, runs, rb=None) -> np.ndarray:
+    def check_runs(self, runs: ArrayLike, rb: RecallBase = None) -> np.ndarray:
         """Validated runs (uint8 (m, N)); runs with more documents of a grade than the topic
         has raise :class:`~irscale.errors.RunError`."""
         arr = runspace.validate_runs(runs, self.levels, self.n, label=str(self))
         runspace.refuse_infeasible(runspace.grade_counts_of_runs(arr, self.grades), self.check_rb(rb))
         return arr
 
-    def check_defined(self, rb) -> None:
+    def check_defined(self, rb: RecallBase) -> None:
         """Raise :class:`~irscale.errors.RecallBaseError` when the measure is undefined for a
         topic with these per-grade counts at this cutoff (Twist and CRP need N >= 2 RB)."""
         self.fractions_many(np.zeros((1, self.n), np.uint8), self.check_rb(rb))
 
     # -- values ------------------------------------------------------------------------------
-    def values_many(self, runs: np.ndarray, rb) -> np.ndarray:
+    def values_many(self, runs: np.ndarray, rb: tuple[int, ...] | None) -> np.ndarray:
         """Float64 values (correctly rounded quotients, -inf for minus infinity)."""
         num, den = self.fractions_many(runs, rb)
         return fraction_floats(np.asarray(num), np.asarray(den))
 
-    def values_of_ids(self, ids, rb=None) -> np.ndarray:
+    def values_of_ids(self, ids: ArrayLike, rb: RecallBase = None) -> np.ndarray:
         rb = self.check_rb(rb)
         return self.values_many(self.runs_of_ids(np.asarray(ids, dtype=np.int64).reshape(-1)), rb)
 
@@ -124,39 +129,39 @@ class FormalValues:
     def layout(self) -> str:
         return "formal"
 
-    def formal_many(self, runs: np.ndarray, rb) -> np.ndarray:
+    def formal_many(self, runs: np.ndarray, rb: tuple[int, ...] | None) -> np.ndarray:
         """Exact values of ``runs`` as integer coefficients (int64 (m, C)) of the units
         :meth:`units_mp`."""
         raise NotImplementedError
 
-    def coords(self, rb) -> list[str]:
+    def coords(self, rb: tuple[int, ...] | None) -> list[str]:
         """Labels of the C units (stored with the table)."""
         raise NotImplementedError
 
-    def units_mp(self, rb) -> list:
+    def units_mp(self, rb: tuple[int, ...] | None) -> list:
         """The C units as mpmath numbers at the current precision."""
         raise NotImplementedError
 
-    def units_float(self, rb) -> np.ndarray:
+    def units_float(self, rb: tuple[int, ...] | None) -> np.ndarray:
         with mpmath.workdps(MP_DIGITS):
             return np.array([float(u) for u in self.units_mp(rb)], dtype=np.float64)
 
-    def formal_floats(self, keys: np.ndarray, rb) -> np.ndarray:
+    def formal_floats(self, keys: np.ndarray, rb: tuple[int, ...] | None) -> np.ndarray:
         """Float64 values of formal keys (default: the float sum of coefficients times
         units)."""
         return keys @ self.units_float(rb) if keys.size else np.zeros(keys.shape[0])
 
-    def formal_error_bound(self, keys: np.ndarray, rb) -> float:
+    def formal_error_bound(self, keys: np.ndarray, rb: tuple[int, ...] | None) -> float:
         """Bound on |formal_floats - exact value| over ``keys`` (default: the float sum's)."""
         if keys.size == 0:
             return 0.0
         terms = np.abs(keys).astype(np.float64) @ np.abs(self.units_float(rb))
         return float(2 * (keys.shape[1] + 2) * U * terms.max())
 
-    def value_key(self, run, rb=None) -> tuple:
+    def value_key(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> tuple:
         """The run's integer coefficients (equal exactly when the values are equal)."""
         return tuple(int(x) for x in self.formal_many(np.asarray([run]), self.check_rb(rb))[0])
 
-    def values_many(self, runs: np.ndarray, rb) -> np.ndarray:
+    def values_many(self, runs: np.ndarray, rb: tuple[int, ...] | None) -> np.ndarray:
         """Float64 values: the float sum of coefficients times units."""
         return self.formal_floats(self.formal_many(runs, rb), rb)

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,7 +28,11 @@ from irscale.enumerate.jobs import ScoringJob
 from irscale.enumerate.reduce import KeyCodec
 from irscale.enumerate.splitform import SplitForm
 from irscale.scales.measures.keys import KeySpec
-from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.measure import Measure, RecallBase
+
+if TYPE_CHECKING:
+    import mpmath
+    from numpy.typing import ArrayLike
 
 
 @functools.lru_cache(maxsize=256)
@@ -67,16 +74,16 @@ class KeyMeasure(Measure):
             return None
         return "relevant" if self.levels == 2 else "grade_codes"
 
-    def table_rb(self, rb):
+    def table_rb(self, rb: RecallBase) -> tuple[int, ...] | None:
         rb = self.check_rb(rb)
         return tuple(min(c, self.n) for c in rb) if isinstance(rb, tuple) else None
 
-    def check_defined(self, rb) -> None:
+    def check_defined(self, rb: RecallBase) -> None:
         rb = self.check_rb(rb)
         if rb is not None:
             self.spec.value_factor(rb)     # normalisers refuse topics whose ideal run scores 0
 
-    def certificate_rb(self, table_rb):
+    def certificate_rb(self, table_rb: tuple[int, ...] | None) -> RecallBase:
         """The recall base a table's certificate is stated for: its own vector, or the
         common one (N) for a table serving every recall base."""
         return table_rb if table_rb is not None else self.common_rb()
@@ -103,7 +110,7 @@ class KeyMeasure(Measure):
         """Exact keys (uint64 (m, words)) of runs (uint8 (m, N))."""
         return self.spec.keys_of_runs(runs)
 
-    def values_of_ids(self, ids, rb=None) -> np.ndarray:
+    def values_of_ids(self, ids: ArrayLike, rb: RecallBase = None) -> np.ndarray:
         """Values come from each run's exact key, scored by the enumerator's kernel
         (correctly rounded for rational measures; for log discounts within the measure's
         stated error bound), never from a float sum in another order."""
@@ -111,17 +118,17 @@ class KeyMeasure(Measure):
         runs = self.runs_of_ids(np.asarray(ids, dtype=np.int64).reshape(-1))
         return self.spec.float_values(self.keys_of_runs(runs), rb)
 
-    def exact_value(self, run, rb=None):
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Fraction | mpmath.mpf:
         spec = self.spec
         return spec.exact_value(spec.key_python([int(r) for r in run]), self.check_rb(rb))
 
-    def value_key(self, run, rb=None) -> int:
+    def value_key(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> int:
         return self.spec.key_python([int(r) for r in run])
 
-    def exact_gaps(self, runs, rb=None):
+    def exact_gaps(self, runs: np.ndarray, rb: RecallBase = None) -> tuple[list, str]:
         return self.spec.gap_values(self.keys_of_runs(runs), self.check_rb(rb))
 
-    def check_runs(self, runs, rb=None) -> np.ndarray:
+    def check_runs(self, runs: ArrayLike, rb: RecallBase = None) -> np.ndarray:
         arr = super().check_runs(runs, rb)
         rb = self.check_rb(rb) if rb is not None else None
         if isinstance(rb, tuple):       # tables keyed by per-grade counts hold only the feasible runs

@@ -40,11 +40,11 @@ cumulated precision, RR's rank key, ERR's cascade).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import reduce
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import mpmath
 import numpy as np
@@ -53,6 +53,9 @@ from irscale.enumerate.jobs import score
 from irscale.enumerate.splitform import EMPTY_KEYS, EXACT_LIMIT, SplitForm, padded_parts
 from irscale.enumerate.words import ints_to_words, limbs32, words_needed, words_to_float, words_to_ints
 from irscale.errors import MeasureError
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import RecallBase
 
 #: Decimal digits used to re-decide close pairs of irrational values.
 MP_DIGITS = 60
@@ -94,7 +97,7 @@ class KeySpec:
         arr = np.array(self.weights, dtype=np.uint64) if self.weights else np.zeros((0, 0), np.uint64)
         return self.kernel, self.words, arr
 
-    def key_python(self, run) -> int:
+    def key_python(self, run: Sequence[int]) -> int:
         """The key of one run computed in plain Python (the reference path)."""
         raise NotImplementedError(f"{type(self).__name__} has no plain-Python key")
 
@@ -103,35 +106,35 @@ class KeySpec:
         return score(*self.kernel_arrays(), np.ascontiguousarray(runs, dtype=np.uint8))
 
     # -- values ---------------------------------------------------------------------------
-    def float_values(self, keys: np.ndarray, rb) -> np.ndarray:
+    def float_values(self, keys: np.ndarray, rb: RecallBase) -> np.ndarray:
         """Float64 values of keys (uint64 (m, words)) for the recall base ``rb``."""
         raise NotImplementedError
 
-    def exact_value(self, key: int, rb):
+    def exact_value(self, key: int, rb: RecallBase) -> Fraction | mpmath.mpf:
         """Exact value of one key (Fraction, or an mpmath number of MP_DIGITS digits)."""
         raise NotImplementedError
 
-    def error_bound(self, rb) -> float:
+    def error_bound(self, rb: RecallBase) -> float:
         """Absolute bound on |float value - true value| for this measure's values."""
         raise NotImplementedError
 
-    def value_factor(self, rb) -> float:
+    def value_factor(self, rb: RecallBase) -> float:
         """value = raw * factor, raw being the key (or the unnormalised float value)."""
         return float("nan")
 
-    def values_of_raw(self, raw: np.ndarray, exact: bool, rb) -> np.ndarray:
+    def values_of_raw(self, raw: np.ndarray, exact: bool, rb: RecallBase) -> np.ndarray:
         """Values of split-form raw values (exact integer keys when ``exact``)."""
         if exact:
             return self.float_values(raw.astype(np.uint64), rb)
         return raw * self.value_factor(rb)
 
-    def raw_of_values(self, x: np.ndarray, rb) -> tuple[np.ndarray, float]:
+    def raw_of_values(self, x: np.ndarray, rb: RecallBase) -> tuple[np.ndarray, float]:
         """Raw values of the split form for query values, and the factor d(raw)/d(value)
         that turns tolerances on values into tolerances on raws."""
         f = self.value_factor(rb)
         return x / f, 1.0 / f
 
-    def certified_gap(self, key_lo: int, key_hi: int, rb) -> tuple[float, str]:
+    def certified_gap(self, key_lo: int, key_hi: int, rb: RecallBase) -> tuple[float, str]:
         """The exact gap between the values of two keys (float and exact text)."""
         gap = self.exact_value(key_hi, rb) - self.exact_value(key_lo, rb)
         return float(gap), str(gap)
@@ -140,7 +143,7 @@ class KeySpec:
         """How ties and order were decided for a table built through ``split``."""
         return self.tie_method
 
-    def gap_values(self, keys: np.ndarray, rb) -> tuple[list, str]:
+    def gap_values(self, keys: np.ndarray, rb: RecallBase) -> tuple[list, str]:
         """The distinct gaps between neighbouring values of keys in value order
         (uint64 (K, words)), computed exactly, and the name of the arithmetic used (for
         the exact equal-spacing test of :mod:`irscale.scales.analysis.axioms`)."""
@@ -176,9 +179,9 @@ class KeySpec:
 class LinearKey(KeySpec):
     """value = key * scale(rb), scale a positive Fraction."""
 
-    scale: Callable[[int | None], Fraction] = field(default=lambda rb: Fraction(1))
+    scale: Callable[[RecallBase], Fraction] = field(default=lambda rb: Fraction(1))
 
-    def float_values(self, keys, rb):
+    def float_values(self, keys: np.ndarray, rb: RecallBase) -> np.ndarray:
         c = self.scale(rb)
         keys = np.asarray(keys)
         if keys.ndim == 2 and keys.shape[1] == 1:
@@ -188,26 +191,27 @@ class LinearKey(KeySpec):
             return (keys.astype(np.float64) * float(c.numerator)) / float(c.denominator)
         return words_to_float(keys) * float(c)
 
-    def exact_value(self, key, rb):
+    def exact_value(self, key: int, rb: RecallBase) -> Fraction:
         return key * self.scale(rb)
 
-    def value_factor(self, rb) -> float:
+    def value_factor(self, rb: RecallBase) -> float:
         return float(self.scale(rb))
 
-    def error_bound(self, rb):
+    def error_bound(self, rb: RecallBase) -> float:
         return 4 * U * float(self.max_key * self.scale(rb))
 
     def tie_method_of(self, split: SplitForm) -> str:
         return self.tie_method if split.exact else "exact-integer+float-order"
 
-    def gap_values(self, keys: np.ndarray, rb) -> tuple[list, str]:
+    def gap_values(self, keys: np.ndarray, rb: RecallBase) -> tuple[list, str]:
         ints = words_to_ints(keys)
         c = self.scale(rb)
         return sorted({(b - a) * c for a, b in zip(ints, ints[1:])}), "exact-rational"
 
 
 def additive_split_form(spec: KeySpec, float_weights: np.ndarray, levels: int, n: int, h: int | None,
-                        stratified: bool, label: str, exact_raw=None) -> SplitForm:
+                        stratified: bool, label: str, exact_raw: Callable[[int], mpmath.mpf] | None = None
+                        ) -> SplitForm:
     """Split form of a key that is a sum of per-rank weights: A = key of the prefix,
     B = key of the suffix. Exact integers while keys stay below 2^53; beyond, float raws
     summed in rank order from ``float_weights[k, g]`` (error bound 2 (N + 4) u max) with
@@ -239,15 +243,16 @@ class AdditiveKey(LinearKey):
     kernel: object = "additive"
     split_enumeration: ClassVar[bool] = True
 
-    def kernel_arrays(self):
+    def kernel_arrays(self) -> tuple[str | Callable[[np.ndarray, np.ndarray, np.ndarray], None], int, np.ndarray]:
         if self.words > 1:
             return "additive_mw", self.words, limbs32(self.weights, self.words)
         return super().kernel_arrays()
 
-    def key_python(self, run) -> int:
+    def key_python(self, run: Sequence[int]) -> int:
         return sum(self.weights[k][int(r)] for k, r in enumerate(run))
 
-    def split_form(self, levels, n, h=None, stratified=False, label=""):
+    def split_form(self, levels: int, n: int, h: int | None = None, stratified: bool = False,
+                   label: str = "") -> SplitForm:
         wf = np.array([[float(w) for w in row] for row in self.weights])
         return additive_split_form(self, wf, levels, n, h, stratified, label)
 
@@ -292,13 +297,13 @@ class FormalLogKey(KeySpec):
     denoms: list = field(default_factory=list)
     offsets: list = field(default_factory=list)
     bits: list = field(default_factory=list)
-    normaliser: Callable[[int | None], int | None] = field(default=lambda rb: None)
+    normaliser: Callable[[RecallBase], int | None] = field(default=lambda rb: None)
 
     split_enumeration: ClassVar[bool] = True
 
     @classmethod
     def build(cls, discounts: list[tuple[Fraction, int | None]], gains: list[int], base: int,
-              normaliser=None) -> FormalLogKey:
+              normaliser: Callable[[RecallBase], int | None] | None = None) -> FormalLogKey:
         """Build from per-rank formal discounts (see :func:`log_discount`) and integer
         gains per relevance degree (``gains[0]`` must be 0)."""
         coords: list = [None]
@@ -336,12 +341,12 @@ class FormalLogKey(KeySpec):
             spec.normaliser = normaliser
         return spec
 
-    def kernel_arrays(self):
+    def kernel_arrays(self) -> tuple[str | Callable[[np.ndarray, np.ndarray, np.ndarray], None], int, np.ndarray]:
         if self.words > 1:
             return "additive_mw", self.words, limbs32(self.weights, self.words)
         return super().kernel_arrays()
 
-    def key_python(self, run) -> int:
+    def key_python(self, run: Sequence[int]) -> int:
         return sum(self.weights[k][int(r)] for k, r in enumerate(run))
 
     # -- decoding -----------------------------------------------------------------
@@ -381,7 +386,7 @@ class FormalLogKey(KeySpec):
             total += f.astype(np.float64) * fac
         return total
 
-    def raw_mp(self, key: int):
+    def raw_mp(self, key: int) -> mpmath.mpf:
         """Unnormalised value of one key with MP_DIGITS significant digits."""
         xs = self.coord_values_mp()
         with mpmath.workdps(MP_DIGITS + 10):
@@ -391,42 +396,42 @@ class FormalLogKey(KeySpec):
         return 2 * (len(self.coords) + 4) * U * max_value
 
     # -- values -------------------------------------------------------------------------
-    def ideal_float(self, rb) -> float | None:
+    def ideal_float(self, rb: RecallBase) -> float | None:
         """Unnormalised value of the ideal run for ``rb`` (None: not normalised)."""
         norm = self.normaliser(rb)
         return None if norm is None else float(self.raw_float(ints_to_words([norm], self.words))[0])
 
-    def value_factor(self, rb) -> float:
+    def value_factor(self, rb: RecallBase) -> float:
         ideal = self.ideal_float(rb)
         return 1.0 if ideal is None else 1.0 / ideal
 
-    def float_values(self, keys, rb):
+    def float_values(self, keys: np.ndarray, rb: RecallBase) -> np.ndarray:
         raw = self.raw_float(keys)
         ideal = self.ideal_float(rb)
         return raw if ideal is None else raw / ideal
 
-    def values_of_raw(self, raw, exact, rb):
+    def values_of_raw(self, raw: np.ndarray, exact: bool, rb: RecallBase) -> np.ndarray:
         return raw * self.value_factor(rb)
 
-    def exact_value(self, key, rb):
+    def exact_value(self, key: int, rb: RecallBase) -> mpmath.mpf:
         norm = self.normaliser(rb)
         with mpmath.workdps(MP_DIGITS):
             v = self.raw_mp(key)
             return v if norm is None else v / self.raw_mp(norm)
 
-    def error_bound(self, rb):
+    def error_bound(self, rb: RecallBase) -> float:
         top = float(self.raw_float(ints_to_words([self.max_key], self.words))[0])
         ideal = self.ideal_float(rb)
         if ideal is None:
             return self.raw_error_bound(top)
         return 3 * self.raw_error_bound(top) / ideal
 
-    def certified_gap(self, key_lo, key_hi, rb):
+    def certified_gap(self, key_lo: int, key_hi: int, rb: RecallBase) -> tuple[float, str]:
         with mpmath.workdps(MP_DIGITS):
             gap = self.exact_value(key_hi, rb) - self.exact_value(key_lo, rb)
             return float(gap), mpmath.nstr(gap, 20)
 
-    def gap_values(self, keys: np.ndarray, rb) -> tuple[list, str]:
+    def gap_values(self, keys: np.ndarray, rb: RecallBase) -> tuple[list, str]:
         """Gaps with equal coefficient differences are exactly equal; each distinct
         coefficient difference is evaluated once in MP_DIGITS digits."""
         if keys.shape[0] < 2:
@@ -440,7 +445,8 @@ class FormalLogKey(KeySpec):
             gaps = [mpmath.fsum(int(f) * x for f, x in zip(row, xs)) * factor for row in formal]
         return sorted(gaps), f"mpmath{MP_DIGITS}"
 
-    def split_form(self, levels, n, h=None, stratified=False, label=""):
+    def split_form(self, levels: int, n: int, h: int | None = None, stratified: bool = False,
+                   label: str = "") -> SplitForm:
         wf = np.zeros((n, levels))
         for k in range(n):
             for g in range(levels):

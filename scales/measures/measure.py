@@ -33,13 +33,19 @@ relevant documents of the topic (graded: the count of each relevant grade).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Union
+from collections.abc import Hashable, Iterable, Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from irscale.enumerate import runspace
 from irscale.errors import MeasureError, RecallBaseError
 from irscale.scales.measures.params import REQUIRED, Param, format_value
+
+if TYPE_CHECKING:
+    import mpmath
+    from numpy.typing import ArrayLike
 
 #: Largest cutoff N the enumerator accepts (run ids of binary runs fit 64 bits and every
 #: exact key is checked not to overflow up to here).
@@ -49,7 +55,11 @@ MAX_N = 32
 MAX_RB = 2 ** 53
 
 #: A recall base: an integer (binary relevance) or per-grade counts (c_1..c_G).
-RecallBase = Union[int, tuple[int, ...], None]
+RecallBase = int | tuple[int, ...] | None
+
+#: A request for table recall bases (:meth:`Measure.table_rbs`, what ``irscale build --rb`` takes): ``"all"``,
+#: one recall base, or a list of them.
+RecallBaseRequest = str | RecallBase | list[RecallBase]
 
 
 def _is_count(x: Any) -> bool:
@@ -130,7 +140,7 @@ class Measure:
         return 2 if gains is None else len(gains)
 
     # -- recall base -------------------------------------------------------------
-    def check_rb(self, rb) -> RecallBase:
+    def check_rb(self, rb: RecallBase) -> RecallBase:
         """Validate the recall base for this measure and return it normalised: None for
         measures that do not depend on it (which refuse any rb), an int >= 1 for binary
         measures, the per-grade counts ``(c_1, ..., c_G)`` of the topic's judged documents
@@ -174,7 +184,7 @@ class Measure:
         than as an integer."""
         return self.rb_dependent and self.levels > 2
 
-    def recall_base_of(self, grade_counts) -> RecallBase:
+    def recall_base_of(self, grade_counts: Iterable[int]) -> RecallBase:
         """The recall base of a topic in this measure's form, from the counts of its judged
         documents of each grade 1..G (grades above G folded into G): None for measures
         without recall base, the number of relevant documents for binary measures, the
@@ -184,7 +194,7 @@ class Measure:
         counts = tuple(int(c) for c in grade_counts)
         return counts if self.per_grade_rb else sum(counts)
 
-    def table_rb(self, rb) -> tuple[int, ...] | None:
+    def table_rb(self, rb: RecallBase) -> tuple[int, ...] | None:
         """The recall base that names the table serving a topic with recall base ``rb``:
         None when one table serves every recall base (measures without recall base, and
         binary measures whose table is stratified by the number of relevant documents),
@@ -209,13 +219,13 @@ class Measure:
             return False
         return True
 
-    def check_defined(self, rb) -> None:
+    def check_defined(self, rb: RecallBase) -> None:
         """Raise :class:`~irscale.errors.RecallBaseError` when the measure has no value for a
         topic with this recall base (e.g. normalised measures whose ideal run scores 0;
         Twist with N < 2 RB)."""
         self.check_rb(rb)
 
-    def defined(self, rb) -> bool:
+    def defined(self, rb: RecallBase) -> bool:
         """Whether the measure has values for a topic with this recall base."""
         try:
             self.check_defined(rb)
@@ -223,7 +233,7 @@ class Measure:
             return False
         return True
 
-    def table_rbs(self, rbs="all") -> list:
+    def table_rbs(self, rbs: RecallBaseRequest = "all") -> list:
         """The table recall bases meant by a request ``rbs`` (what ``irscale build --rb``
         takes): ``"all"`` or None, one recall base, or a list of them (None in the list:
         the common one). Measures with one table for every recall base give ``[None]``
@@ -249,11 +259,11 @@ class Measure:
         """Number of run ids of the measure's run space (levels^N for runs of length N)."""
         return self.levels ** self.n
 
-    def runs_of_ids(self, ids) -> np.ndarray:
+    def runs_of_ids(self, ids: ArrayLike) -> np.ndarray:
         """The runs (uint8 (m, N)) with the given ids."""
         return runspace.runs_of_ids(ids, self.levels, self.n)
 
-    def check_runs(self, runs, rb=None) -> np.ndarray:
+    def check_runs(self, runs: ArrayLike, rb: RecallBase = None) -> np.ndarray:
         """Judged runs given by a user as a validated uint8 (m, N) array; raises
         :class:`~irscale.errors.RunError` naming the first bad run (wrong length, degrees
         outside REL, not integers, more documents of a grade than the topic ``rb`` has)."""
@@ -269,25 +279,25 @@ class Measure:
         return runspace.ids_of_runs(grades, self.levels).astype(np.int64)
 
     # -- values (implemented by kinds) ----------------------------------------------
-    def values_of_ids(self, ids, rb=None) -> np.ndarray:
+    def values_of_ids(self, ids: ArrayLike, rb: RecallBase = None) -> np.ndarray:
         """Float64 values of the runs with ids ``ids`` for a topic with recall base ``rb``
         (correctly rounded for rational measures; within the measure's stated error bound
         otherwise)."""
         raise NotImplementedError
 
-    def exact_value(self, run, rb=None):
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Fraction | mpmath.mpf:
         """Exact value of one judged run (a Fraction for rational measures, an mpmath
         number for measures with logarithms); for certificates and reports (the
         independent references live in the tests)."""
         raise NotImplementedError
 
-    def value_key(self, run, rb=None):
+    def value_key(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Hashable:
         """A hashable token of a run's exact value, equal for two runs exactly when their
         values are equal (default: the exact value itself, for measures whose exact values
         are exact numbers)."""
         return self.exact_value(run, rb)
 
-    def exact_gaps(self, runs: np.ndarray, rb=None) -> tuple[list, str]:
+    def exact_gaps(self, runs: np.ndarray, rb: RecallBase = None) -> tuple[list, str]:
         """The distinct gaps between the exact values of consecutive runs of ``runs``
         (runs in increasing value order), sorted, and the name of the arithmetic used."""
         vals = [self.exact_value(r, rb) for r in np.asarray(runs).tolist()]
@@ -300,6 +310,6 @@ class Measure:
         :mod:`irscale.scales.tables`, see :mod:`irscale.scales.tables.layouts`)."""
         raise NotImplementedError
 
-    def table_runs(self, table_rb=None) -> int:
+    def table_runs(self, table_rb: tuple[int, ...] | None = None) -> int:
         """Number of runs scored to build the table named by ``table_rb``."""
         return self.id_count()

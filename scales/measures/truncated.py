@@ -9,7 +9,8 @@ base; OIE does (one table per topic, over its feasible rankings).
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -26,6 +27,11 @@ from irscale.enumerate.truncated import (
 from irscale.errors import RecallBaseError
 from irscale.scales.measures.fractional import FractionMeasure
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from irscale.scales.measures.measure import RecallBase
+
 
 @dataclasses.dataclass(frozen=True, repr=False)
 class TruncatedMeasure(FractionMeasure):
@@ -35,27 +41,27 @@ class TruncatedMeasure(FractionMeasure):
     rb_dependent: ClassVar[bool] = False
     run_space: ClassVar[str] = "truncated"
 
-    def check_rb(self, rb):
+    def check_rb(self, rb: RecallBase) -> tuple[int, ...] | None:
         if not self.rb_dependent:
             if rb is not None:
                 raise RecallBaseError(f"{self} does not depend on the recall base; do not give rb (got rb={rb})")
             return None
         return super().check_rb(rb)
 
-    def common_rb(self):
+    def common_rb(self) -> tuple[int, ...] | None:
         if not self.rb_dependent:
             return None
         return super().common_rb()
 
-    def check_defined(self, rb) -> None:
+    def check_defined(self, rb: RecallBase) -> None:
         self.check_rb(rb)
 
-    def space_size(self, rb) -> int:
+    def space_size(self, rb: tuple[int, ...] | None) -> int:
         if rb is None:
             return truncated_space_size(self.levels, self.n)
         return sum(runspace.feasible_space_size(length, rb) if length else 1 for length in range(self.n + 1))
 
-    def space_chunks(self, rb, chunk: int):
+    def space_chunks(self, rb: tuple[int, ...] | None, chunk: int) -> Iterator[np.ndarray]:
         if rb is None:
             yield from truncated_ranking_chunks(self.levels, self.n, chunk)
             return
@@ -69,19 +75,19 @@ class TruncatedMeasure(FractionMeasure):
     def id_count(self) -> int:
         return truncated_space_size(self.levels, self.n)
 
-    def runs_of_ids(self, ids) -> np.ndarray:
+    def runs_of_ids(self, ids: ArrayLike) -> np.ndarray:
         return truncated_rankings_of_ids(ids, self.levels, self.n)
 
-    def ids_of_runs(self, runs) -> np.ndarray:
+    def ids_of_runs(self, runs: np.ndarray) -> np.ndarray:
         return truncated_ids(runs, self.levels)
 
-    def judged_ids(self, grades, lengths) -> np.ndarray:
+    def judged_ids(self, grades: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Truncated ids of judged rankings cut at their own length (at most N)."""
         own = np.minimum(lengths, self.n)
         ranked = np.where(np.arange(self.n)[None, :] < own[:, None], np.asarray(grades, np.int64), PAD)
         return truncated_ids(ranked, self.levels)
 
-    def check_runs(self, runs, rb=None) -> np.ndarray:
+    def check_runs(self, runs: ArrayLike, rb: RecallBase = None) -> np.ndarray:
         """Rankings as an int8 (m, N) array padded with -1 after their end; rankings given
         as lists of their own lengths (one ranking, or a list of them) are padded here.
         Rankings with more documents of a grade than the topic ``rb`` has raise

@@ -8,12 +8,16 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.errors import IrscaleWarning
 from irscale.scales.runs.qrels import Qrels, sort_topics
 from irscale.scales.runs.run_files import Run, few
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import Measure
 
 
 @dataclass
@@ -87,7 +91,7 @@ def grade_counts(level_counts: np.ndarray, levels: int) -> np.ndarray:
     return out
 
 
-def qrels_table_rbs(qrels: Qrels, measure, max_grade: int | None = None) -> list:
+def qrels_table_rbs(qrels: Qrels, measure: Measure, max_grade: int | None = None) -> list:
     """The table recall bases that a transform of runs against ``qrels`` needs for a
     measure (``feasible`` scales): the :meth:`~irscale.scales.measures.measure.Measure.table_rb`
     of every evaluated topic where the measure is defined, deduplicated and sorted

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,10 +53,10 @@ class Qrels:
         shared by every judged run."""
         return self.topics, self.recall_bases(self.topics), self.level_counts(self.topics)
 
-    def recall_bases(self, topics) -> np.ndarray:
+    def recall_bases(self, topics: Iterable[str]) -> np.ndarray:
         return np.array([self.recall_base(t) for t in topics], dtype=np.int64)
 
-    def level_counts(self, topics) -> np.ndarray:
+    def level_counts(self, topics: Sequence[str]) -> np.ndarray:
         """Judged documents per level 0..max (negative levels as 0), one row per topic."""
         levels = [[min(max(r, 0), 255) for r in self.judgments.get(t, {}).values()] for t in topics]
         width = max((max(ls) for ls in levels if ls), default=0) + 1
@@ -65,7 +66,7 @@ class Qrels:
         return out
 
 
-def sort_topics(topics) -> list[str]:
+def sort_topics(topics: Iterable[str]) -> list[str]:
     """Topics in numeric order when they are all integers, else in string order."""
     topics = list(topics)
     if all(t.isdigit() for t in topics):

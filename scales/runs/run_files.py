@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -61,7 +62,8 @@ class Run:
         return out
 
 
-def trec_order(topic_code: np.ndarray, docnos, scores: np.ndarray, depth: int | None = None) -> np.ndarray:
+def trec_order(topic_code: np.ndarray, docnos: Callable[[np.ndarray], np.ndarray], scores: np.ndarray,
+               depth: int | None = None) -> np.ndarray:
     """Indices of the documents in trec_eval order: grouped by topic, score descending,
     docno descending (code-point order, which is byte order for UTF-8).
 

@@ -12,6 +12,7 @@ import gzip
 import io
 import os
 import zlib
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -44,7 +45,7 @@ def read_bytes(path: str | os.PathLike, kind: str) -> bytes:
     return data
 
 
-def text_lines(path, data: bytes, kind: str):
+def text_lines(path: str | os.PathLike, data: bytes, kind: str) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) of the non-blank lines; binary content is an error."""
     for no, raw in enumerate(data.split(b"\n"), start=1):
         if b"\x00" in raw:
@@ -58,7 +59,7 @@ def text_lines(path, data: bytes, kind: str):
             yield no, fields
 
 
-def check_text(path, data: bytes, kind: str) -> None:
+def check_text(path: str | os.PathLike, data: bytes, kind: str) -> None:
     if b"\x00" in data:
         no = data[: data.index(b"\x00")].count(b"\n") + 1
         raise TrecFormatError(f"{path}:{no}: binary content; not a {kind} file")
@@ -66,13 +67,13 @@ def check_text(path, data: bytes, kind: str) -> None:
         raise TrecFormatError(f"{path}: empty {kind} file")
 
 
-def read_fields(data: bytes, columns, dtypes) -> pd.DataFrame:
+def read_fields(data: bytes, columns: Iterable[str], dtypes: dict[str, type]) -> pd.DataFrame:
     """Whitespace-separated fields (any run of spaces and tabs), with pandas' C reader."""
     return pd.read_csv(io.BytesIO(data), sep=r"\s+", header=None, names=list(columns), dtype=dtypes,
                        na_filter=False, engine="c", skip_blank_lines=True, encoding="utf-8")
 
 
-def delimited_table(data: bytes, columns, float_columns=()):
+def delimited_table(data: bytes, columns: Sequence[str], float_columns: Collection[str] = ()) -> pa.Table | None:
     """Fast path for the usual layout, one tab (or one space) between fields: a pyarrow
     table (multi-threaded reader, 5x faster than pandas on TREC runs), or None when the
     file is laid out otherwise and must be read by :func:`read_fields`. Any field that is empty

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -44,6 +46,9 @@ from irscale.scales.runs.run_files import Run, read_run
 from irscale.scales.runs.scores import COLUMNS
 from irscale.store.fill import build_store
 from irscale.store.reader import Store, open_store
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import Measure
 
 RB_SCALES = ("feasible", "common")
 
@@ -85,7 +90,8 @@ def _run_files(runs) -> list:
     return out
 
 
-def read_runs(runs, depth: int | None = None, progress: bool = False) -> list[Run]:
+def read_runs(runs: str | os.PathLike | Run | Iterable[str | os.PathLike | Run], depth: int | None = None,
+              progress: bool = False) -> list[Run]:
     """Read run files (paths, folders of run files, or :class:`Run` objects as they are),
     keeping each topic's top ``depth`` documents (all when None). Two runs with the same
     name are an error: rows would be ambiguous."""
@@ -149,8 +155,8 @@ def _rank_rows(scale, ids: np.ndarray, midranks: bool):
     return rank, scale.k, mid, scale.n_runs
 
 
-def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str = "feasible",
-                 midranks: bool = False) -> pd.DataFrame:
+def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: Store | None = None,
+                 rb_scale: str = "feasible", midranks: bool = False) -> pd.DataFrame:
     """Rows of :data:`COLUMNS` for judged runs (ranks empty when ``tables`` is None)."""
     rel = np.concatenate([j.rel for j in judged]) if judged else np.zeros((0, 1), np.uint8)
     lengths = np.concatenate([j.lengths if j.lengths is not None else np.full(len(j.topics), j.rel.shape[1])
@@ -205,9 +211,10 @@ def score_judged(judged: list[JudgedRuns], measures, tables=None, rb_scale: str 
     return out.drop(columns=["_row", "_m"]).reset_index(drop=True)
 
 
-def transform(qrels, runs, measures, store=None, *, rb_scale: str = "feasible", raw_only: bool = False,
-              midranks: bool = False, build_missing: bool = False, max_grade: int | None = None,
-              n_jobs: int = 1, progress: bool = False) -> pd.DataFrame:
+def transform(qrels: str | os.PathLike | Qrels, runs: str | os.PathLike | Run | Iterable[str | os.PathLike | Run],
+              measures: str | Iterable[str | Measure], store: str | os.PathLike | Store | None = None, *,
+              rb_scale: str = "feasible", raw_only: bool = False, midranks: bool = False, build_missing: bool = False,
+              max_grade: int | None = None, n_jobs: int = 1, progress: bool = False) -> pd.DataFrame:
     """Raw and interval-scaled per-topic scores of TREC runs.
 
     Parameters

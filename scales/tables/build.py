@@ -15,7 +15,7 @@ from pathlib import Path
 
 from irscale.enumerate.fanout import Fanout
 from irscale.scales.measures.keys import METHODS
-from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.measure import Measure, RecallBase, RecallBaseRequest
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.layouts import layout_of
 from irscale.scales.tables.scale import Scale, Table
@@ -43,7 +43,8 @@ class BuildOptions:
             raise ValueError(f"method must be one of {METHODS}")
 
 
-def table_requests(measures: Iterable[Measure], rbs=None) -> dict[Measure, list]:
+def table_requests(measures: Iterable[Measure], rbs: RecallBaseRequest | dict[str, RecallBaseRequest] | None = None
+                   ) -> dict[Measure, list]:
     """Per measure, the table recall bases meant by ``rbs``: ``"all"`` or None, a list of
     recall bases (or one), or a dict from measure name to such a request
     (:meth:`~irscale.scales.measures.measure.Measure.table_rbs`)."""
@@ -54,8 +55,10 @@ def table_requests(measures: Iterable[Measure], rbs=None) -> dict[Measure, list]
     return out
 
 
-def build_tables(measures, rbs=None, *, options: BuildOptions | None = None, rb_counts=None,
-                 **option_values) -> Iterator[Table]:
+def build_tables(measures: Iterable[str | Measure], rbs: RecallBaseRequest | dict[str, RecallBaseRequest] | None = None,
+                 *, options: BuildOptions | None = None,
+                 rb_counts: RecallBaseRequest | dict[str, RecallBaseRequest] | None = None,
+                 **option_values: Fanout | str | bool | int | Path | None) -> Iterator[Table]:
     """Build and yield the tables of ``measures`` (names or :class:`Measure` objects) for the
     recall bases ``rbs`` (see :func:`table_requests`; ``rb_counts`` is the same, kept for
     callers written before). ``options`` (or its fields as keywords, with ``n_jobs`` and
@@ -81,7 +84,7 @@ def _table(measure: Measure, table_rb: tuple | None) -> Table:
     return t
 
 
-def scale(measure: str | Measure, rb=None) -> Scale:
+def scale(measure: str | Measure, rb: RecallBase = None) -> Scale:
     """Build the unq interval scale of ``measure`` in memory.
 
     Parameters

@@ -10,6 +10,7 @@ that even this cannot separate raises :class:`~irscale.errors.CertificationError
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import mpmath
 import numpy as np
@@ -17,6 +18,9 @@ import numpy as np
 from irscale.enumerate.words import words_to_ints
 from irscale.errors import CertificationError
 from irscale.scales.measures.keys import MP_DIGITS
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.keys import KeySpec
 
 
 @dataclass
@@ -54,7 +58,7 @@ def close_clusters(close: np.ndarray) -> list[tuple[int, int]]:
     return clusters
 
 
-def value_order(spec, keys: np.ndarray) -> tuple[np.ndarray, int]:
+def value_order(spec: KeySpec, keys: np.ndarray) -> tuple[np.ndarray, int]:
     """Permutation sorting distinct keys (sorted by key) into increasing value order,
     and the number of clusters that needed high precision. Keys whose order is not the
     value order provide ``raw_float``, ``raw_error_bound`` and ``raw_mp``

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,6 +14,12 @@ from irscale.scales.tables import lookup_kernels as lk
 from irscale.scales.tables.entry_build import build_entry_tables
 from irscale.scales.tables.entry_table import EntryTable, streaming_index
 
+if TYPE_CHECKING:
+    from irscale.scales.measures.keyed import KeyMeasure
+    from irscale.scales.measures.measure import Measure
+    from irscale.scales.tables.certificate import Certificate
+    from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
+
 
 class EntriesLayout:
     """How entry tables are built, written and read (see the module docstring)."""
@@ -19,10 +27,11 @@ class EntriesLayout:
     name = "entries"
     checksummed = ("ids", "counts", "strata")
 
-    def build(self, measures, rbs, options):
+    def build(self, measures: Iterable[KeyMeasure], rbs: dict[Measure, list[tuple[int, ...] | None]],
+              options: BuildSettings) -> Iterator[EntryTable]:
         return build_entry_tables(measures, rbs, options)
 
-    def write(self, table: EntryTable, sink) -> None:
+    def write(self, table: EntryTable, sink: TableSink) -> None:
         m = table.measure
         E = table.n_entries
         if not table.implicit:
@@ -46,7 +55,8 @@ class EntriesLayout:
             n_distinct = int(hist.sum())
         sink.attrs(implicit=bool(table.implicit), n_distinct=n_distinct, distinct_by_rb=json.dumps(by_rb))
 
-    def read(self, source, **common) -> EntryTable:
+    def read(self, source: TableSource,
+             **common: Measure | int | Certificate | tuple[int, ...] | dict[str, Any] | None) -> EntryTable:
         usable = source.has("index_raw") and json.loads(source.attrs.get("index_blocks", "[]")) == [
             lk.RAW_BLOCK, lk.BLOCK]
         index = (source.mapped("index_raw"), source.mapped("index_cum")) if usable else None

@@ -13,23 +13,31 @@ exactly for the pair of representatives whose float gap is smallest.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from irscale.enumerate.generic import DEFAULT_CHUNK, enumerate_distinct
+from irscale.enumerate.generic import DEFAULT_CHUNK, Distinct, enumerate_distinct
 from irscale.enumerate.reduce import KeyCodec
 from irscale.enumerate.runspace import count_dtype, decode_count_codes, id_dtype
-from irscale.enumerate.split import smallest_gap, split_enumerate
+from irscale.enumerate.split import BucketResult, SavedBucket, smallest_gap, split_enumerate
 from irscale.enumerate.split_kernels import exact_keys
 from irscale.enumerate.words import words_to_ints
 from irscale.errors import CertificationError, MeasureError
 from irscale.scales.tables.certificate import Certificate, value_order
 from irscale.scales.tables.entry_table import EntryTable, pack_strata
 
+if TYPE_CHECKING:
+    from irscale.enumerate.splitform import SplitForm
+    from irscale.scales.measures.keyed import KeyMeasure
+    from irscale.scales.measures.measure import Measure
+    from irscale.scales.tables.scale import BuildSettings
 
-def certificate_of(measure, sf, min_gap_raw: float, pair: tuple, redecided: int, table_rb=None) -> Certificate:
+
+def certificate_of(measure: KeyMeasure, sf: SplitForm, min_gap_raw: float, pair: tuple, redecided: int,
+                   table_rb: tuple[int, ...] | None = None) -> Certificate:
     """Certificate of a table, stated for its recall base (:meth:`KeyMeasure.certificate_rb`):
     float error bound of its values, and the smallest gap between neighbouring values,
     decided exactly for the pair of representatives ``pair`` whose float gap is smallest."""
@@ -51,8 +59,9 @@ def certificate_of(measure, sf, min_gap_raw: float, pair: tuple, redecided: int,
     return Certificate(method, bound, gap, text, redecided)
 
 
-def table_from_entries(measure, sf, ids, counts, strata, first, min_gap_raw, pair, redecided, n_runs,
-                       table_rb=None) -> EntryTable:
+def table_from_entries(measure: KeyMeasure, sf: SplitForm, ids: np.ndarray, counts: np.ndarray,
+                       strata: np.ndarray | None, first: np.ndarray | None, min_gap_raw: float, pair: tuple[int, int],
+                       redecided: int, n_runs: int, table_rb: tuple[int, ...] | None = None) -> EntryTable:
     """Assemble a table from entry arrays, with compact dtypes (strata packed with the
     new-value flag when the split form is stratified)."""
     ids = np.ascontiguousarray(ids, dtype=id_dtype(measure.levels, measure.n))
@@ -76,7 +85,7 @@ def _value_positions(measure, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return pos, inv.reshape(-1), redecided
 
 
-def table_from_distinct(measure, distinct) -> EntryTable:
+def table_from_distinct(measure: KeyMeasure, distinct: Distinct) -> EntryTable:
     """Generic path: distinct (stratum, key) rows with counts and smallest run ids ->
     table entries in value order."""
     sf = measure.split_form()
@@ -99,7 +108,7 @@ def table_from_distinct(measure, distinct) -> EntryTable:
     return table_from_entries(measure, sf, ids, counts[o], st, first, min_gap, pair, redecided, distinct.n_runs)
 
 
-def tables_by_counts(measure, distinct, vectors) -> list[EntryTable]:
+def tables_by_counts(measure: KeyMeasure, distinct: Distinct, vectors: Iterable[tuple[int, ...]]) -> list[EntryTable]:
     """Tables of a graded RB-dependent measure, one per per-grade count vector (c_1..c_G)
     (each capped at N), from one enumeration stratified by the runs' per-grade counts: the
     table of c holds the distinct values of the runs with n_g <= c_g for every grade g
@@ -129,7 +138,8 @@ def tables_by_counts(measure, distinct, vectors) -> list[EntryTable]:
     return out
 
 
-def table_from_buckets(measure, sf, parts, concatenate: bool = True) -> EntryTable:
+def table_from_buckets(measure: KeyMeasure, sf: SplitForm, parts: list[BucketResult | SavedBucket],
+                       concatenate: bool = True) -> EntryTable:
     """Split path: bucket results into a table (concatenated in memory, or kept as parts
     for the store to write slice by slice)."""
     # first occurrence of the smallest gap in value order: inside bucket i, then across edge i
@@ -163,7 +173,8 @@ def safe_name(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "@=._-" else "_" for ch in name)
 
 
-def build_entry_tables(measures, rbs: dict, options) -> Iterator[EntryTable]:
+def build_entry_tables(measures: Iterable[KeyMeasure], rbs: dict[Measure, list[tuple[int, ...] | None]],
+                       options: BuildSettings) -> Iterator[EntryTable]:
     """Entry tables of key measures (``rbs[measure]``: the table recall bases to build,
     [None] for one table serving every recall base). Split-path tables are yielded as
     they are built; generic-path measures with the same N and REL share one pass."""

@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from math import comb
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from irscale.enumerate.split_kernels import exact_keys, grade_counts_ids, popcou
 from irscale.errors import RunError, ValueNotInScaleError
 from irscale.scales.tables import lookup_kernels as lk
 from irscale.scales.tables.scale import ATOL, BLOCK_VALUES, RTOL, Scale
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 class EntryScale(Scale):
@@ -119,7 +123,8 @@ class EntryScale(Scale):
         return int(block_cum[-1, self.r])
 
     # -- value -> rank ---------------------------------------------------------------
-    def rank(self, values, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise") -> np.ndarray:
+    def rank(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise"
+             ) -> np.ndarray:
         if errors not in ("raise", "zero"):
             raise ValueError("errors must be 'raise' or 'zero'")
         x = np.asarray(values, dtype=np.float64)
@@ -156,7 +161,7 @@ class EntryScale(Scale):
                 f"rank the judged runs instead (rank_runs), which is exact")
         return ranks.reshape(shape)
 
-    def midranks_of_ranks(self, ranks) -> np.ndarray:
+    def midranks_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
         """Mid-ranks read from the table without materialising it: the first call builds
         a run-count index of the table (one pass over its counts, cached with the table)."""
         q = self._check_ranks(ranks)
@@ -172,7 +177,7 @@ class EntryScale(Scale):
         return out
 
     # -- judged run -> rank -------------------------------------------------------------
-    def rank_ids(self, ids) -> np.ndarray:
+    def rank_ids(self, ids: ArrayLike) -> np.ndarray:
         q = np.asarray(ids, dtype=np.int64).reshape(-1)
         sf = self._sf
         if q.size and (q.min() < 0 or q.max() >= self.measure.id_count()):

@@ -28,13 +28,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from irscale.scales.tables import lookup_kernels as lk
 from irscale.scales.tables.entry_scale import EntryScale
 from irscale.scales.tables.scale import Table
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import RecallBase
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -67,7 +70,7 @@ class EntryTable(Table):
         strata = self.strata if self.strata is not None else np.zeros(0, np.uint8)
         return ids, strata
 
-    def scale(self, rb=None) -> EntryScale:
+    def scale(self, rb: RecallBase = None) -> EntryScale:
         return EntryScale(self, rb)
 
     # -- the entries as consecutive pieces (bucket parts, or the whole arrays) --------------

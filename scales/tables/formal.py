@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import ClassVar
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import mpmath
 import numpy as np
@@ -26,6 +27,11 @@ from irscale.errors import CertificationError
 from irscale.scales.measures.keys import MP_DIGITS
 from irscale.scales.tables.certificate import Certificate, close_clusters
 from irscale.scales.tables.held import HeldScale, HeldTable, scored_chunks
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.fractional import FormalValues
+    from irscale.scales.measures.measure import Measure, RecallBase
+    from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -39,7 +45,7 @@ class FormalTable(HeldTable):
 
     layout: ClassVar[str] = "formal"
 
-    def scale(self, rb=None) -> FormalScale:
+    def scale(self, rb: RecallBase = None) -> FormalScale:
         return FormalScale(self, rb)
 
 
@@ -49,7 +55,7 @@ def _rows(keys: np.ndarray) -> np.ndarray:
     return keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).reshape(-1)
 
 
-def order_values(measure, rb, keys: np.ndarray) -> tuple[np.ndarray, float, int]:
+def order_values(measure: FormalValues, rb: tuple[int, ...] | None, keys: np.ndarray) -> tuple[np.ndarray, float, int]:
     """Permutation sorting distinct key rows by value, the float error bound and the
     number of clusters re-decided in high precision."""
     values = measure.formal_floats(keys, rb)
@@ -74,7 +80,7 @@ def order_values(measure, rb, keys: np.ndarray) -> tuple[np.ndarray, float, int]
     return order, bound, len(clusters)
 
 
-def build_formal_table(measure, table_rb, progress: bool = False) -> FormalTable:
+def build_formal_table(measure: FormalValues, table_rb: tuple[int, ...] | None, progress: bool = False) -> FormalTable:
     """Table of a formal measure: every run of its space scored exactly (in chunks),
     distinct key rows ordered by value (certified)."""
     c = measure.table_rb(table_rb)
@@ -145,12 +151,13 @@ class FormalLayout:
     name = "formal"
     checksummed = ("keys", "counts")
 
-    def build(self, measures, rbs, options):
+    def build(self, measures: Iterable[FormalValues], rbs: dict[Measure, list[tuple[int, ...] | None]],
+              options: BuildSettings) -> Iterator[FormalTable]:
         for m in measures:
             for c in rbs[m]:
                 yield build_formal_table(m, c, options.progress)
 
-    def write(self, table: FormalTable, sink) -> None:
+    def write(self, table: FormalTable, sink: TableSink) -> None:
         cmax = int(table.counts.max()) if table.n_entries else 1
         keys = np.ascontiguousarray(table.keys, dtype=np.int64)
         sink.dataset("keys", np.int64, keys.shape, [keys])
@@ -158,7 +165,8 @@ class FormalLayout:
         sink.attrs(implicit=False, n_distinct=int(table.n_entries), distinct_by_rb="[]",
                    run_space=table.measure.run_space, coords=json.dumps(list(table.coords)))
 
-    def read(self, source, **common) -> FormalTable:
+    def read(self, source: TableSource,
+             **common: Measure | int | Certificate | tuple[int, ...] | dict[str, Any] | None) -> FormalTable:
         return FormalTable(keys=source.read("keys"), counts=source.read("counts"),
                            coords=json.loads(source.attrs["coords"]), **common)
 

@@ -13,8 +13,9 @@ rounding. Datasets: ``num``, ``den`` (int64) and ``counts``, all checksummed; at
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Iterator
 from fractions import Fraction
-from typing import ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -23,6 +24,11 @@ from irscale.scales.measures.fractional import fraction_floats as _floats
 from irscale.scales.measures.keys import U
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.held import HeldScale, HeldTable, scored_chunks
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.fractional import FractionMeasure
+    from irscale.scales.measures.measure import Measure, RecallBase
+    from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -39,7 +45,7 @@ class FractionTable(HeldTable):
 
     layout: ClassVar[str] = "fraction"
 
-    def scale(self, rb=None) -> FractionScale:
+    def scale(self, rb: RecallBase = None) -> FractionScale:
         return FractionScale(self, rb)
 
 
@@ -69,7 +75,8 @@ def order_fractions(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return order
 
 
-def build_fraction_table(measure, table_rb, progress: bool = False) -> FractionTable:
+def build_fraction_table(measure: FractionMeasure, table_rb: tuple[int, ...] | None, progress: bool = False
+                         ) -> FractionTable:
     """Table of a fraction measure for the topic ``table_rb``: every feasible run scored
     exactly (in chunks), distinct fractions ordered exactly."""
     c = measure.table_rb(table_rb)
@@ -142,12 +149,13 @@ class FractionLayout:
     name = "fraction"
     checksummed = ("num", "den", "counts")
 
-    def build(self, measures, rbs, options):
+    def build(self, measures: Iterable[FractionMeasure], rbs: dict[Measure, list[tuple[int, ...] | None]],
+              options: BuildSettings) -> Iterator[FractionTable]:
         for m in measures:
             for c in rbs[m]:
                 yield build_fraction_table(m, c, options.progress)
 
-    def write(self, table: FractionTable, sink) -> None:
+    def write(self, table: FractionTable, sink: TableSink) -> None:
         cmax = int(table.counts.max()) if table.n_entries else 1
         for name, dt in (("num", np.int64), ("den", np.int64), ("counts", count_dtype(cmax))):
             arr = getattr(table, name)
@@ -155,7 +163,8 @@ class FractionLayout:
         sink.attrs(implicit=False, n_distinct=int(table.n_entries), distinct_by_rb="[]",
                    run_space=table.measure.run_space)
 
-    def read(self, source, **common) -> FractionTable:
+    def read(self, source: TableSource,
+             **common: Measure | int | Certificate | tuple[int, ...] | dict[str, Any] | None) -> FractionTable:
         return FractionTable(num=source.read("num"), den=source.read("den"), counts=source.read("counts"), **common)
 
 

@@ -8,12 +8,19 @@ their exact values (:meth:`HeldScale._match`, implemented per layout).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 from tqdm.auto import tqdm
 
 from irscale.errors import MeasureError, RunError, ValueNotInScaleError
 from irscale.scales.tables.scale import ATOL, RTOL, Scale, Table
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from irscale.scales.measures.fractional import FractionMeasure
 
 #: Runs scored per numpy batch while building.
 CHUNK = 1 << 18
@@ -29,7 +36,8 @@ class HeldTable(Table):
     counts: np.ndarray
 
 
-def scored_chunks(measure, table_rb, progress: bool = False):
+def scored_chunks(measure: FractionMeasure, table_rb: tuple[int, ...] | None, progress: bool = False
+                  ) -> Iterator[np.ndarray]:
     """The runs of the table of ``table_rb`` in chunks, after checking that there are at
     most :data:`MAX_RUNS` of them; yields (runs, bar) with a progress bar over them."""
     total = measure.table_runs(table_rb)
@@ -83,7 +91,8 @@ class HeldScale(Scale):
             self._representatives = reps
         return self._representatives
 
-    def rank(self, values, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise") -> np.ndarray:
+    def rank(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise"
+             ) -> np.ndarray:
         if errors not in ("raise", "zero"):
             raise ValueError("errors must be 'raise' or 'zero'")
         x = np.asarray(values, dtype=np.float64)
@@ -112,13 +121,13 @@ class HeldScale(Scale):
                                        f"distinct values lie within tolerance; rank the judged runs instead")
         return ranks.reshape(shape)
 
-    def rank_runs(self, runs) -> np.ndarray:
+    def rank_runs(self, runs: ArrayLike) -> np.ndarray:
         arr = self.measure.check_runs(runs, self.rb)
         if arr.shape[0] == 0:
             return np.zeros(0, np.int64)
         return self._match(arr)
 
-    def rank_ids(self, ids) -> np.ndarray:
+    def rank_ids(self, ids: ArrayLike) -> np.ndarray:
         q = np.asarray(ids, dtype=np.int64).reshape(-1)
         if q.size and (q.min() < 0 or q.max() >= self.measure.id_count()):
             raise RunError(f"run ids must be in [0, {self.measure.id_count()})")

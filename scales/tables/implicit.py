@@ -9,11 +9,17 @@ reference) the table is built in full instead, as an entry table.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.entries import LAYOUT as ENTRIES
 from irscale.scales.tables.entry_table import EntryTable
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.keyed import KeyMeasure
+    from irscale.scales.measures.measure import Measure
+    from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -26,7 +32,7 @@ class ImplicitTable(EntryTable):
         return 0
 
 
-def implicit_table(measure) -> ImplicitTable:
+def implicit_table(measure: KeyMeasure) -> ImplicitTable:
     """The identity table of a measure that orders runs lexicographically."""
     spec = measure.spec
     gap = measure.lexicographic_gap()
@@ -44,17 +50,19 @@ class ImplicitLayout:
     name = "implicit"
     checksummed = ()
 
-    def build(self, measures, rbs, options):
+    def build(self, measures: Iterable[KeyMeasure], rbs: dict[Measure, list[tuple[int, ...] | None]],
+              options: BuildSettings) -> Iterator[EntryTable]:
         if options.method == "generic":            # the reference: every run scored
             yield from ENTRIES.build(measures, rbs, options)
             return
         for m in measures:
             yield implicit_table(m)
 
-    def write(self, table, sink) -> None:
+    def write(self, table: ImplicitTable, sink: TableSink) -> None:
         ENTRIES.write(table, sink)
 
-    def read(self, source, **common) -> ImplicitTable:
+    def read(self, source: TableSource,
+             **common: Measure | int | Certificate | tuple[int, ...] | dict[str, Any] | None) -> ImplicitTable:
         return ImplicitTable(**common)
 
 

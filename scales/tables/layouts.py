@@ -24,18 +24,25 @@ Adding a layout is adding its module and one line here.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from irscale.errors import StoreError
 from irscale.scales.tables import entries, formal, fraction, implicit
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import Measure
 
 LAYOUTS = {layout.name: layout for layout in (entries.LAYOUT, implicit.LAYOUT, fraction.LAYOUT, formal.LAYOUT)}
 
 
-def layout_of(measure):
+def layout_of(measure: Measure
+              ) -> entries.EntriesLayout | implicit.ImplicitLayout | fraction.FractionLayout | formal.FormalLayout:
     """The layout of a measure's tables."""
     return LAYOUTS[measure.layout]
 
 
-def stored_layout(attrs: dict):
+def stored_layout(attrs: dict
+                  ) -> entries.EntriesLayout | implicit.ImplicitLayout | fraction.FractionLayout | formal.FormalLayout:
     """The layout of a stored table, from its attributes."""
     name = attrs.get("layout") or ("implicit" if attrs.get("implicit") else "entries")
     layout = LAYOUTS.get(name)

@@ -15,12 +15,20 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Iterator
-from typing import ClassVar
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
 from irscale.scales.tables.certificate import Certificate
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from numpy.typing import ArrayLike, DTypeLike
+
+    from irscale.enumerate.fanout import Fanout
+    from irscale.scales.measures.measure import RecallBase
 
 #: Default relative tolerance of :meth:`Scale.rank`: what float64 arithmetic may lose
 #: when a caller sums up to 64 terms in another order than irscale (64 ulps). The default
@@ -51,7 +59,7 @@ class Table:
     #: Name of the table's layout (:mod:`irscale.scales.tables.layouts`).
     layout: ClassVar[str] = ""
 
-    def scale(self, rb=None) -> Scale:
+    def scale(self, rb: RecallBase = None) -> Scale:
         """The scale of a topic with recall base ``rb`` (checked against the measure and
         against the recall base this table serves)."""
         raise NotImplementedError
@@ -145,7 +153,8 @@ class Scale(abc.ABC):
 
     # -- ranks ----------------------------------------------------------------------------
     @abc.abstractmethod
-    def rank(self, values, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise") -> np.ndarray:
+    def rank(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise"
+             ) -> np.ndarray:
         """1-based unq ranks of raw measure values.
 
         A value must lie within ``atol + rtol * |value|`` of exactly one distinct value
@@ -155,7 +164,7 @@ class Scale(abc.ABC):
         ambiguous (two distinct values within tolerance; use :meth:`rank_runs`, which is
         exact). With ``errors="zero"`` such values get rank 0 instead (batch use)."""
 
-    def rank_runs(self, runs) -> np.ndarray:
+    def rank_runs(self, runs: ArrayLike) -> np.ndarray:
         """1-based unq ranks of judged runs, given as an (n_runs, N) array of relevance
         degrees (or one run; rankings of their own lengths for truncated run spaces).
         Exact: ranks come from the run's exact value, no tolerance. Raises
@@ -167,14 +176,14 @@ class Scale(abc.ABC):
         return self.rank_ids(self.measure.ids_of_runs(arr))
 
     @abc.abstractmethod
-    def rank_ids(self, ids) -> np.ndarray:
+    def rank_ids(self, ids: ArrayLike) -> np.ndarray:
         """Exact ranks of runs given by run id (SPEC section 2 numbering)."""
 
-    def midrank(self, values, rtol: float = RTOL, atol: float | None = ATOL) -> np.ndarray:
+    def midrank(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL) -> np.ndarray:
         """Mid-ranks of raw values (comparison only; see :attr:`midranks`)."""
         return self.midranks_of_ranks(self.rank(values, rtol, atol))
 
-    def midranks_of_ranks(self, ranks) -> np.ndarray:
+    def midranks_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
         """Mid-ranks (float64, 1-based positions among all feasible runs) of the values
         with unq ranks ``ranks``."""
         q = self._check_ranks(ranks)
@@ -186,10 +195,66 @@ class Scale(abc.ABC):
             raise ValueError(f"ranks must be in 1..{self.k}")
         return q
 
-    def scaled(self, ranks) -> np.ndarray:
+    def scaled(self, ranks: ArrayLike) -> np.ndarray:
         """Ranks mapped to [0, 1]: (rank - 1) / (K - 1) (0 when K = 1)."""
         r = np.asarray(ranks, dtype=np.float64)
         return (r - 1) / (self.k - 1) if self.k > 1 else np.zeros_like(r)
 
     def _label(self) -> str:
         return f"{self.measure}" + ("" if self.rb is None else f" with rb={self.rb}")
+
+
+# -- what the layouts are given (:mod:`irscale.scales.tables.layouts`): structural types ------------
+class TableSink(Protocol):
+    """Where a layout's ``write`` puts a table (the store's writer implements it)."""
+
+    def dataset(self, name: str, dtype: DTypeLike, shape: tuple[int, ...], pieces: Iterable[np.ndarray]) -> None:
+        """A checksummed dataset of ``shape``, written piece by piece."""
+
+    def array(self, name: str, data: np.ndarray) -> None:
+        """A dataset outside the checksum."""
+
+    def attrs(self, **attrs: str | int | bool) -> None:
+        """Attributes of the table."""
+
+
+class TableSource(Protocol):
+    """Where a layout's ``read`` finds a stored table (the store's reader implements it):
+    its attributes (HDF5 attributes decoded to Python values) and datasets."""
+
+    attrs: dict[str, Any]
+
+    def has(self, name: str) -> bool:
+        """Whether the table has dataset ``name``."""
+
+    def mapped(self, name: str) -> np.ndarray:
+        """Dataset ``name`` memory-mapped (read whole when it cannot be mapped)."""
+
+    def read(self, name: str) -> np.ndarray:
+        """Dataset ``name`` read into memory."""
+
+
+class BuildSettings(Protocol):
+    """What a layout's ``build`` reads of its options
+    (:class:`~irscale.scales.tables.build.BuildOptions`, which has these fields)."""
+
+    @property
+    def fanout(self) -> Fanout: ...
+
+    @property
+    def method(self) -> str: ...
+
+    @property
+    def progress(self) -> bool: ...
+
+    @property
+    def workdir(self) -> Path | None: ...
+
+    @property
+    def bucket_items(self) -> int | None: ...
+
+    @property
+    def chunk_size(self) -> int | None: ...
+
+    @property
+    def concatenate(self) -> bool: ...

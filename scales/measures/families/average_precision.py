@@ -9,6 +9,9 @@ c (the state); a suffix with relevant ranks k > h contributes
 sum_k (c + relevant in the suffix up to k) * L/k = c * W + T (W = sum of L/k over its
 relevant ranks, T = its own cumulated key), so B[c] = c * W + T.
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
@@ -28,7 +31,7 @@ class APKey(LinearKey):
     kernel: object = "ap"
     split_enumeration: ClassVar[bool] = True
 
-    def key_python(self, run) -> int:
+    def key_python(self, run: Sequence[int]) -> int:
         seen = total = 0
         for k, r in enumerate(run):
             if r > 0:
@@ -36,7 +39,8 @@ class APKey(LinearKey):
                 total += seen * self.weights[k][1]
         return total
 
-    def split_form(self, levels, n, h=None, stratified=False, label=""):
+    def split_form(self, levels: int, n: int, h: int | None = None, stratified: bool = False,
+                   label: str = "") -> SplitForm:
         if self.max_key >= EXACT_LIMIT:
             raise MeasureError(f"{label}: AP key too large for the split form")
         h = n // 2 if h is None else h
@@ -58,7 +62,7 @@ class AP(KeyMeasure):
     rb_dependent = True
     summary = "average precision (trec_eval map_cut)"
 
-    def key_spec(self):
+    def key_spec(self) -> APKey:
         lcm = lcm_upto(self.n)
         weights = [[0, lcm // k] for k in range(1, self.n + 1)]
         return APKey(weights=weights, max_key=lcm * self.n, ordered=True, scale=lambda rb: Fraction(1, lcm * rb))

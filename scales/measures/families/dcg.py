@@ -2,6 +2,8 @@
 d_b(k) = 1 for k < b and 1/log_b(k) otherwise (so ranks 1..b are not discounted) and g
 the gains of the relevance degrees (default binary: g = (0, 1); graded e.g.
 ``DCG(b=2,gains=(0,1,3))@10``)."""
+from __future__ import annotations
+
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -10,7 +12,7 @@ from irscale.scales.measures.keys import FormalLogKey, log_discount
 from irscale.scales.measures.params import GAINS, REQUIRED, Param
 
 
-def jk_discounts(b: int, n: int):
+def jk_discounts(b: int, n: int) -> list[tuple[Fraction, int | None]]:
     """Formal J-K discounts of ranks 1..n (see :func:`irscale.scales.measures.keys.log_discount`)."""
     return [(Fraction(1), None) if k < b else log_discount(b, k) for k in range(1, n + 1)]
 
@@ -23,5 +25,5 @@ class DCG(KeyMeasure):
     b: int = REQUIRED
     gains: tuple = (0, 1)
 
-    def key_spec(self):
+    def key_spec(self) -> FormalLogKey:
         return FormalLogKey.build(jk_discounts(self.b, self.n), gains=list(self.gains), base=self.b)

@@ -12,10 +12,14 @@ formal (coefficients of 1/log2 m, ln q); parameters whose keys would exceed 62 b
 refused. The scalar references are :mod:`irscale.scales.measures.formulas.utilities`;
 OIE is :mod:`irscale.scales.measures.families.oie`.
 """
+from __future__ import annotations
+
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
+from typing import TYPE_CHECKING
 
 import mpmath
 import numpy as np
@@ -27,6 +31,9 @@ from irscale.scales.measures.fractional import FormalValues, FractionMeasure
 from irscale.scales.measures.keys import U
 from irscale.scales.measures.params import GRADES, PERSISTENCE, REQUIRED, Param
 from irscale.scales.measures.truncated import TruncatedMeasure
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import RecallBase
 
 EFFORT = Param("e", "prob", "effort per retrieved document, a number in (0, 1)", default=Fraction(1, 20))
 #: Exact keys and denominators are kept below this bound (int64 arithmetic).
@@ -199,7 +206,7 @@ class RBPU(_Utility):
     def _coefs(self):
         return geometric(self.p, self.n)
 
-    def exact_value(self, run, rb=None):
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Fraction:
         return ut.rbpu(_ranking(run), self.p, self.e, self.levels)
 
 
@@ -214,7 +221,7 @@ class FlatU(_Utility):
     def _coefs(self):
         return [1] * self.n, 1
 
-    def exact_value(self, run, rb=None):
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Fraction:
         return ut.flatu(_ranking(run), self.e, self.levels)
 
 
@@ -231,7 +238,7 @@ class ERRU(_Utility):
         big = lcm(*range(1, self.n + 1))
         return [big // k for k in range(1, self.n + 1)], big
 
-    def exact_value(self, run, rb=None):
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Fraction:
         return ut.erru(_ranking(run), self.e, self.levels)
 
 
@@ -243,7 +250,7 @@ class RBU(RBPU):
     summary = "rank-biased utility: cascade RBP with effort e per document, over truncated rankings"
     cascade = True
 
-    def exact_value(self, run, rb=None):
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Fraction:
         return ut.rbu(_ranking(run), self.p, self.e, self.levels)
 
 
@@ -270,17 +277,17 @@ class DCGU(FormalValues, TruncatedMeasure):
         big = {m: lcm(*[j for mm, j in ranks if mm == m]) for m in ms}
         return [(ms.index(m), j) for m, j in ranks], ms, big
 
-    def coords(self, rb):
+    def coords(self, rb: tuple[int, ...] | None) -> list[str]:
         _, ms, big = self._layout()
         den = self.grades * self.e.denominator
         return [f"1/({den * big[m]}*log2({m}))" for m in ms]
 
-    def units_mp(self, rb):
+    def units_mp(self, rb: tuple[int, ...] | None) -> list[mpmath.mpf]:
         _, ms, big = self._layout()
         den = self.grades * self.e.denominator
         return [mpmath.mpf(1) / (den * big[m]) * (1 if m == 2 else mpmath.log(2) / mpmath.log(m)) for m in ms]
 
-    def formal_many(self, runs, rb):
+    def formal_many(self, runs: np.ndarray, rb: tuple[int, ...] | None) -> np.ndarray:
         arr = np.asarray(runs, dtype=np.int64)
         ranks, ms, big = self._layout()
         G, en, ed = self.grades, self.e.numerator, self.e.denominator
@@ -292,5 +299,5 @@ class DCGU(FormalValues, TruncatedMeasure):
             keys[:, col] += np.where(inside, (np.where(inside, arr[:, k], 0) * ed - G * en) * (big[ms[col]] // j), 0)
         return keys
 
-    def exact_value(self, run, rb=None):
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> mpmath.mpf:
         return ut.dcgu(_ranking(run), self.e, self.levels)

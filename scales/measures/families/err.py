@@ -10,7 +10,10 @@ the state of a prefix being its product of (2^m + 1 - 2^g), so the split enumera
 ERR tables like those of the additive measures, with multi-word keys where they exceed
 64 bits.
 """
+from __future__ import annotations
+
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar
@@ -39,25 +42,25 @@ class ERRKey(LinearKey):
     factors: list
     split_enumeration: ClassVar[bool] = True
 
-    def kernel_arrays(self):
+    def kernel_arrays(self) -> tuple[str | Callable[[np.ndarray, np.ndarray, np.ndarray], None], int, np.ndarray]:
         if self.words > 1:
             raise MeasureError("ERR keys beyond 64 bits are scored through the prefix/suffix split only "
                                "(tables: --method split or auto); this path needs one 64-bit word")
         return self.kernel, 1, np.array(self.weights + [self.factors], dtype=np.uint64)
 
-    def key_python(self, run) -> int:
+    def key_python(self, run: Sequence[int]) -> int:
         key, prod = 0, 1
         for k, r in enumerate(run):
             key += self.weights[k][int(r)] * prod
             prod *= self.factors[int(r)]
         return key
 
-    def keys_of_runs(self, runs):
+    def keys_of_runs(self, runs: np.ndarray) -> np.ndarray:
         if self.words > 1:                 # beyond 64 bits: exact keys in Python
             return ints_to_words([self.key_python(r) for r in np.asarray(runs).tolist()], self.words)
         return super().keys_of_runs(runs)
 
-    def enumeration(self, levels, n, requested="auto"):
+    def enumeration(self, levels: int, n: int, requested: str = "auto") -> str:
         if requested not in METHODS:
             raise ValueError(f"method must be one of {METHODS}")
         if requested == "generic" and self.words > 1:
@@ -68,7 +71,8 @@ class ERRKey(LinearKey):
         # small spaces: score every run; else the prefix/suffix split
         return "generic" if levels ** n <= GENERIC_LIMIT and self.words == 1 else "split"
 
-    def split_form(self, levels, n, h=None, stratified=False, label=""):
+    def split_form(self, levels: int, n: int, h: int | None = None, stratified: bool = False,
+                   label: str = "") -> SplitForm:
         """key(p, s) = KA[p] + prod(p) * KS[s], with KA the prefix's own key,
         prod(p) = prod_{j<=h} (2^m + 1 - 2^g(r_j)) and KS the suffix's key computed from
         rank h + 1 on; the state of a prefix is the index of its product, and
@@ -115,7 +119,7 @@ class ERR(KeyMeasure):
     summary = "expected reciprocal rank, R = (2^g - 1)/2^g(G) (graded with gains)"
     gains: tuple = (0, 1)
 
-    def key_spec(self):
+    def key_spec(self) -> ERRKey:
         n, g = self.n, self.gains
         m = g[-1]
         lcm = lcm_upto(n)

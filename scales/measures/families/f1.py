@@ -1,9 +1,15 @@
 """F1@N: harmonic mean of P@N and R@N, 2 * (relevant retrieved) / (N + RB)."""
+from __future__ import annotations
+
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from irscale.scales.measures.families.precision import count_key
 from irscale.scales.measures.keyed import KeyMeasure
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.keys import AdditiveKey
 
 
 @dataclass(frozen=True, repr=False)
@@ -12,5 +18,5 @@ class F1(KeyMeasure):
     rb_dependent = True
     summary = "F1: 2 * relevant retrieved / (N + RB)"
 
-    def key_spec(self):
+    def key_spec(self) -> AdditiveKey:
         return count_key(self.n, lambda rb: Fraction(2, self.n + rb))

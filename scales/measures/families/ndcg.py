@@ -2,6 +2,9 @@
 min(RB, N) relevant documents at the top (binary), or for graded gains, e.g.
 ``nDCG(b=2,gains=(0,1,3))@10``, the judged documents by decreasing grade cut at N, from
 the per-grade counts (c_1..c_G) given as the recall base."""
+from __future__ import annotations
+
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from irscale.errors import RecallBaseError
@@ -11,7 +14,7 @@ from irscale.scales.measures.keys import FormalLogKey
 from irscale.scales.measures.params import GAINS, REQUIRED, Param
 
 
-def ideal_normaliser(spec: FormalLogKey, n: int):
+def ideal_normaliser(spec: FormalLogKey, n: int) -> Callable[[int], int]:
     """rb -> key of the ideal binary run (min(rb, n) relevant documents first)."""
     return lambda rb: sum(spec.weights[k][1] for k in range(min(rb, n)))
 
@@ -25,13 +28,13 @@ class nDCG(KeyMeasure):  # noqa: N801  (the measure's own name)
     b: int = REQUIRED
     gains: tuple = (0, 1)
 
-    def key_spec(self):
+    def key_spec(self) -> FormalLogKey:
         spec = FormalLogKey.build(jk_discounts(self.b, self.n), gains=list(self.gains), base=self.b)
         spec.normaliser = normaliser(spec, self.n)
         return spec
 
 
-def normaliser(spec: FormalLogKey, n: int):
+def normaliser(spec: FormalLogKey, n: int) -> Callable[[int | tuple[int, ...]], int]:
     """rb -> key of the ideal run: binary ``rb`` (min(rb, n) relevant documents first) or
     per-grade counts ``(c_1..c_G)`` (:func:`graded_ideal_key`)."""
     binary = ideal_normaliser(spec, n)

@@ -2,6 +2,8 @@
 level, ideal run from the qrels (min(RB, N) relevant documents first for binary runs; for
 graded runs, ``nDCG_trec(gains=(0,1,2,3))@10``, the judged documents by decreasing grade,
 from the per-grade counts (c_1..c_G) given as the recall base)."""
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 from irscale.scales.measures.families.ndcg import normaliser
@@ -18,7 +20,7 @@ class nDCG_trec(KeyMeasure):  # noqa: N801
     params = (GAINS,)
     gains: tuple = (0, 1)
 
-    def key_spec(self):
+    def key_spec(self) -> FormalLogKey:
         spec = FormalLogKey.build([log_discount(2, k + 1) for k in range(1, self.n + 1)], gains=list(self.gains),
                                   base=2)
         spec.normaliser = normaliser(spec, self.n)

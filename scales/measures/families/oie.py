@@ -6,8 +6,12 @@ exact as integer coefficients of the units ln q / (beta's denominator * D) over 
 (formal keys, layout ``formal``). The scalar reference is
 :func:`irscale.scales.measures.formulas.utilities.oie_d`.
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import mpmath
 import numpy as np
@@ -18,6 +22,9 @@ from irscale.scales.measures.formulas import utilities as ut
 from irscale.scales.measures.fractional import FormalValues
 from irscale.scales.measures.params import GRADES, Param
 from irscale.scales.measures.truncated import TruncatedMeasure
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import RecallBase
 
 #: Exact keys are kept below this bound (int64 arithmetic).
 LIMIT = 2 ** 62
@@ -49,15 +56,15 @@ class OIE(FormalValues, TruncatedMeasure):
         xs = [self.D, *range(2, self.n + 1), *[x for x in m if x > 0]]
         return sorted({q for x in xs for q in ut._factor(x)})
 
-    def coords(self, rb):
+    def coords(self, rb: tuple[int, ...] | None) -> list[str]:
         den = self.beta.denominator * self.D
         return [f"ln({q})/{den}" for q in self._primes(rb)]
 
-    def units_mp(self, rb):
+    def units_mp(self, rb: tuple[int, ...] | None) -> list[mpmath.mpf]:
         den = self.beta.denominator * self.D
         return [mpmath.log(q) / den for q in self._primes(rb)]
 
-    def formal_many(self, runs, rb):
+    def formal_many(self, runs: np.ndarray, rb: tuple[int, ...] | None) -> np.ndarray:
         arr = np.asarray(runs, dtype=np.int64)
         primes = self._primes(rb)
         G, n = self.grades, self.n
@@ -90,6 +97,6 @@ class OIE(FormalValues, TruncatedMeasure):
             keys += (bd * rb[v - 1] - bn * u)[:, None] * (e_d - e_m[m[v - 1]])[None, :]
         return keys
 
-    def exact_value(self, run, rb=None):
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> mpmath.mpf:
         with mpmath.workdps(ut.DIGITS):
             return ut.oie_d(_ranking(run), self.check_rb(rb), self.D, self.beta) / self.D

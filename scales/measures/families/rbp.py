@@ -9,6 +9,8 @@ Binary RBP with p <= 1/2 orders runs lexicographically with all values distinct
 stored as nothing (layout ``implicit``). Not graded RBP: with gains (0,1,2) and p = 1/2,
 (0,2,2,...) beats (1,0,0,...).
 """
+from __future__ import annotations
+
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -25,7 +27,7 @@ class RBP(KeyMeasure):
     p: Fraction = REQUIRED
     gains: tuple = (0, 1)
 
-    def key_spec(self):
+    def key_spec(self) -> AdditiveKey:
         a, c, n, g = self.p.numerator, self.p.denominator, self.n, self.gains
         weights = [[gain * a ** k * c ** (n - 1 - k) for gain in g] for k in range(n)]
         return AdditiveKey(weights=weights, max_key=sum(w[-1] for w in weights), ordered=True,

@@ -8,9 +8,12 @@ The key is N + 1 - (rank of the first relevant document), 0 when there is none (
 values, so the key kind maps values to keys itself and knows its smallest gap,
 1/(N-1) - 1/N (values 0, 1/N, 1/(N-1), ..., 1/2, 1).
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -19,6 +22,9 @@ from irscale.errors import MeasureError
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import KeySpec, U
 from irscale.scales.measures.params import GAINS, Param
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import RecallBase
 
 
 @dataclass(kw_only=True)
@@ -33,13 +39,13 @@ class ReciprocalRankKey(KeySpec):
     def threshold(self) -> int:
         return self.weights[0][0] if self.weights else 1
 
-    def key_python(self, run) -> int:
+    def key_python(self, run: Sequence[int]) -> int:
         for k, r in enumerate(run):
             if r >= self.threshold:
                 return len(run) - k
         return 0
 
-    def float_values(self, keys, rb):
+    def float_values(self, keys: np.ndarray, rb: RecallBase) -> np.ndarray:
         n = self.max_key
         keys = np.asarray(keys).reshape(-1).astype(np.int64)
         out = np.zeros(keys.shape[0], dtype=np.float64)
@@ -47,24 +53,25 @@ class ReciprocalRankKey(KeySpec):
         out[nz] = 1.0 / (n + 1 - keys[nz]).astype(np.float64)
         return out
 
-    def exact_value(self, key, rb):
+    def exact_value(self, key: int, rb: RecallBase) -> Fraction:
         return Fraction(0) if key == 0 else Fraction(1, self.max_key + 1 - key)
 
-    def error_bound(self, rb):
+    def error_bound(self, rb: RecallBase) -> float:
         return U
 
-    def raw_of_values(self, x, rb):
+    def raw_of_values(self, x: np.ndarray, rb: RecallBase) -> tuple[np.ndarray, float]:
         n = self.max_key
         with np.errstate(divide="ignore"):
             raw = np.where(x > 0, n + 1 - 1.0 / np.where(x > 0, x, 1.0), 0.0)
         return raw, float(n * n)  # d raw / d x = 1/x^2 <= N^2 on (1/N, 1]
 
-    def certified_gap(self, key_lo, key_hi, rb):
+    def certified_gap(self, key_lo: int, key_hi: int, rb: RecallBase) -> tuple[float, str]:
         n = self.max_key
         gap = Fraction(1) if n == 1 else Fraction(1, n - 1) - Fraction(1, n)
         return float(gap), str(gap)
 
-    def split_form(self, levels, n, h=None, stratified=False, label=""):
+    def split_form(self, levels: int, n: int, h: int | None = None, stratified: bool = False,
+                   label: str = "") -> SplitForm:
         """A = key of the prefix; B[0] = key of the suffix (no relevant document in the
         prefix), B[1] = 0 (the prefix's first relevant document decides)."""
         h = n // 2 if h is None else h
@@ -89,6 +96,6 @@ class RR(KeyMeasure):
         if self.rel > self.levels - 1:
             raise MeasureError(f"RR: rel = {self.rel} is above the top grade {self.levels - 1} of gains {self.gains}")
 
-    def key_spec(self):
+    def key_spec(self) -> ReciprocalRankKey:
         weights = [] if self.rel == 1 else [[self.rel]]
         return ReciprocalRankKey(weights=weights, max_key=self.n, ordered=True)

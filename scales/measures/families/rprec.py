@@ -8,12 +8,19 @@ j / RB, j = 0..min(RB, N) (layout ``fraction``). The recall base is an integer
 (or ``(RB,)``). Its common scale (every run feasible, RB >= N) orders runs by the
 relevant documents in the top N, like P@N.
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.scales.measures.fractional import FractionMeasure
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import RecallBase
 
 
 @dataclass(frozen=True, repr=False)
@@ -28,7 +35,7 @@ class Rprec(FractionMeasure):
         g = np.gcd(num, den)
         return num // g, den // g
 
-    def exact_value(self, run, rb=None) -> Fraction:
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Fraction:
         rb = self.check_rb(rb)[0]
         return Fraction(sum(1 for r in list(run)[:min(rb, self.n)] if int(r) > 0), rb)
 

@@ -6,14 +6,21 @@ raw formulas live in :mod:`irscale.scales.measures.formulas.relative_position`. 
 run's minimum CRP as the formula is printed; the section's test value 33/52 follows the
 other reading (the worst run's CRP at the rank of the run's minimum), available as
 ``crp_indicators(..., crp_min_ref="at_argmin")``."""
+from __future__ import annotations
+
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.scales.measures.formulas import relative_position as tw
 from irscale.scales.measures.fractional import FractionMeasure
 from irscale.scales.measures.params import GRADES, REQUIRED, Param
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import RecallBase
 
 
 @dataclass(frozen=True, repr=False)
@@ -25,11 +32,11 @@ class Twist(FractionMeasure):
     crossing: str = "impl"
     grades: int = 1
 
-    def fractions_many(self, runs, rb):
+    def fractions_many(self, runs: np.ndarray, rb: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         out = tw.twist_many(np.asarray(runs, dtype=np.int64), rb, self.crossing)
         return out["tau_num"], out["tau_den"]
 
-    def exact_value(self, run, rb=None) -> Fraction:
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Fraction:
         return tw.twist(tuple(int(r) for r in run), self.check_rb(rb), self.crossing)
 
 
@@ -45,7 +52,7 @@ class CRP(FractionMeasure):
     ind: str = REQUIRED
     grades: int = 1
 
-    def fractions_many(self, runs, rb):
+    def fractions_many(self, runs: np.ndarray, rb: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         out = tw.crp_many(np.asarray(runs, dtype=np.int64), rb)
         total = sum(rb)
         b_r, b_w = out["b_r"], int(out["b_w"])
@@ -69,6 +76,6 @@ class CRP(FractionMeasure):
         g[g == 0] = 1
         return num // g, den // g
 
-    def exact_value(self, run, rb=None):
+    def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Fraction | float | None:
         out = tw.crp_indicators(tuple(int(r) for r in run), self.check_rb(rb))
         return out[{"rho": "rho_crp", "b_ratio": "b_ratio", "min": "crp_min", "n": "crp_n"}[self.ind]]

@@ -30,11 +30,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.enumerate.runspace import validate_runs
 from irscale.errors import RecallBaseError, RunError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 CROSSINGS = ("impl", "literal")
 CRP_MIN_REFS = ("min", "at_argmin")
@@ -347,7 +351,7 @@ def _as_runs(runs, c: tuple[int, ...]) -> np.ndarray:
     return validate_runs(runs, len(c) + 1, None).astype(np.int64)
 
 
-def feasible_many(runs, c: Sequence[int]) -> np.ndarray:
+def feasible_many(runs: ArrayLike, c: Sequence[int]) -> np.ndarray:
     """Boolean mask (n_runs,): the runs holding at most ``c_g`` documents of every grade
     ``g >= 1``."""
     c = _counts(c)
@@ -358,7 +362,7 @@ def feasible_many(runs, c: Sequence[int]) -> np.ndarray:
     return ok
 
 
-def relative_positions_many(runs, c: Sequence[int]) -> np.ndarray:
+def relative_positions_many(runs: ArrayLike, c: Sequence[int]) -> np.ndarray:
     """RP of every run: int64 array (n_runs, N). The formula is applied to every run,
     feasible or not (a grade with ``c_g = 0`` uses the empty interval ``[lo, lo - 1]``)."""
     c = _counts(c)
@@ -387,7 +391,7 @@ def _reduce(num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return num // g, den // g
 
 
-def twist_many(runs, c: Sequence[int], crossing: str = "impl") -> dict[str, np.ndarray]:
+def twist_many(runs: ArrayLike, c: Sequence[int], crossing: str = "impl") -> dict[str, np.ndarray]:
     """Twist of many runs of one topic at once (numpy), with exact fractions.
 
     Parameters
@@ -445,7 +449,7 @@ def _balance_many(crp: np.ndarray, rb: int) -> tuple[np.ndarray, np.ndarray]:
     return start + 1, b.astype(np.int64)
 
 
-def crp_many(runs, c: Sequence[int], crp_min_ref: str = "min") -> dict[str, np.ndarray]:
+def crp_many(runs: ArrayLike, c: Sequence[int], crp_min_ref: str = "min") -> dict[str, np.ndarray]:
     """CRP indicators of many runs of one topic (numpy); see :func:`crp_indicators`.
 
     Returns

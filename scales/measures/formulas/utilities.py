@@ -56,6 +56,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import mpmath
 import numpy as np
@@ -63,6 +64,9 @@ import numpy as np
 from irscale.enumerate.truncated import validate_rankings
 from irscale.errors import MeasureError, RecallBaseError, RunError
 from irscale.scales.measures.formulas.relative_position import InfeasibleRunError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 #: Default effort per retrieved document (exact).
 EFFORT = Fraction(1, 20)
@@ -131,7 +135,8 @@ def _gains(ranking, levels, rel, default, cascade: bool) -> list[Fraction]:
     return out
 
 
-def rbpu(ranking: Sequence[int], p, e=EFFORT, levels: int = 2, rel=None) -> Fraction:
+def rbpu(ranking: Sequence[int], p: Fraction | float | str, e: Fraction | float | str = EFFORT, levels: int = 2,
+         rel: Sequence[Fraction | float | str] | None = None) -> Fraction:
     """RBPU(p, e) = ``(1-p) sum_{k<=n} p^(k-1) (rel_k - e)`` (exact; default rel ``g/G``).
 
     With ``e = 0`` it is RBP(p) (graded: ``(1-p) sum p^(k-1) g/G``).
@@ -141,14 +146,16 @@ def rbpu(ranking: Sequence[int], p, e=EFFORT, levels: int = 2, rel=None) -> Frac
     return (1 - p) * sum((p ** k * (x - e) for k, x in enumerate(gains)), Fraction(0))
 
 
-def flatu(ranking: Sequence[int], e=EFFORT, levels: int = 2, rel=None) -> Fraction:
+def flatu(ranking: Sequence[int], e: Fraction | float | str = EFFORT, levels: int = 2,
+          rel: Sequence[Fraction | float | str] | None = None) -> Fraction:
     """FlatU(e) = ``sum_{k<=n} (rel_k - e)`` (exact; default rel ``g/G``); ``e = 0`` on
     runs of length N gives ``N P@N`` (graded: ``N gP@N``)."""
     e = _exact(e, "e")
     return sum((x - e for x in _gains(ranking, levels, rel, linear_rel, cascade=False)), Fraction(0))
 
 
-def erru(ranking: Sequence[int], e=EFFORT, levels: int = 2, rel=None) -> Fraction:
+def erru(ranking: Sequence[int], e: Fraction | float | str = EFFORT, levels: int = 2,
+         rel: Sequence[Fraction | float | str] | None = None) -> Fraction:
     """ERRU(e) = ``sum_{k<=n} (1/k) (rel_k prod_{j<k}(1 - rel_j) - e)`` (exact; default rel
     ``(2^g - 1)/2^G``); ``e = 0`` gives ERR."""
     e = _exact(e, "e")
@@ -156,7 +163,8 @@ def erru(ranking: Sequence[int], e=EFFORT, levels: int = 2, rel=None) -> Fractio
     return sum((Fraction(1, k) * (x - e) for k, x in enumerate(gains, start=1)), Fraction(0))
 
 
-def rbu(ranking: Sequence[int], p, e=EFFORT, levels: int = 2, rel=None) -> Fraction:
+def rbu(ranking: Sequence[int], p: Fraction | float | str, e: Fraction | float | str = EFFORT, levels: int = 2,
+        rel: Sequence[Fraction | float | str] | None = None) -> Fraction:
     """RBU(p, e) = ``(1-p) sum_{k<=n} p^(k-1) (rel_k prod_{j<k}(1 - rel_j) - e)`` (exact;
     default rel ``(2^g - 1)/2^G``).
 
@@ -171,7 +179,8 @@ def rbu(ranking: Sequence[int], p, e=EFFORT, levels: int = 2, rel=None) -> Fract
     return (1 - p) * sum((p ** k * (x - e) for k, x in enumerate(gains)), Fraction(0))
 
 
-def dcgu(ranking: Sequence[int], e=EFFORT, levels: int = 2, rel=None) -> mpmath.mpf:
+def dcgu(ranking: Sequence[int], e: Fraction | float | str = EFFORT, levels: int = 2,
+         rel: Sequence[Fraction | float | str] | None = None) -> mpmath.mpf:
     """DCGU(e) = ``sum_{k<=n} (rel_k - e) / log2(k+1)`` in 50-digit mpmath (default rel
     ``g/G``); ``e = 0`` gives DCG with discount ``1/log2(k+1)`` (gains ``g/G``)."""
     e = _exact(e, "e")
@@ -180,7 +189,8 @@ def dcgu(ranking: Sequence[int], e=EFFORT, levels: int = 2, rel=None) -> mpmath.
         return mpmath.fsum(_mp(x - e) / mpmath.log(k + 1, 2) for k, x in enumerate(gains, start=1))
 
 
-def dcgu_key(ranking: Sequence[int], e=EFFORT, levels: int = 2, rel=None) -> dict[int, Fraction]:
+def dcgu_key(ranking: Sequence[int], e: Fraction | float | str = EFFORT, levels: int = 2,
+             rel: Sequence[Fraction | float | str] | None = None) -> dict[int, Fraction]:
     """Exact formal value of DCGU: ``{m: a_m}`` with ``DCGU = sum_m a_m / log2(m)`` over
     integers ``m >= 2`` that are not perfect powers (``k + 1 = m^j`` contributes
     ``1/(j log2 m)``; ``m = 2`` is the rational part). Zero coefficients are dropped.
@@ -248,7 +258,8 @@ def _oie_params(d, beta) -> tuple[int, Fraction]:
     return int(d), _exact(beta, "beta")
 
 
-def oie_d(ranking: Sequence[int], c: Sequence[int], d: int = OIE_D, beta=OIE_BETA) -> mpmath.mpf:
+def oie_d(ranking: Sequence[int], c: Sequence[int], d: int = OIE_D, beta: Fraction | float | str = OIE_BETA
+          ) -> mpmath.mpf:
     """``D * OIE`` of a ranking in 50-digit mpmath (natural logarithms), straight from the
     definition (module docstring). ``c`` are the topic's per-grade counts (``G = len(c)``)."""
     d, beta = _oie_params(d, beta)
@@ -258,13 +269,15 @@ def oie_d(ranking: Sequence[int], c: Sequence[int], d: int = OIE_D, beta=OIE_BET
         return total(hs) + total(hg) - _mp(beta) * total(hsg)
 
 
-def oie(ranking: Sequence[int], c: Sequence[int], d: int = OIE_D, beta=OIE_BETA) -> mpmath.mpf:
+def oie(ranking: Sequence[int], c: Sequence[int], d: int = OIE_D, beta: Fraction | float | str = OIE_BETA
+        ) -> mpmath.mpf:
     """OIE = ``(D * OIE) / D`` (50-digit mpmath); same order as :func:`oie_d`."""
     with mpmath.workdps(DIGITS):
         return oie_d(ranking, c, d, beta) / int(d)
 
 
-def oie_key(ranking: Sequence[int], c: Sequence[int], d: int = OIE_D, beta=OIE_BETA) -> dict[int, Fraction]:
+def oie_key(ranking: Sequence[int], c: Sequence[int], d: int = OIE_D, beta: Fraction | float | str = OIE_BETA
+            ) -> dict[int, Fraction]:
     """Exact ``D * OIE`` as ``{prime p: a_p}`` with ``D * OIE = sum_p a_p ln p`` (zero
     coefficients dropped). Equal keys <=> equal values (logs of primes are linearly
     independent over Q)."""
@@ -318,7 +331,8 @@ def _discounted(gains, valid, discount, e) -> np.ndarray:
     return (np.where(valid, gains - float(e), 0.0) * discount[None, :]).sum(axis=1)
 
 
-def rbpu_many(runs, p, e=EFFORT, levels: int = 2, rel=None, lengths=None) -> np.ndarray:
+def rbpu_many(runs: ArrayLike, p: Fraction | float | str, e: Fraction | float | str = EFFORT, levels: int = 2,
+              rel: Sequence[Fraction | float | str] | None = None, lengths: ArrayLike | None = None) -> np.ndarray:
     """RBPU of many rankings (float64); see :func:`rbpu`."""
     p = _prob(p)
     gains, valid = _gains_many(runs, levels, rel, linear_rel, False, lengths)
@@ -326,19 +340,22 @@ def rbpu_many(runs, p, e=EFFORT, levels: int = 2, rel=None, lengths=None) -> np.
     return _discounted(gains, valid, disc, _exact(e, "e"))
 
 
-def flatu_many(runs, e=EFFORT, levels: int = 2, rel=None, lengths=None) -> np.ndarray:
+def flatu_many(runs: ArrayLike, e: Fraction | float | str = EFFORT, levels: int = 2,
+               rel: Sequence[Fraction | float | str] | None = None, lengths: ArrayLike | None = None) -> np.ndarray:
     """FlatU of many rankings (float64); see :func:`flatu`."""
     gains, valid = _gains_many(runs, levels, rel, linear_rel, False, lengths)
     return _discounted(gains, valid, np.ones(gains.shape[1]), _exact(e, "e"))
 
 
-def erru_many(runs, e=EFFORT, levels: int = 2, rel=None, lengths=None) -> np.ndarray:
+def erru_many(runs: ArrayLike, e: Fraction | float | str = EFFORT, levels: int = 2,
+              rel: Sequence[Fraction | float | str] | None = None, lengths: ArrayLike | None = None) -> np.ndarray:
     """ERRU of many rankings (float64); see :func:`erru`."""
     gains, valid = _gains_many(runs, levels, rel, exp_rel, True, lengths)
     return _discounted(gains, valid, 1 / np.arange(1, gains.shape[1] + 1), _exact(e, "e"))
 
 
-def rbu_many(runs, p, e=EFFORT, levels: int = 2, rel=None, lengths=None) -> np.ndarray:
+def rbu_many(runs: ArrayLike, p: Fraction | float | str, e: Fraction | float | str = EFFORT, levels: int = 2,
+             rel: Sequence[Fraction | float | str] | None = None, lengths: ArrayLike | None = None) -> np.ndarray:
     """RBU of many rankings (float64); see :func:`rbu`."""
     p = _prob(p)
     gains, valid = _gains_many(runs, levels, rel, exp_rel, True, lengths)
@@ -346,13 +363,15 @@ def rbu_many(runs, p, e=EFFORT, levels: int = 2, rel=None, lengths=None) -> np.n
     return _discounted(gains, valid, disc, _exact(e, "e"))
 
 
-def dcgu_many(runs, e=EFFORT, levels: int = 2, rel=None, lengths=None) -> np.ndarray:
+def dcgu_many(runs: ArrayLike, e: Fraction | float | str = EFFORT, levels: int = 2,
+              rel: Sequence[Fraction | float | str] | None = None, lengths: ArrayLike | None = None) -> np.ndarray:
     """DCGU of many rankings (float64); see :func:`dcgu`."""
     gains, valid = _gains_many(runs, levels, rel, linear_rel, False, lengths)
     return _discounted(gains, valid, 1 / np.log2(np.arange(2, gains.shape[1] + 2)), _exact(e, "e"))
 
 
-def oie_d_many(runs, c: Sequence[int], d: int = OIE_D, beta=OIE_BETA, lengths=None) -> np.ndarray:
+def oie_d_many(runs: ArrayLike, c: Sequence[int], d: int = OIE_D, beta: Fraction | float | str = OIE_BETA,
+               lengths: ArrayLike | None = None) -> np.ndarray:
     """``D * OIE`` of many rankings of one topic (float64); see :func:`oie_d`. Infeasible
     rankings (more than ``c_g`` documents of a grade) get NaN."""
     d, beta = _oie_params(d, beta)
