@@ -235,13 +235,10 @@ def additive_split_form(spec: KeySpec, float_weights: np.ndarray, levels: int, n
                      label, exact_raw, MP_DIGITS)
 
 
-@dataclass(kw_only=True)
-class AdditiveKey(LinearKey):
-    """A linear key that is the sum of per-rank integer weights: key = sum_k
-    weights[k][r_k] (kernel ``additive``, on several words when needed)."""
-
-    kernel: object = "additive"
-    split_enumeration: ClassVar[bool] = True
+class AdditiveScoring:
+    """Scoring of keys that are sums of per-rank integer weights, key = sum_k
+    weights[k][r_k] (kernel ``additive``; ``additive_mw`` when the key needs several words);
+    shared by :class:`AdditiveKey` and :class:`FormalLogKey`."""
 
     def kernel_arrays(self) -> tuple[str | Callable[[np.ndarray, np.ndarray, np.ndarray], None], int, np.ndarray]:
         if self.words > 1:
@@ -250,6 +247,15 @@ class AdditiveKey(LinearKey):
 
     def key_python(self, run: Sequence[int]) -> int:
         return sum(self.weights[k][int(r)] for k, r in enumerate(run))
+
+
+@dataclass(kw_only=True)
+class AdditiveKey(AdditiveScoring, LinearKey):
+    """A linear key that is the sum of per-rank integer weights: key = sum_k
+    weights[k][r_k] (kernel ``additive``, on several words when needed)."""
+
+    kernel: object = "additive"
+    split_enumeration: ClassVar[bool] = True
 
     def split_form(self, levels: int, n: int, h: int | None = None, stratified: bool = False,
                    label: str = "") -> SplitForm:
@@ -282,7 +288,7 @@ def log_discount(base: int, arg: int) -> tuple[Fraction, int | None]:
 
 
 @dataclass(kw_only=True)
-class FormalLogKey(KeySpec):
+class FormalLogKey(AdditiveScoring, KeySpec):
     """Key of a gain-weighted sum of logarithmic discounts, packed into bit fields.
 
     ``coords`` lists the coordinates: None for the rational part, else the m of
@@ -340,14 +346,6 @@ class FormalLogKey(KeySpec):
         if normaliser is not None:
             spec.normaliser = normaliser
         return spec
-
-    def kernel_arrays(self) -> tuple[str | Callable[[np.ndarray, np.ndarray, np.ndarray], None], int, np.ndarray]:
-        if self.words > 1:
-            return "additive_mw", self.words, limbs32(self.weights, self.words)
-        return super().kernel_arrays()
-
-    def key_python(self, run: Sequence[int]) -> int:
-        return sum(self.weights[k][int(r)] for k, r in enumerate(run))
 
     # -- decoding -----------------------------------------------------------------
     def fields(self, keys: np.ndarray) -> list[np.ndarray]:

@@ -23,9 +23,9 @@ import numpy as np
 
 from irscale.enumerate.runspace import refuse_infeasible
 from irscale.enumerate.split_kernels import exact_keys, grade_counts_ids, popcount_ids
-from irscale.errors import RunError, ValueNotInScaleError
+from irscale.errors import RunError
 from irscale.scales.tables import lookup_kernels as lk
-from irscale.scales.tables.scale import ATOL, BLOCK_VALUES, RTOL, Scale
+from irscale.scales.tables.scale import BLOCK_VALUES, Scale
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -123,19 +123,9 @@ class EntryScale(Scale):
         return int(block_cum[-1, self.r])
 
     # -- value -> rank ---------------------------------------------------------------
-    def rank(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise"
-             ) -> np.ndarray:
-        if errors not in ("raise", "zero"):
-            raise ValueError("errors must be 'raise' or 'zero'")
-        x = np.asarray(values, dtype=np.float64)
-        shape = x.shape
-        x = x.reshape(-1)
+    def _rank_values(self, x: np.ndarray, rtol: float, atol: float | None) -> tuple[np.ndarray, np.ndarray]:
         finite = np.isfinite(x)
-        if not finite.all():
-            if errors == "raise":
-                bad = x[~finite][0]
-                raise ValueNotInScaleError(f"{float(bad)!r} is not a value of {self._label()}")
-            x = np.where(finite, x, -1.0)
+        x = np.where(finite, x, -1.0)
         if atol is None:  # the float error of the table's own values, in value units
             atol = 0.0 if self._sf.exact else 2 * self._sf.bound * abs(self._spec.value_factor(self.rb))
         raw, dfac = self._spec.raw_of_values(x, self.rb)
@@ -148,18 +138,7 @@ class EntryScale(Scale):
         status = np.empty_like(status_s)
         ranks[order], status[order] = ranks_s, status_s
         status[~finite] = 1
-        if errors == "zero":
-            ranks[status != 0] = 0
-            return ranks.reshape(shape)
-        if (status == 1).any():
-            bad = float(x[status == 1][0])
-            raise ValueNotInScaleError(f"{bad!r} is not a value of {self._label()}")
-        if (status == 2).any():
-            bad = float(x[status == 2][0])
-            raise ValueNotInScaleError(
-                f"{bad!r} is ambiguous for {self._label()}: two distinct values lie within tolerance; "
-                f"rank the judged runs instead (rank_runs), which is exact")
-        return ranks.reshape(shape)
+        return ranks, status
 
     def midranks_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
         """Mid-ranks read from the table without materialising it: the first call builds

@@ -15,7 +15,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from irscale.errors import MeasureError, RunError, ValueNotInScaleError
-from irscale.scales.tables.scale import ATOL, RTOL, Scale, Table
+from irscale.scales.tables.scale import Scale, Table
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -91,13 +91,7 @@ class HeldScale(Scale):
             self._representatives = reps
         return self._representatives
 
-    def rank(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise"
-             ) -> np.ndarray:
-        if errors not in ("raise", "zero"):
-            raise ValueError("errors must be 'raise' or 'zero'")
-        x = np.asarray(values, dtype=np.float64)
-        shape = x.shape
-        x = x.reshape(-1)
+    def _rank_values(self, x: np.ndarray, rtol: float, atol: float | None) -> tuple[np.ndarray, np.ndarray]:
         atol = 2 * self.certificate.error_bound if atol is None else atol
         v = self._values
         if self.k == 0:
@@ -112,14 +106,7 @@ class HeldScale(Scale):
         ambiguous = same_lo & same_hi & (lo != hi)
         finite_or_value = np.isfinite(x) | (x == -np.inf) & (v[0] == -np.inf)
         status = np.where(~finite_or_value | (ranks == 0), 1, np.where(ambiguous, 2, 0))
-        if errors == "zero":
-            return np.where(status == 0, ranks, 0).reshape(shape)
-        if (status == 1).any():
-            raise ValueNotInScaleError(f"{float(x[status == 1][0])!r} is not a value of {self._label()}")
-        if (status == 2).any():
-            raise ValueNotInScaleError(f"{float(x[status == 2][0])!r} is ambiguous for {self._label()}: two "
-                                       f"distinct values lie within tolerance; rank the judged runs instead")
-        return ranks.reshape(shape)
+        return ranks, status
 
     def rank_runs(self, runs: ArrayLike) -> np.ndarray:
         arr = self.measure.check_runs(runs, self.rb)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
+from irscale.errors import ValueNotInScaleError
 from irscale.scales.tables.certificate import Certificate
 
 if TYPE_CHECKING:
@@ -152,7 +153,6 @@ class Scale(abc.ABC):
         return float(v[0]), float(v[-1])
 
     # -- ranks ----------------------------------------------------------------------------
-    @abc.abstractmethod
     def rank(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise"
              ) -> np.ndarray:
         """1-based unq ranks of raw measure values.
@@ -163,6 +163,26 @@ class Scale(abc.ABC):
         naming the first offending value: NaN or infinite, not a value of the measure, or
         ambiguous (two distinct values within tolerance; use :meth:`rank_runs`, which is
         exact). With ``errors="zero"`` such values get rank 0 instead (batch use)."""
+        if errors not in ("raise", "zero"):
+            raise ValueError("errors must be 'raise' or 'zero'")
+        x = np.asarray(values, dtype=np.float64)
+        shape = x.shape
+        x = x.reshape(-1)
+        ranks, status = self._rank_values(x, rtol, atol)
+        if errors == "zero":
+            return np.where(status == 0, ranks, 0).reshape(shape)
+        if (status == 1).any():
+            raise ValueNotInScaleError(f"{float(x[status == 1][0])!r} is not a value of {self._label()}")
+        if (status == 2).any():
+            raise ValueNotInScaleError(
+                f"{float(x[status == 2][0])!r} is ambiguous for {self._label()}: two distinct values lie within "
+                f"tolerance; rank the judged runs instead (rank_runs), which is exact")
+        return ranks.reshape(shape)
+
+    @abc.abstractmethod
+    def _rank_values(self, x: np.ndarray, rtol: float, atol: float | None) -> tuple[np.ndarray, np.ndarray]:
+        """(ranks, status) of the raw values ``x`` (float64 (m,)): status 0 found, 1 not a
+        value (NaN and infinities included), 2 ambiguous within the tolerance."""
 
     def rank_runs(self, runs: ArrayLike) -> np.ndarray:
         """1-based unq ranks of judged runs, given as an (n_runs, N) array of relevance
