@@ -29,10 +29,10 @@ from irscale.errors import (
     TrecFormatError,
     ValueNotInScaleError,
 )
-from irscale.version import __version__
 
 #: Public name -> the module that defines it.
 _API = {
+    "__version__": "irscale.version",
     "scale": "irscale.scales.tables.build",
     "build_tables": "irscale.scales.tables.build",
     "Scale": "irscale.scales.tables.scale",
@@ -53,7 +53,7 @@ _API = {
     "write_scores": "irscale.scales.runs.scores",
 }
 
-__all__ = ["__version__", *_API, "IrscaleWarning", "TrecFormatError", "OutputError", "IrscaleError", "MeasureError",
+__all__ = [*_API, "IrscaleWarning", "TrecFormatError", "OutputError", "IrscaleError", "MeasureError",
            "RecallBaseError", "RunError", "StoreError", "TableNotFoundError", "ValueNotInScaleError",
            "CertificationError"]
 

@@ -72,6 +72,26 @@ def test_round_trip(tmp_path):
     assert s.values[-1] == pytest.approx(8 / 11)
 
 
+def test_tables_written_before_the_layout_attribute(tmp_path):
+    """Stores written before tables recorded their layout (format 3 all the same) read as
+    entry tables, or implicit ones when their attr implicit is set; answers unchanged."""
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "AP@8,RBP(p=0.5)@8,Twist@6", rb_counts={"Twist@6": [(2,)]})
+    ids = np.array([i for i in range(64) if bin(i).count("1") <= 2])         # feasible for Twist's rb = 2
+    before = {name: irscale.open_store(path).scale(name, rb).rank_ids(ids)
+              for name, rb in (("AP@8", 8), ("RBP(p=0.5)@8", None), ("Twist@6", 2))}
+    with h5py.File(path, "a") as f:
+        for name in ("AP@8", "RBP(p=0.5)@8"):
+            del f[table_path(name)].attrs["layout"]
+    store = irscale.open_store(path)
+    assert {t["measure"]: t.get("layout") for t in store.tables()} == {"AP@8": None, "RBP(p=0.5)@8": None,
+                                                                      "Twist@6": "fraction"}
+    store.verify()
+    assert type(store.table("AP@8")).layout == "entries" and type(store.table("RBP(p=0.5)@8")).layout == "implicit"
+    for (name, rb), ranks in zip((("AP@8", 8), ("RBP(p=0.5)@8", None), ("Twist@6", 2)), before.values()):
+        assert np.array_equal(store.scale(name, rb).rank_ids(ids), ranks)
+
+
 def test_rebuild_keeps_existing_tables(tmp_path):
     path = tmp_path / "t.h5"
     irscale.build_store(path, "P@6")

@@ -77,7 +77,7 @@ import numpy as np
 from irscale.enumerate.runspace import runs_of_ids
 from irscale.errors import CertificationError, IrscaleError
 from irscale.scales.analysis import axioms_kernels as ak
-from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.build import scale
 
@@ -256,7 +256,7 @@ def _measure_at(measure, n: int | None = None) -> Measure:
     return m
 
 
-def full_rb(measure: Measure) -> int | None:
+def full_rb(measure: Measure) -> RecallBase:
     """The recall base under which every run is feasible: N for RB-dependent measures,
     None for the others."""
     return measure.common_rb()
@@ -299,7 +299,7 @@ class _Subject:
     measure: Measure | None
     levels: int
     n: int
-    rb: int | None
+    rb: RecallBase
     ranks: np.ndarray
 
 
@@ -334,7 +334,7 @@ class _Valuer:
     """Exact values of runs of one measure for one recall base (``exact_value``) and their
     exact identities (``value_key``: equal exactly when the values are equal)."""
 
-    def __init__(self, measure: Measure, rb: int | None):
+    def __init__(self, measure: Measure, rb: RecallBase):
         self.measure, self.rb = measure, rb
 
     def key(self, run):
@@ -368,7 +368,7 @@ class AxiomReport:
     measure: str
     n: int
     levels: int
-    rb: int | None
+    rb: RecallBase
     n_runs: int
     n_pairs: int
     n_violations: int
@@ -702,7 +702,7 @@ class SpacingReport:
 
     measure: str
     n: int
-    rb: int | None
+    rb: RecallBase
     n_distinct: int
     equal: bool
     n_distinct_gaps: int
@@ -717,7 +717,7 @@ class SpacingReport:
         return dataclasses.asdict(self)
 
 
-def equal_spacing(measure: str | Measure, n: int | None = None, rb: int | None = None, limit: int = DEFAULT_LIMIT,
+def equal_spacing(measure: str | Measure, n: int | None = None, rb: RecallBase = None, limit: int = DEFAULT_LIMIT,
                   method: str = "auto") -> SpacingReport:
     """Whether a measure's distinct values on REL^N (its feasible runs for ``rb``) are
     equally spaced, i.e. the measure is itself an interval scale there.
