@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import irscale
@@ -138,8 +139,10 @@ def test_no_import_cycles():
 
 
 def _loaded_by(code: str) -> set[str]:
+    """Top-level modules loaded by ``code`` in a fresh interpreter (run outside the source
+    tree, so that the installed package is imported)."""
     out = subprocess.run([sys.executable, "-c", code + "\nimport sys; print(' '.join(sorted(sys.modules)))"],
-                         capture_output=True, text=True, check=True).stdout.split()
+                         capture_output=True, text=True, check=True, cwd=tempfile.gettempdir()).stdout.split()
     return {m.split(".")[0] for m in out}
 
 
