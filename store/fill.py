@@ -7,19 +7,16 @@ import shutil
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from irscale.enumerate.fanout import Fanout, dask_client
 from irscale.errors import StoreError
+from irscale.scales.measures.measure import Measure, RecallBaseRequest
 from irscale.scales.measures.parse import parse_measures
 from irscale.scales.tables.build import BuildOptions, build_tables, table_requests
 from irscale.scales.tables.entry_build import safe_name
 from irscale.store.format import table_name
 from irscale.store.reader import Store
 from irscale.store.writer import commit
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import Measure, RecallBaseRequest
 
 
 def workdir_for(path: Path) -> Path:

@@ -6,20 +6,17 @@ import json
 import mmap
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import h5py
 import numpy as np
 
 from irscale.errors import StoreError, TableNotFoundError
+from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.layouts import stored_layout
 from irscale.scales.tables.scale import Scale, Table
 from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, new_checksum, table_name, table_path
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import Measure, RecallBase
 
 
 def check_file(path: str | os.PathLike) -> None:

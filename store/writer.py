@@ -11,7 +11,6 @@ import json
 import os
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import h5py
 import numpy as np
@@ -19,12 +18,10 @@ from tqdm.auto import tqdm
 
 from irscale.errors import StoreError
 from irscale.scales.tables.layouts import LAYOUTS
+from irscale.scales.tables.scale import Table
 from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, new_checksum, table_name, table_path
 from irscale.store.reader import check_file
 from irscale.version import __version__
-
-if TYPE_CHECKING:
-    from irscale.scales.tables.scale import Table
 
 
 def _now() -> str:

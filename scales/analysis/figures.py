@@ -21,11 +21,10 @@ import numpy as np
 from irscale.scales.analysis.spacing import value_distribution
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.build import scale
+from irscale.scales.tables.scale import Scale
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
-
-    from irscale.scales.tables.scale import Scale
 
 PAPER_MEASURES = ("P", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "RR", "DCG(b=2)", "DCG(b=10)")
 RUN4_MEASURES = ("P", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "DCG(b=2)")

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-if TYPE_CHECKING:
-    from irscale.scales.analysis.analyze import Analysis
+from irscale.scales.analysis.analyze import Analysis
 
 TEST_NAMES = {
     "sign": "sign test", "ranksum": "Wilcoxon rank-sum", "signrank": "Wilcoxon signed-rank",

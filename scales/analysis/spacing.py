@@ -58,13 +58,12 @@ import numpy as np
 from irscale.errors import IrscaleWarning, MeasureError
 from irscale.scales.analysis import spacing_kernels as sk
 from irscale.scales.measures.parse import parse_measure
+from irscale.scales.tables.scale import Scale
 from irscale.store.format import table_name
 from irscale.store.reader import Store, open_store
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
-
-    from irscale.scales.tables.scale import Scale
 
 #: Values per streaming block (small enough to stay in the allocator's heap and caches).
 CHUNK = 1 << 20

@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import reduce
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import mpmath
 import numpy as np
@@ -53,9 +53,7 @@ from irscale.enumerate.jobs import score
 from irscale.enumerate.splitform import EMPTY_KEYS, EXACT_LIMIT, SplitForm, padded_parts
 from irscale.enumerate.words import ints_to_words, limbs32, words_needed, words_to_float, words_to_ints
 from irscale.errors import MeasureError
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import RecallBase
+from irscale.scales.measures.measure import RecallBase
 
 #: Decimal digits used to re-decide close pairs of irrational values.
 MP_DIGITS = 60

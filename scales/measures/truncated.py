@@ -26,11 +26,10 @@ from irscale.enumerate.truncated import (
 )
 from irscale.errors import RecallBaseError
 from irscale.scales.measures.fractional import FractionMeasure
+from irscale.scales.measures.measure import RecallBase
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
-
-    from irscale.scales.measures.measure import RecallBase
 
 
 @dataclasses.dataclass(frozen=True, repr=False)

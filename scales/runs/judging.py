@@ -8,16 +8,13 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.errors import IrscaleWarning
+from irscale.scales.measures.measure import Measure
 from irscale.scales.runs.qrels import Qrels, sort_topics
 from irscale.scales.runs.run_files import Run, few
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import Measure
 
 
 @dataclass

@@ -32,13 +32,13 @@ import os
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from irscale.errors import IrscaleError, IrscaleWarning, MeasureError, TableNotFoundError
+from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.parse import parse_measures, split_measures
 from irscale.scales.runs.judging import JudgedRuns, grade_counts, judge, qrels_table_rbs, warn_coverage
 from irscale.scales.runs.qrels import Qrels, read_qrels
@@ -46,9 +46,6 @@ from irscale.scales.runs.run_files import Run, read_run
 from irscale.scales.runs.scores import COLUMNS
 from irscale.store.fill import build_store
 from irscale.store.reader import Store, open_store
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import Measure
 
 RB_SCALES = ("feasible", "common")
 

@@ -10,17 +10,13 @@ that even this cannot separate raises :class:`~irscale.errors.CertificationError
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import mpmath
 import numpy as np
 
 from irscale.enumerate.words import words_to_ints
 from irscale.errors import CertificationError
-from irscale.scales.measures.keys import MP_DIGITS
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.keys import KeySpec
+from irscale.scales.measures.keys import MP_DIGITS, KeySpec
 
 
 @dataclass

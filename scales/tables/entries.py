@@ -5,20 +5,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from irscale.enumerate.runspace import count_dtype, id_dtype
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.measure import Measure
 from irscale.scales.tables import lookup_kernels as lk
+from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.entry_build import build_entry_tables
 from irscale.scales.tables.entry_table import EntryTable, streaming_index
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.keyed import KeyMeasure
-    from irscale.scales.measures.measure import Measure
-    from irscale.scales.tables.certificate import Certificate
-    from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
+from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
 
 
 class EntriesLayout:

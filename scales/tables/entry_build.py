@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,16 +23,14 @@ from irscale.enumerate.reduce import KeyCodec
 from irscale.enumerate.runspace import count_dtype, decode_count_codes, id_dtype
 from irscale.enumerate.split import BucketResult, SavedBucket, smallest_gap, split_enumerate
 from irscale.enumerate.split_kernels import exact_keys
+from irscale.enumerate.splitform import SplitForm
 from irscale.enumerate.words import words_to_ints
 from irscale.errors import CertificationError, MeasureError
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.measure import Measure
 from irscale.scales.tables.certificate import Certificate, value_order
 from irscale.scales.tables.entry_table import EntryTable, pack_strata
-
-if TYPE_CHECKING:
-    from irscale.enumerate.splitform import SplitForm
-    from irscale.scales.measures.keyed import KeyMeasure
-    from irscale.scales.measures.measure import Measure
-    from irscale.scales.tables.scale import BuildSettings
+from irscale.scales.tables.scale import BuildSettings
 
 
 def certificate_of(measure: KeyMeasure, sf: SplitForm, min_gap_raw: float, pair: tuple, redecided: int,

@@ -28,16 +28,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
+from irscale.scales.measures.measure import RecallBase
 from irscale.scales.tables import lookup_kernels as lk
 from irscale.scales.tables.entry_scale import EntryScale
 from irscale.scales.tables.scale import Table
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import RecallBase
 
 
 @dataclasses.dataclass(kw_only=True)

@@ -17,21 +17,19 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import mpmath
 import numpy as np
 
 from irscale.enumerate.runspace import count_dtype
 from irscale.errors import CertificationError
+from irscale.scales.measures.fractional import FormalValues
 from irscale.scales.measures.keys import MP_DIGITS
+from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.certificate import Certificate, close_clusters
 from irscale.scales.tables.held import HeldScale, HeldTable, scored_chunks
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.fractional import FormalValues
-    from irscale.scales.measures.measure import Measure, RecallBase
-    from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
+from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
 
 
 @dataclasses.dataclass(kw_only=True)

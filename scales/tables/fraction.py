@@ -15,20 +15,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from irscale.enumerate.runspace import count_dtype
+from irscale.scales.measures.fractional import FractionMeasure
 from irscale.scales.measures.fractional import fraction_floats as _floats
 from irscale.scales.measures.keys import U
+from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.held import HeldScale, HeldTable, scored_chunks
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.fractional import FractionMeasure
-    from irscale.scales.measures.measure import Measure, RecallBase
-    from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
+from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
 
 
 @dataclasses.dataclass(kw_only=True)

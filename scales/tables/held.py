@@ -15,12 +15,11 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from irscale.errors import MeasureError, RunError, ValueNotInScaleError
+from irscale.scales.measures.fractional import FractionMeasure
 from irscale.scales.tables.scale import Scale, Table
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
-
-    from irscale.scales.measures.fractional import FractionMeasure
 
 #: Runs scored per numpy batch while building.
 CHUNK = 1 << 18

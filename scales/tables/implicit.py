@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.measure import Measure
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.entries import LAYOUT as ENTRIES
 from irscale.scales.tables.entry_table import EntryTable
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.keyed import KeyMeasure
-    from irscale.scales.measures.measure import Measure
-    from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
+from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
 
 
 @dataclasses.dataclass(kw_only=True)

@@ -24,13 +24,9 @@ Adding a layout is adding its module and one line here.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from irscale.errors import StoreError
+from irscale.scales.measures.measure import Measure
 from irscale.scales.tables import entries, formal, fraction, implicit
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import Measure
 
 LAYOUTS = {layout.name: layout for layout in (entries.LAYOUT, implicit.LAYOUT, fraction.LAYOUT, formal.LAYOUT)}
 

@@ -20,16 +20,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
+from irscale.enumerate.fanout import Fanout
 from irscale.errors import ValueNotInScaleError
+from irscale.scales.measures.measure import RecallBase
 from irscale.scales.tables.certificate import Certificate
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from numpy.typing import ArrayLike, DTypeLike
-
-    from irscale.enumerate.fanout import Fanout
-    from irscale.scales.measures.measure import RecallBase
 
 #: Default relative tolerance of :meth:`Scale.rank`: what float64 arithmetic may lose
 #: when a caller sums up to 64 terms in another order than irscale (64 ulps). The default

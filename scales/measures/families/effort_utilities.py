@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from math import lcm
-from typing import TYPE_CHECKING
 
 import mpmath
 import numpy as np
@@ -29,11 +28,9 @@ from irscale.errors import MeasureError
 from irscale.scales.measures.formulas import utilities as ut
 from irscale.scales.measures.fractional import FormalValues, FractionMeasure
 from irscale.scales.measures.keys import U
+from irscale.scales.measures.measure import RecallBase
 from irscale.scales.measures.params import GRADES, PERSISTENCE, REQUIRED, Param
 from irscale.scales.measures.truncated import TruncatedMeasure
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import RecallBase
 
 EFFORT = Param("e", "prob", "effort per retrieved document, a number in (0, 1)", default=Fraction(1, 20))
 #: Exact keys and denominators are kept below this bound (int64 arithmetic).

@@ -3,13 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from irscale.scales.measures.families.precision import count_key
 from irscale.scales.measures.keyed import KeyMeasure
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.keys import AdditiveKey
+from irscale.scales.measures.keys import AdditiveKey
 
 
 @dataclass(frozen=True, repr=False)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 import mpmath
 import numpy as np
@@ -20,11 +19,9 @@ from irscale.enumerate.truncated import PAD
 from irscale.errors import MeasureError
 from irscale.scales.measures.formulas import utilities as ut
 from irscale.scales.measures.fractional import FormalValues
+from irscale.scales.measures.measure import RecallBase
 from irscale.scales.measures.params import GRADES, Param
 from irscale.scales.measures.truncated import TruncatedMeasure
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import RecallBase
 
 #: Exact keys are kept below this bound (int64 arithmetic).
 LIMIT = 2 ** 62

@@ -4,13 +4,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import AdditiveKey
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import RecallBase
+from irscale.scales.measures.measure import RecallBase
 
 
 def count_key(n: int, scale: Callable[[RecallBase], Fraction]) -> AdditiveKey:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
@@ -21,10 +21,8 @@ from irscale.enumerate.splitform import EMPTY_KEYS, SplitForm, padded_parts
 from irscale.errors import MeasureError
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import KeySpec, U
+from irscale.scales.measures.measure import RecallBase
 from irscale.scales.measures.params import GAINS, Param
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import RecallBase
 
 
 @dataclass(kw_only=True)

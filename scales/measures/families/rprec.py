@@ -13,14 +13,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.scales.measures.fractional import FractionMeasure
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import RecallBase
+from irscale.scales.measures.measure import RecallBase
 
 
 @dataclass(frozen=True, repr=False)

@@ -11,16 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from irscale.scales.measures.formulas import relative_position as tw
 from irscale.scales.measures.fractional import FractionMeasure
+from irscale.scales.measures.measure import RecallBase
 from irscale.scales.measures.params import GRADES, REQUIRED, Param
-
-if TYPE_CHECKING:
-    from irscale.scales.measures.measure import RecallBase
 
 
 @dataclass(frozen=True, repr=False)
