@@ -38,6 +38,11 @@ class Fanout:
             raise IrscaleError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
 
     @property
+    def workers(self) -> int:
+        """Number of workers (-1: the machine's cores; a dask cluster counts as n_jobs)."""
+        return self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1
+
+    @property
     def shares_files(self) -> bool:
         """Whether workers see this machine's files (not so for remote dask workers)."""
         return self.backend != "dask"

@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -271,13 +273,49 @@ def _plan_file(workdir: Path) -> Path:
     return workdir / "plan.json"
 
 
+@dataclass
+class CheckpointStatus:
+    """What a work folder of :func:`split_enumerate` holds: finished buckets out of the
+    plan's, their size on disk, and the build seconds spent before (all segments up to
+    the last finished bucket)."""
+
+    label: str
+    done: int
+    total: int
+    bytes: int
+    seconds: float
+
+
+def checkpoint_status(workdir: str | os.PathLike) -> CheckpointStatus | None:
+    """The state of a work folder (None when it holds no plan)."""
+    wd = Path(workdir)
+    try:
+        plan = json.loads(_plan_file(wd).read_text())
+    except (OSError, ValueError):
+        return None
+    done = sum(1 for f in wd.glob("bucket-*") if (f / "meta.json").exists())
+    size = sum(f.stat().st_size for f in wd.rglob("*") if f.is_file())
+    try:
+        seconds = float(json.loads((wd / "elapsed.json").read_text())["seconds"])
+    except (OSError, ValueError, KeyError, TypeError):
+        seconds = 0.0
+    return CheckpointStatus(plan.get("measure", ""), done, len(plan.get("edges", [])) - 1, size, seconds)
+
+
+def _save_elapsed(workdir: Path, seconds: float) -> None:
+    tmp = workdir / "elapsed.json.tmp"
+    tmp.write_text(json.dumps({"seconds": seconds}))
+    os.replace(tmp, workdir / "elapsed.json")
+
+
 def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = False,
                     workdir: str | os.PathLike | None = None, target: int | None = None) -> list:
     """Entries of a table from the split form ``sf``, bucket by bucket.
 
     Returns a list of :class:`BucketResult` (or :class:`SavedBucket`) in value order.
     With ``workdir``, finished buckets are saved there and reused by a later call with the
-    same split form label and plan (resumable builds); the caller deletes the folder when
+    same split form label and plan (resumable builds), with the seconds spent so far
+    (``elapsed.json``, see :func:`checkpoint_status`); the caller deletes the folder when
     the table is committed.
     """
     g = group_split(sf)
@@ -295,12 +333,21 @@ def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = F
         if pf.exists() and json.loads(pf.read_text()) != plan:
             for f in wd.glob("bucket-*"):
                 shutil.rmtree(f, ignore_errors=True)
+            (wd / "elapsed.json").unlink(missing_ok=True)
         pf.write_text(json.dumps(plan))
         for i in range(n_b):
             f = wd / f"bucket-{i:05d}"
             if (f / "meta.json").exists():
                 done[i] = BucketResult.load(f)
     todo = [i for i in range(n_b) if i not in done]
+    before = 0.0
+    if done:
+        status = checkpoint_status(wd)
+        before = status.seconds
+        if progress:
+            tqdm.write(f"resuming {sf.label}: {len(done)} of {n_b} buckets done ({status.bytes / 1e9:.2f} GB of "
+                       f"checkpoints in {wd})", file=sys.stderr)
+    started = time.perf_counter()
 
     bar = tqdm(total=n_b, initial=n_b - len(todo), unit="bucket", desc=sf.label, disable=not progress,
                leave=False)
@@ -314,6 +361,8 @@ def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = F
                 r.save(wd / f"bucket-{i:05d}")
                 r = None
             done[i] = r if r is not None else BucketResult.load(wd / f"bucket-{i:05d}")
+            if wd is not None:
+                _save_elapsed(wd, before + time.perf_counter() - started)
             bar.update(1)
     finally:
         bar.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 
 from irscale.errors import (
+    BuildTooLargeError,
     CertificationError,
     IrscaleError,
     IrscaleWarning,
@@ -54,8 +55,8 @@ _API = {
 }
 
 __all__ = [*_API, "IrscaleWarning", "TrecFormatError", "OutputError", "IrscaleError", "MeasureError",
-           "RecallBaseError", "RunError", "StoreError", "TableNotFoundError", "ValueNotInScaleError",
-           "CertificationError"]
+           "RecallBaseError", "RunError", "BuildTooLargeError", "StoreError", "TableNotFoundError",
+           "ValueNotInScaleError", "CertificationError"]
 
 
 def __getattr__(name: str):

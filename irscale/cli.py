@@ -66,14 +66,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         msg = e.format_message().replace("\n", " ")
         click.echo(f"irscale: error: {msg}", err=True)
         return 2
-    except click.exceptions.Abort:
-        click.echo("irscale: aborted", err=True)
+    except click.exceptions.Abort as e:  # click turns KeyboardInterrupt into Abort; keep its message
+        cause = e.__cause__
+        said = cause.args[0] if isinstance(cause, KeyboardInterrupt) and cause.args else "aborted"
+        click.echo(f"irscale: {said}", err=True)
         return 130
     except IrscaleError as e:
         click.echo(f"irscale: error: {e}", err=True)
         return 2
-    except KeyboardInterrupt:
-        click.echo("irscale: interrupted", err=True)
+    except KeyboardInterrupt as e:
+        click.echo(f"irscale: {e.args[0] if e.args else 'interrupted'}", err=True)
         return 130
     return 0
 

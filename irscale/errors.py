@@ -32,6 +32,11 @@ class TrecFormatError(IrscaleError, ValueError):
     (the message names the file and the line)."""
 
 
+class BuildTooLargeError(IrscaleError, MemoryError):
+    """A build would need more memory or disk than is available (the message gives the
+    estimate, what is available, and the way around)."""
+
+
 class OutputError(IrscaleError):
     """An output file cannot be written (unknown format, missing folder, permission)."""
 

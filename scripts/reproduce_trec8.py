@@ -110,7 +110,8 @@ def main() -> int:
                 "Scores from `irscale transform` (trec_eval conventions); ranks are exact unq ranks from the "
                 "tables. Timings of this run (steps whose output existed were reused and are not listed): "
                 + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()) + ".")
-    path = write_report(analysis, report_dir, spacing=spacing, figures=figures, preamble=preamble)
+    path = write_report(analysis, report_dir, spacing=spacing, figures=figures, preamble=preamble,
+                        title="Interval scales on TREC-8")
     print(f"report: {path}")
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import h5py
@@ -156,8 +157,9 @@ class Store:
                         for i in range(0, arr.shape[0], 1 << 24):
                             h.update(np.ascontiguousarray(arr[i:i + (1 << 24)]).tobytes())
                 if h.hexdigest() != a["checksum"]:
-                    raise StoreError(f"{self.path}: table {table_name(str(m), trb)} is corrupt (checksum mismatch); "
-                                     f"rebuild it")
+                    raise _CorruptTableError(
+                        f"{self.path}: table {table_name(str(m), trb)} is corrupt (checksum mismatch); rebuild it",
+                        "checksum mismatch (the sha256 recomputed from its datasets differs from the stored one)")
             cert = Certificate(a["tie_method"], a["error_bound"], a["min_gap"], a["min_gap_exact"], a["redecided"])
             t = layout.read(source, measure=m, n_entries=int(a["n_entries"]), n_runs=int(a["n_runs"]),
                             certificate=cert, table_rb=trb, meta=a)
@@ -172,6 +174,23 @@ class Store:
             self.table(t["measure"], verify=True, table_rb=t.get("rb_counts"))
         return [t["name"] for t in tables]
 
+    def verify_each(self) -> Iterator[tuple[str, str | None]]:
+        """Recompute every table's checksum, table by table, and go on after a bad one:
+        yields (table name, None) for a table whose checksum matches and (table name, what
+        is wrong, in a few words) for one that is corrupt or cannot be read. :meth:`verify`
+        stops at the first bad table instead."""
+        for t in self.tables():
+            try:
+                self.table(t["measure"], verify=True, table_rb=t.get("rb_counts"))
+            except _CorruptTableError as e:
+                yield t["name"], e.problem
+            except StoreError as e:
+                yield t["name"], str(e)
+            except (OSError, KeyError, ValueError) as e:  # damaged HDF5 structures or attributes
+                yield t["name"], f"cannot be read ({type(e).__name__}: {e})"
+            else:
+                yield t["name"], None
+
     def scale(self, measure: str | Measure, rb: RecallBase = None) -> Scale:
         """The :class:`~irscale.scales.tables.scale.Scale` of a stored table for the actual
         ``rb`` (an int, or the per-grade counts (c_1..c_G) for measures keyed by them)."""
@@ -179,6 +198,15 @@ class Store:
         rb = m.check_rb(rb)
         m.check_defined(rb)
         return self.table(m, table_rb=m.table_rb(rb)).scale(rb)
+
+
+class _CorruptTableError(StoreError):
+    """A table whose checksum does not match (a StoreError like any other; ``problem`` says
+    what is wrong without naming the file or the table)."""
+
+    def __init__(self, message: str, problem: str):
+        super().__init__(message)
+        self.problem = problem
 
 
 class _GroupSource:

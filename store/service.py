@@ -1,10 +1,12 @@
 """The HTTP lookup service: a store's tables behind a small JSON API (FastAPI + uvicorn).
 
 Run it with ``irscale serve --store tables.h5 [--host 127.0.0.1 --port 8000]``; the
-OpenAPI description is at ``/openapi.json`` and interactive docs at ``/docs``. The
-service is read-only: it opens every table of the store once at start-up (memory maps,
-nothing is read whole) and answers from that snapshot; it never accepts or returns a
-filesystem path.
+OpenAPI description is at ``/openapi.json`` and interactive docs at ``/docs`` (Swagger
+UI) and ``/redoc`` (ReDoc), which work offline: their scripts, style sheet and icon are
+served by the service itself under ``/docs-assets/`` (the files of the fastapi-offline
+package), never from a CDN. The service is read-only: it opens every table of the store
+once at start-up (memory maps, nothing is read whole) and answers from that snapshot; it
+never accepts or returns a filesystem path.
 
 Endpoints
 ---------
@@ -59,10 +61,12 @@ from typing import Annotated, Any
 import numpy as np
 import pydantic_core
 from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import HTMLResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.staticfiles import StaticFiles
 
 from irscale.errors import IrscaleError, MeasureError, StoreError, TableNotFoundError, ValueNotInScaleError
 from irscale.scales.measures.parse import parse_measure
@@ -76,6 +80,11 @@ log = logging.getLogger("irscale.service")
 SCALE_CACHE_SIZE = 128
 #: Validation problems listed in one error answer.
 MAX_DETAILS = 20
+#: Where the files of the interactive docs (Swagger UI, ReDoc, icon) are served.
+DOCS_ASSETS = "/docs-assets"
+#: The package (and its folder) that ships those files: no page of the service loads
+#: anything from a CDN, so the docs work offline.
+_DOCS_ASSETS_PACKAGE = ("fastapi_offline", "static")
 
 
 # -- errors ----------------------------------------------------------------------------
@@ -487,9 +496,11 @@ def create_app(store: str | os.PathLike | Store, max_items: int = 1_000_000,
     app = FastAPI(title="irscale lookup service", version=__version__,
                   description="Unq interval-scale ranks of IR evaluation measure values and judged runs, "
                               "from exact precomputed tables. Every error answers "
-                              '`{"error": {"type": ..., "message": ...}}`.')
+                              '`{"error": {"type": ..., "message": ...}}`.',
+                  docs_url=None, redoc_url=None)  # replaced below by pages that load no CDN
     app.state.service = service
     app.add_middleware(BodySizeLimit, max_body_bytes=max_body_bytes)
+    _add_docs(app)
 
     @app.exception_handler(IrscaleError)
     async def user_error(request: Request, error: IrscaleError) -> Response:
@@ -526,6 +537,33 @@ def create_app(store: str | os.PathLike | Store, max_items: int = 1_000_000,
         return {"status": "ok", "tables": len(service.tables)}
 
     return app
+
+
+def _add_docs(app: FastAPI) -> None:
+    """Serve ``/docs`` (Swagger UI) and ``/redoc`` (ReDoc) with their assets mounted at
+    :data:`DOCS_ASSETS`, so that the pages reference no external URL and work offline.
+    URLs are prefixed with the ASGI ``root_path``, as FastAPI's own docs pages do."""
+    app.mount(DOCS_ASSETS, StaticFiles(packages=[_DOCS_ASSETS_PACKAGE]), name="docs-assets")
+
+    def prefix(request: Request) -> str:
+        return request.scope.get("root_path", "").rstrip("/")
+
+    @app.get("/docs", include_in_schema=False)
+    def swagger_ui(request: Request) -> HTMLResponse:
+        root = prefix(request)
+        return get_swagger_ui_html(openapi_url=root + app.openapi_url, title=app.title + " - Swagger UI",
+                                   swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+                                   swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+                                   # no badge fetched from the online validator
+                                   swagger_ui_parameters={"validatorUrl": None})
+
+    @app.get("/redoc", include_in_schema=False)
+    def redoc(request: Request) -> HTMLResponse:
+        root = prefix(request)
+        return get_redoc_html(openapi_url=root + app.openapi_url, title=app.title + " - ReDoc",
+                              redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
+                              redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png", with_google_fonts=False)
 
 
 def _check_can_listen(host: str, port: int) -> None:

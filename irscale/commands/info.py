@@ -1,42 +1,239 @@
-"""``irscale info``: the tables of a store, their metadata and tie certificates."""
+"""``irscale info``: the tables of a store, their metadata and tie certificates.
+
+The text output is meant to be read: columns named in words, a legend under the table
+that explains every tie method it shows and what the smallest gap and the float error
+bound are, and a note on what the distinct values of recall-base-dependent measures
+count. ``--json`` gives the same metadata with lists and objects as JSON values (the
+store keeps some of them as JSON text), ``--verify`` a verdict per table.
+"""
 from __future__ import annotations
 
 import json
+import math
+import re
+import textwrap
 
 import click
 
-from irscale.store.reader import open_store
+from irscale.errors import StoreError
+from irscale.store.reader import Store, open_store
+
+#: What each tie method of a certificate means (``formal-log+mpmathD`` for any D digits:
+#: :func:`tie_method_text`).
+TIE_METHODS = {
+    "exact-integer":
+        "exact integer keys whose order is the value order (value = key times a positive constant, or "
+        "RR's rank key): ties and order decided in integer arithmetic, no rounding.",
+    "exact-integer+float-order":
+        "exact integer keys too large for float64: values enumerated as float sums with a proven error "
+        "bound, and neighbours closer than twice that bound tied or ordered by their exact integer keys.",
+    "exact-integer+implicit-lexicographic":
+        "every run has a value of its own and value order is the lexicographic order of the runs (proven "
+        "from the measure's weights): the table is the identity and stores no entries.",
+    "exact-fraction":
+        "each run's value computed as an exact fraction (integer numerator and denominator): ties and "
+        "order decided in exact rational arithmetic.",
+}
+_FORMAL_LOG = re.compile(r"formal-log\+mpmath(\d+)")
+
+#: The column headers of the text table, in order.
+HEADER = ["table", "runs", "distinct values", "stored entries", "how ties were decided", "float error bound",
+          "smallest gap", "build s"]
+_RIGHT = {"runs", "distinct values", "stored entries", "float error bound", "build s"}
+
+#: Longest exact fraction shown next to the smallest gap (longer ones: --json, min_gap_exact).
+_SHORT_FRACTION = 16
+_WIDTH = 100
+
+
+def tie_method_text(method: str) -> str:
+    """What the tie method ``method`` of a table certificate means, in a sentence or two."""
+    if method in TIE_METHODS:
+        return TIE_METHODS[method]
+    match = _FORMAL_LOG.fullmatch(method)
+    if match:
+        return (f"values are rational combinations of fixed logarithms (DCG discounts, OIE, ...): equal "
+                f"exact integer coefficient keys are equal values, which decides ties; order by float64, "
+                f"with neighbours closer than twice the proven float error re-decided with mpmath at "
+                f"{match.group(1)} digits.")
+    return "not described by this version of irscale."
+
+
+def _json_value(value: object) -> object:
+    """An attribute as a JSON value: JSON text of a list or an object decoded (the store
+    keeps params, rel, distinct_by_rb, coords, ... as JSON text), tuples as lists,
+    non-finite floats as null."""
+    if isinstance(value, str) and value[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def _by_rb(table: dict) -> list[int]:
+    """Distinct values per recall base rb = 1..N ([] for tables without strata)."""
+    counts = _json_value(table.get("distinct_by_rb", "[]"))
+    return [int(c) for c in counts] if isinstance(counts, list) else []
+
+
+def _gap(table: dict) -> str:
+    gap, exact = float(table["min_gap"]), str(table.get("min_gap_exact", ""))
+    if not math.isfinite(gap):
+        return "none (1 value)"
+    text = f"{gap:.3g}"
+    if re.fullmatch(r"\d+(/\d+)?", exact) and len(exact) <= _SHORT_FRACTION:
+        text += f" = {exact}"
+    return text
+
+
+def _row(t: dict) -> list[str]:
+    ties = t["tie_method"] + (f", {t['redecided']} re-decided" if t.get("redecided", 0) else "")
+    seconds = t.get("build_seconds", -1)
+    return [t["name"], str(t["n_runs"]), str(t["n_distinct"]),
+            str(t["n_entries"]) + (" (implicit)" if t.get("implicit") else ""),
+            ties, f"{t['error_bound']:.2g}", _gap(t), f"{seconds:.1f}" if seconds >= 0 else "-"]
+
+
+def _wrapped(label: str, text: str, indent: int) -> list[str]:
+    """``label`` (padded to ``indent`` columns) and ``text``, wrapped at :data:`_WIDTH`
+    with continuation lines indented by ``indent``."""
+    head = label.ljust(indent) if len(label) < indent else label + " "
+    return textwrap.wrap(head + text, _WIDTH, subsequent_indent=" " * indent, break_on_hyphens=False,
+                         break_long_words=False)
+
+
+def _legend(tables: list[dict], by_rb: bool) -> list[str]:
+    """The lines under the table: what the columns mean and every tie method shown."""
+    out = []
+    union = [t["name"] for t in tables if t.get("rb_dependent") and _by_rb(t)]
+    if union:
+        out += _wrapped("distinct values:", f"for {', '.join(union)} (they depend on the recall base) over all "
+                        f"runs, as for a topic whose recall base is N or more; the scale of a topic with a "
+                        f"smaller recall base rb has fewer (the values of runs with at most rb relevant "
+                        f"documents): "
+                        + ("listed below." if by_rb else "see --by-rb."), 2)
+    if any(t.get("rb_counts") is not None for t in tables):
+        out += _wrapped("rb=(c_1,...):", "the table of topics with these per-grade counts of relevant "
+                        "documents: its runs and values are those feasible for them.", 2)
+    if any(t.get("implicit") for t in tables):
+        out += _wrapped("stored entries:", "(implicit): none stored, entry i is run i.", 2)
+    out += _wrapped("float error bound:", "proven bound on |float64 value - exact value| of every value.", 2)
+    out += _wrapped("smallest gap:", "exact difference between the two closest neighbouring distinct values "
+                    "(= the exact fraction when short). Where it exceeds twice the error bound, float values "
+                    "keep neighbours apart; where not, look runs up rather than values.", 2)
+    methods = list(dict.fromkeys(t["tie_method"] for t in tables))
+    out.append("how ties were decided:")
+    indent = 2 + max(len(m) for m in methods) + 2
+    for m in methods:
+        out += _wrapped(f"  {m}", tie_method_text(m), indent)
+    if any(t.get("redecided", 0) for t in tables):
+        out += _wrapped("  N re-decided:", "N clusters of neighbouring values too close to order in float64 "
+                        "were ordered in high precision.", 4)
+    return out
+
+
+def _by_rb_lines(tables: list[dict]) -> list[str]:
+    rows = [(t["name"], _by_rb(t)) for t in tables if _by_rb(t)]
+    if not rows:
+        return _wrapped("distinct values per recall base:", "none in this file (tables of measures that depend "
+                        "on the recall base and serve every rb at once have them).", 2)
+    out = _wrapped("distinct values per recall base:", "a topic with recall base rb has this many values "
+                   "on its scale (the k of 'irscale lookup'; rb > N counts as rb = N):", 2)
+    indent = 2 + max(len(name) for name, _ in rows) + 2
+    for name, counts in rows:
+        items = [f"rb={r}: {c}" for r, c in enumerate(counts, start=1)]
+        line, first = f"  {name}".ljust(indent), True
+        for item in items:
+            piece = item if first else ", " + item
+            if not first and len(line) + len(piece) > _WIDTH:
+                out.append(line + ",")
+                line, piece = " " * indent, item
+            line += piece
+            first = False
+        out.append(line)
+    return out
+
+
+def _verify(store: Store) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    """(tables that passed, (table, problem) of those that failed, lines to print: a
+    verdict per table in the order of the listing, then a summary)."""
+    ok, bad = [], []
+    lines = ["checksums (recomputed from the stored datasets):"]
+    for name, problem in store.verify_each():
+        if problem is None:
+            ok.append(name)
+            lines.append(f"  ok       {name}")
+        else:
+            bad.append((name, problem))
+            damaged = problem.startswith(("checksum mismatch", "cannot be read"))
+            lines.append(f"  {'CORRUPT' if damaged else 'FAILED '}  {name}: {problem}")
+    total = len(ok) + len(bad)
+    if bad:
+        lines.append(f"{len(bad)} of {total} tables failed verification: " + ", ".join(n for n, _ in bad))
+    else:
+        lines.append(f"all {total} tables ok")
+    return ok, bad, lines
+
+
+def _rebuild_commands(path: str, store: Store, bad: list[str]) -> str:
+    """The ``irscale build --rebuild`` commands that rebuild the tables ``bad``."""
+    meta = {t["name"]: t for t in store.tables()}
+    plain = list(dict.fromkeys(meta[n]["measure"] for n in bad if meta[n].get("rb_counts") is None))
+    vectors: dict[str, list[str]] = {}
+    for n in bad:
+        if meta[n].get("rb_counts") is not None:
+            vectors.setdefault(meta[n]["measure"], []).append("(" + ",".join(map(str, meta[n]["rb_counts"])) + ")")
+    cmds = [f'irscale build --measures "{",".join(plain)}" --rebuild --out {path}'] if plain else []
+    cmds += [f'irscale build --measures "{m}" --rb "{",".join(v)}" --rebuild --out {path}' for m, v in vectors.items()]
+    return "; ".join(cmds)
 
 
 @click.command("info")
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print metadata as JSON.")
 @click.option("--by-rb", "by_rb", is_flag=True, help="Also list distinct values per recall base.")
-@click.option("--verify", is_flag=True, help="Recompute every table's checksum (reads whole tables).")
+@click.option("--verify", is_flag=True, help="Recompute every table's checksum (reads whole tables) and print a "
+                                             "verdict per table; exit status 2 when one fails.")
 def command(path: str, as_json: bool, by_rb: bool, verify: bool) -> None:
     """List the tables in PATH with their metadata and tie certificates."""
     store = open_store(path)
-    if verify:
-        store.verify()
     tables = store.tables()
+    bad: list[tuple[str, str]] = []
     if as_json:
-        click.echo(json.dumps({"file": store.attrs, "tables": tables}, indent=2, default=str))
-        return
-    a = store.attrs
-    click.echo(f"{path}: {a.get('format')} v{a.get('format_version')}, written by irscale "
-               f"{a.get('generator_version')} on {a.get('created')}; {len(tables)} tables")
-    header = ["measure", "runs", "distinct", "entries", "ties", "error_bound", "min_gap", "seconds"]
-    rows = [[t["name"], str(t["n_runs"]), str(t["n_distinct"]),
-             str(t["n_entries"]) + (" (implicit)" if t.get("implicit") else ""),
-             t["tie_method"], f"{t['error_bound']:.2g}", t["min_gap_exact"],
-             f"{t['build_seconds']:.1f}" if t.get("build_seconds", -1) >= 0 else "-"] for t in tables]
-    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
-    for r in [header] + rows:
-        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
-    if by_rb:
-        click.echo("")
-        click.echo("distinct values per recall base (rb = 1..N; rb > N as rb = N):")
-        for t in tables:
-            counts = json.loads(t.get("distinct_by_rb", "[]"))
-            if counts:
-                click.echo(f"  {t['measure']}: " + " ".join(str(c) for c in counts))
+        doc = {"file": {k: _json_value(v) for k, v in store.attrs.items()},
+               "tables": [{k: _json_value(v) for k, v in t.items()} for t in tables]}
+        if verify:
+            ok, bad, _ = _verify(store)
+            doc["verify"] = {"ok": ok, "failed": dict(bad)}
+        click.echo(json.dumps(doc, indent=2, default=str, allow_nan=False))
+    else:
+        a = store.attrs
+        click.echo(f"{path}: {a.get('format')} v{a.get('format_version')}, written by irscale "
+                   f"{a.get('generator_version')} on {a.get('created')}; {len(tables)} tables")
+        if tables:
+            rows = [_row(t) for t in tables]
+            widths = [max(len(r[i]) for r in rows + [HEADER]) for i in range(len(HEADER))]
+            for r in [HEADER] + rows:
+                cells = [c.rjust(w) if h in _RIGHT else c.ljust(w) for c, w, h in zip(r, widths, HEADER)]
+                click.echo("  ".join(cells).rstrip())
+            click.echo("")
+            for line in _legend(tables, by_rb):
+                click.echo(line)
+        if by_rb:
+            click.echo("")
+            for line in _by_rb_lines(tables):
+                click.echo(line)
+        if verify:
+            click.echo("")
+            _, bad, lines = _verify(store)
+            for line in lines:
+                click.echo(line)
+    if bad:
+        names = [n for n, _ in bad]
+        raise StoreError(f"{path}: {len(bad)} of {len(tables)} tables failed verification ({', '.join(names)}); "
+                         f"rebuild with: {_rebuild_commands(path, store, names)}")

@@ -1,20 +1,103 @@
-"""``irscale lookup``: unq ranks of raw values from a store."""
+"""``irscale lookup``: unq ranks of raw values from a store.
+
+Values are given as text, and negative numbers (``-1``, ``-0.5``, ``-inf``) are values,
+not options: :class:`_ValuesCommand` sets the positional arguments apart before click
+parses the options, so options parse wherever they stand and an unknown option is a usage
+error.
+
+``--nearest`` takes each value as rounded to the decimals it is written with (trec_eval
+prints 4): its tolerance becomes at least half a unit of its last decimal (``0.3333``:
+0.00005; ``0.25``: 0.005; ``0.5000``: 0.00005), and it ranks the nearest distinct value
+when that is the only one within the tolerance (:meth:`Scale.rank` with ``decimals``).
+``--errors skip|zero`` reports rejected values one warning each instead of stopping.
+"""
 from __future__ import annotations
+
+import math
+from decimal import Decimal, InvalidOperation
 
 import click
 
 from irscale.commands.options import parse_rbs
 from irscale.errors import ValueNotInScaleError
+from irscale.scales.tables.scale import RTOL
 from irscale.store.reader import open_store
 
 
-@click.command("lookup", context_settings={"ignore_unknown_options": True})
+def _looks_like_number(arg: str) -> bool:
+    """A negative number (or a malformed one, which the value check names), not an option."""
+    if arg[1:2].isdigit() or arg[1:2] == ".":
+        return True
+    try:
+        float(arg)
+    except ValueError:
+        return False
+    return True
+
+
+class _ValuesCommand(click.Command):
+    """A command whose positional arguments may start with '-' when they are numbers.
+
+    Before click parses, the options (with the value of each option that takes one) are
+    kept in place and every other argument is moved after ``--``, in order; an argument
+    starting with '-' is an option unless it reads as a number, so ``--atol 1e-4`` parses,
+    ``-1`` is a value and ``--foo`` is reported as an unknown option."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        takes_value = {}
+        for p in self.get_params(ctx):
+            if isinstance(p, click.Option):
+                for name in (*p.opts, *p.secondary_opts):
+                    takes_value[name] = not (p.is_flag or p.count)
+        options, positional = [], []
+        rest = iter(args)
+        for arg in rest:
+            if arg == "--":
+                positional.extend(rest)
+            elif len(arg) < 2 or arg[0] != "-" or _looks_like_number(arg):
+                positional.append(arg)
+            else:
+                options.append(arg)
+                value = next(rest, None) if "=" not in arg and takes_value.get(arg) else None
+                if value is not None:
+                    options.append(value)
+        return super().parse_args(ctx, [*options, "--", *positional])
+
+
+def _decimals(text: str) -> float:
+    """Decimals a number is written with (``0.3333`` 4, ``0.5000`` 4, ``1.5e-3`` 4, ``12``
+    0, ``1e5`` -5); NaN for infinities and NaN."""
+    try:
+        exponent = Decimal(text.strip()).as_tuple().exponent
+    except (InvalidOperation, ValueError):
+        return math.nan
+    return -exponent if isinstance(exponent, int) else math.nan
+
+
+def _tolerance(value: float | None, name: str) -> float | None:
+    if value is not None and not (math.isfinite(value) and value >= 0):
+        raise click.BadParameter(f"must be a finite number >= 0, got {value!r}", param_hint=name)
+    return value
+
+
+@click.command("lookup", cls=_ValuesCommand)
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.argument("measure")
 @click.argument("values", nargs=-1, required=True)
 @click.option("--rb", "rb_text", help="Recall base of the topic (RB-dependent measures): an integer, or for graded "
                                       "measures the per-grade counts like '(3,2)'.")
-def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | None) -> None:
+@click.option("--atol", type=float, default=None,
+              help="Absolute tolerance of each value (default: the table's certified float error bound).")
+@click.option("--rtol", type=float, default=None, help="Relative tolerance of each value (default: 64 ulps).")
+@click.option("--nearest", is_flag=True,
+              help="Values are rounded to the decimals they are written with (trec_eval prints 4): rank the "
+                   "nearest distinct value when it is the only one within half a unit of the last decimal (or "
+                   "--atol, if larger); prints the distinct value matched in a column 'matched'.")
+@click.option("--errors", type=click.Choice(["raise", "skip", "zero"]), default="raise", show_default=True,
+              help="A value that is not a number, NaN, not a value of the measure or ambiguous: stop with an error "
+                   "(raise), or warn and leave its row out (skip) or print it with rank 0 (zero).")
+def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | None, atol: float | None,
+            rtol: float | None, nearest: bool, errors: str) -> None:
     """Print the unq rank of each raw VALUE of MEASURE, from the tables in PATH."""
     rb = None
     if rb_text is not None:
@@ -22,16 +105,37 @@ def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | Non
         if parsed == "all" or len(parsed) != 1:
             raise click.BadParameter(f"give one recall base, got {rb_text!r}", param_hint="--rb")
         rb = parsed[0]
-    nums = []
-    for v in values:
+    atol, rtol = _tolerance(atol, "--atol"), _tolerance(rtol, "--rtol")
+    nums, problems = [], {}
+    for i, v in enumerate(values):
         try:
             nums.append(float(v))
         except ValueError:
-            raise ValueNotInScaleError(f"{v!r} is not a number") from None
+            problems[i] = f"{v!r} is not a number"
+            nums.append(math.nan)
     store = open_store(path)
     scale = store.scale(measure, rb)
-    ranks = scale.rank(nums)
-    scaled = scale.scaled(ranks)
-    click.echo("value\trank\tk\tscaled")
-    for v, r, s in zip(values, ranks, scaled):
-        click.echo(f"{v}\t{r}\t{scale.k}\t{s:.10g}")
+    found = scale.lookup(nums, rtol=RTOL if rtol is None else rtol, atol=atol,
+                         decimals=[_decimals(v) for v in values] if nearest else None)
+    problems = {**found.messages, **problems}
+    if errors == "raise" and problems:
+        raise ValueNotInScaleError(problems[min(problems)])
+    ranks, scaled = found.ranks, scale.scaled(found.ranks)
+    click.echo("value\trank\tk\tscaled" + ("\tmatched" if nearest else ""))
+    for i, v in enumerate(values):
+        if i in problems:
+            click.echo(f"irscale: warning: {problems[i]}; {'row left out' if errors == 'skip' else 'rank 0'}",
+                       err=True)
+            if errors == "skip":
+                continue
+            row = f"{v}\t0\t{scale.k}\t-" + ("\t-" if nearest else "")
+        else:
+            matched = f"\t{float(found.matched[i])!r}" if nearest else ""
+            row = f"{v}\t{ranks[i]}\t{scale.k}\t{scaled[i]:.10g}{matched}"
+        click.echo(row)
+    if nearest:
+        moved = sum(1 for i, x in enumerate(nums) if i not in problems and float(found.matched[i]) != x)
+        if moved:
+            what = f"{scale.measure}" + ("" if scale.rb is None else f" with rb={scale.rb}")
+            click.echo(f"irscale: {moved} of {len(values)} values matched to the nearest value of {what} within "
+                       f"tolerance (column matched)", err=True)

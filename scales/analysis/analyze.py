@@ -74,15 +74,46 @@ class Analysis:
         return paths + [path]
 
 
-def _check_scores(scores: pd.DataFrame) -> None:
+def load_scores(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
+    """Read one or several scores files (:func:`~irscale.scales.runs.scores.read_scores`)
+    and concatenate them; a file that is not a readable scores table (empty, binary,
+    malformed) is an :class:`~irscale.errors.IrscaleError` naming it."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    frames = []
+    for path in paths:
+        try:
+            frames.append(read_scores(path))
+        except IrscaleError:
+            raise
+        except (ValueError, TypeError, KeyError, OSError, UnicodeDecodeError) as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise IrscaleError(f"{path}: not a readable scores file of 'irscale transform' ({detail})") from None
+    if not frames:
+        raise IrscaleError("no scores file given")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _check_columns(scores: pd.DataFrame) -> None:
     missing = [c for c in COLUMNS if c not in scores.columns]
     if missing:
         raise IrscaleError(f"not a scores table of 'irscale transform': no column {', '.join(missing)}")
+
+
+def _check_scores(scores: pd.DataFrame, tests: tuple[str, ...]) -> None:
     if scores.empty:
         raise IrscaleError("the scores table is empty")
     if scores["scaled"].isna().any():
         raise IrscaleError("the scores have no scaled values (written without --store or with --raw-only): "
                            "run 'irscale transform' with --store")
+    for (mode, measure), rows in scores.groupby(["rb_scale", "measure"], sort=True):
+        runs, topics = rows["run"].unique(), rows["topic"].nunique()
+        if len(runs) < 2:
+            raise IrscaleError(f"{measure} ({mode}): the scores hold a single run ({runs[0]}); the analyses "
+                               "compare runs (systems), give the scores of at least 2")
+        if tests and topics < 2:
+            raise IrscaleError(f"{measure} ({mode}): the significance tests need at least 2 topics, the scores "
+                               "hold 1; give more topics or skip the tests (--tests none, or tests=())")
 
 
 def _drop_undefined(scores: pd.DataFrame) -> pd.DataFrame:
@@ -149,15 +180,17 @@ def _analyze_measure(group: pd.DataFrame, measure: str, tests, alpha):
     return tau, sig, means
 
 
-def analyze(scores: pd.DataFrame | str | Path, tests: Iterable[str] | None = None, alpha: float = ALPHA,
-            n_jobs: int = 1, progress: bool = False) -> Analysis:
+def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Iterable[str] | None = None,
+            alpha: float = ALPHA, n_jobs: int = 1, progress: bool = False, sources: Iterable[str] | None = None
+            ) -> Analysis:
     """Run the analyses of SPEC section 6 on a scores table.
 
     Parameters
     ----------
-    scores : DataFrame or path
+    scores : DataFrame, path or paths
         Output of :func:`irscale.transform` (with ``store``; ``midranks=True`` for the
-        mid-rank tau), possibly several cutoffs and both ``rb_scale`` modes concatenated.
+        mid-rank tau), possibly several cutoffs and both ``rb_scale`` modes concatenated;
+        or scores files (:func:`load_scores`).
     tests : sequence of str, optional
         Significance tests (default: all of :data:`irscale.scales.analysis.significance.TESTS`;
         an empty sequence skips them).
@@ -165,21 +198,32 @@ def analyze(scores: pd.DataFrame | str | Path, tests: Iterable[str] | None = Non
         Significance level.
     n_jobs : int
         Worker processes (joblib) over measures.
+    sources : sequence of str, optional
+        Names of the scores files, kept in ``meta["sources"]`` (the report's default
+        title names them); default: the file name when ``scores`` is a path.
 
     Raises
     ------
+    IrscaleError
+        When the scores cannot be analysed (no scaled values, a single run, a single
+        topic with significance tests, an unknown test).
     SelfCheckError
         When the topic-by-topic tau is not 1 somewhere.
     """
     start = time.perf_counter()
     if not isinstance(scores, pd.DataFrame):
-        scores = read_scores(scores)
+        paths = [scores] if isinstance(scores, (str, Path)) else list(scores)
+        if sources is None:
+            sources = [Path(p).name for p in paths]
+        scores = load_scores(paths)
+    sources = None if sources is None else [str(x) for x in sources]
+    _check_columns(scores)
     scores = _drop_undefined(scores)
-    _check_scores(scores)
     tests = TESTS if tests is None else tuple(tests)
     unknown = sorted(set(tests) - set(TESTS))
     if unknown:
         raise IrscaleError(f"unknown test(s) {', '.join(unknown)}; known: {', '.join(TESTS)}")
+    _check_scores(scores, tests)
     jobs = []
     for (n, mode), group in scores.groupby(["n", "rb_scale"], sort=True):
         for measure in group["measure"].unique():
@@ -202,4 +246,5 @@ def analyze(scores: pd.DataFrame | str | Path, tests: Iterable[str] | None = Non
     return Analysis(pd.DataFrame(tau_rows), pd.DataFrame(pair_rows), pd.DataFrame(sig_rows),
                     time.perf_counter() - start,
                     {"alpha": alpha, "tests": list(tests), "runs": int(scores["run"].nunique()),
-                     "topics": int(scores["topic"].nunique())})
+                     "topics": int(scores["topic"].nunique()),
+                     **({"sources": sources} if sources is not None else {})})

@@ -846,9 +846,17 @@ def add_axioms(rows: list[dict], limit: int = DEFAULT_LIMIT) -> list[dict]:
     """Add the order-theoretic facts (``axiom_holds``, ``violations``, ``ties``,
     ``balancing_index``, ``equal_spacing``, ``distinct_gaps``) of each row's measure to
     spacing rows (:func:`irscale.scales.analysis.spacing.store_spacing`), in place; None where the
-    run space exceeds ``limit``."""
+    run space exceeds ``limit``. Where the values are proven equally spaced, the float
+    statistics that are then exactly zero (``gap_std``, ``gap_cv``, ``uncovered``,
+    ``max_deviation``, ``mean_abs_deviation``) are set to 0 and the gap statistics to the
+    exact gap, rather than float rounding noise like 8e-16."""
     for row in rows:
         summary = axioms_summary(row["measure"], limit=limit)
         for key in ("axiom_holds", "violations", "ties", "balancing_index", "equal_spacing", "distinct_gaps"):
             row[key] = summary.get(key)
+        if summary.get("equal_spacing") and summary.get("distinct_values") == row.get("n_distinct"):
+            gap = float(Fraction(summary["min_gap"]))           # exact text: a fraction or 25 digits
+            row.update({k: 0.0 for k in ("gap_std", "gap_cv", "uncovered", "max_deviation", "mean_abs_deviation")
+                        if k in row})
+            row.update({k: gap for k in ("gap_mean", "gap_min", "gap_max") if k in row})
     return rows

@@ -1,5 +1,6 @@
-"""Figures of the spacing analysis (SPEC section 6): value distributions, the 16 binary
-runs of length 4 on each measure's scale, and the Hasse diagram of the run order.
+"""Figures of the spacing analysis (SPEC section 6): value distributions (values against
+the fraction of runs), the 16 binary runs of length 4 on each measure's scale, and the
+Hasse diagram of the run order.
 
 Every function draws with matplotlib's Agg backend (no display needed), saves the figure
 as ``<out_prefix>.png`` and ``<out_prefix>.svg`` and returns the two paths.
@@ -66,52 +67,83 @@ def _run_label(run) -> str:
 
 
 # -- value distributions ---------------------------------------------------------------------
-def plot_value_distributions(get_scale: Callable[[str], Scale] | None = None, measures: Iterable[str] = PAPER_MEASURES,
-                             ns: Sequence[int] = (5, 10, 20, 30), *, out_prefix: str | os.PathLike,
-                             points: int = 2000) -> list[str]:
-    """One panel per measure, one line per N: the measure's distinct values (x) against
-    the fraction of all 2^N runs whose value is <= x (y), from
-    :func:`~irscale.scales.analysis.spacing.value_distribution` (about ``points`` values per line,
-    chosen evenly over the run count; drawn as a step function). ``get_scale("M@N")``
-    returns the Scale to use (store or in memory; default :func:`memory_scale`).
-    Measures whose values exceed 1 (DCG: values grow with N) are shown as
-    value / (max value at that N), which the axis label says."""
-    plt = _plt()
+def value_distribution_lines(get_scale: Callable[[str], Scale | None] | None = None,
+                             measures: Iterable[str] = PAPER_MEASURES, ns: Sequence[int] = (5, 10, 20, 30),
+                             points: int = 2000) -> dict[str, list[dict]]:
+    """The data of :func:`plot_value_distributions`: for each measure (family name without
+    the cutoff) a list of lines, one per N whose scale ``get_scale("M@N")`` returns (None:
+    no table, no line), each a dict of ``n``, ``k`` (distinct values), ``fraction`` (x: the
+    cumulative fraction of runs, count of runs with value <= y over all runs, increasing
+    to 1) and ``value`` (y: the measure's distinct values, increasing), from
+    :func:`~irscale.scales.analysis.spacing.value_distribution` (about ``points`` values,
+    chosen evenly over the run count). Measures without any line are left out."""
     get_scale = memory_scale if get_scale is None else get_scale
-    measures = list(measures)
+    out = {}
+    for m in measures:
+        lines = []
+        for n in ns:
+            s = get_scale(f"{m}@{n}")
+            if s is None:
+                continue
+            v, f = value_distribution(s, points)
+            lines.append({"n": int(n), "k": int(s.k), "fraction": f, "value": v})
+        if lines:
+            out[m] = lines
+    return out
+
+
+def plot_value_distributions(get_scale: Callable[[str], Scale | None] | None = None,
+                             measures: Iterable[str] = PAPER_MEASURES, ns: Sequence[int] = (5, 10, 20, 30), *,
+                             out_prefix: str | os.PathLike, points: int = 2000) -> list[str]:
+    """Values against the fraction of runs: one panel per measure, one line per N, the
+    measure's distinct values (y) against the cumulative fraction of all runs whose value
+    is <= y (x: cumulative run count / number of runs), as a step function (data of
+    :func:`value_distribution_lines`). ``get_scale("M@N")`` returns the Scale to use (store
+    or in memory; default :func:`memory_scale`), or None when there is no table for it
+    (that line, and a measure without any line, is left out). Measures whose values exceed
+    1 (DCG: values grow with N) are shown as value / (max value at that N), which the axis
+    label says. Raises ValueError when no measure has a line."""
+    data = value_distribution_lines(get_scale, measures, ns, points)
+    if not data:
+        raise ValueError("no scale to draw: get_scale gave None for every measure and N")
+    plt = _plt()
+    measures = list(data)
+    all_ns = sorted({line["n"] for lines in data.values() for line in lines})
+    colors = dict(zip(all_ns, plt.get_cmap("viridis")(np.linspace(0.85, 0.0, len(all_ns)))))
     ncols = min(4, len(measures) + 1)
     nrows = -(-(len(measures) + 1) // ncols)
-    colors = plt.get_cmap("viridis")(np.linspace(0.85, 0.0, len(ns)))
     with plt.rc_context(_RC):
         fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 3.5 * nrows), squeeze=False)
         flat = axes.ravel()
         for ax, m in zip(flat, measures):
-            lines = [(n, col, get_scale(f"{m}@{n}")) for n, col in zip(ns, colors)]
-            lines = [(n, col, s, *value_distribution(s, points)) for n, col, s in lines]
-            norm = any(v[-1] > 1 for *_, v, _ in lines)        # values growing with N: compare shapes
-            for n, col, s, v, f in lines:
-                x = v / v[-1] if norm and v[-1] > 0 else v
-                ax.plot(np.concatenate(([x[0]], x)), np.concatenate(([0.0], f)), drawstyle="steps-post",
-                        color=col, lw=1.4, label=f"N = {n}  (K = {s.k:,})")
+            lines = data[m]
+            norm = any(line["value"][-1] > 1 for line in lines)     # values growing with N: compare shapes
+            for line in lines:
+                v, f = line["value"], line["fraction"]
+                y = v / v[-1] if norm and v[-1] > 0 else v
+                # the value held over (previous fraction, fraction]: a quantile function
+                ax.plot(np.concatenate(([0.0], f)), np.concatenate(([y[0]], y)), drawstyle="steps-pre",
+                        color=colors[line["n"]], lw=1.4, label=f"N = {line['n']}  (K = {line['k']:,})")
             ax.set_title(f"{m}@N")
-            ax.set_xlabel(f"{m}@N / max {m}@N" if norm else f"value of {m}@N")
-            ax.set_ylabel("fraction of runs with value ≤ x")
-            ax.set_ylim(0, 1.02)
+            ax.set_xlabel("fraction of runs (cumulative)")
+            ax.set_ylabel(f"{m}@N / max {m}@N" if norm else f"value of {m}@N")
+            ax.set_xlim(0, 1.0)
             ax.grid(alpha=0.3)
             ax.legend(loc="best", fontsize=7.5, frameon=True, framealpha=0.85)
         note = flat[len(measures)]
         note.axis("off")
         note.text(0.02, 0.95,
-                  "Distribution of each measure's values\nover all $2^N$ binary runs of length N.\n\n"
-                  "x: a distinct value of the measure\n(values that grow with N, as DCG's,\n"
-                  "divided by their maximum at that N).\n\ny: fraction of runs (with multiplicity)\n"
-                  f"whose value is ≤ x; step function\nthrough ~{points} values per line, evenly\n"
-                  "spaced in the run count.\n\nK: number of distinct values.\n"
-                  "An interval scale (P, RBP p = 0.5) has\nequally spaced steps.",
+                  "Values against the fraction of runs:\neach measure's values over all runs\n"
+                  "of length N (RB-dependent measures\nat RB = N).\n\n"
+                  "x: fraction of runs (with multiplicity)\nwhose value is ≤ y.\n"
+                  "y: a distinct value of the measure\n(values that grow with N, as DCG's,\n"
+                  "divided by their maximum at that N).\n\n"
+                  f"Step function through ~{points} values\nper line, evenly spaced in the run count.\n"
+                  "K: number of distinct values.",
                   va="top", ha="left", fontsize=9, transform=note.transAxes)
         for ax in flat[len(measures) + 1:]:
             ax.axis("off")
-        fig.suptitle("Value distributions: where the values of each measure lie (binary runs)", fontsize=13)
+        fig.suptitle("Value distributions: where the values of each measure lie", fontsize=13)
         fig.tight_layout()
         return _save(fig, out_prefix)
 

@@ -34,6 +34,10 @@ def _fmt(x, digits=4) -> str:
     return f"{x:.{digits}f}"
 
 
+def _count(k, word: str) -> str:
+    return f"{k} {word}{'' if k == 1 else 's'}"
+
+
 def _yes_no(v) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
@@ -73,10 +77,19 @@ def tau_section(tau: pd.DataFrame, n: int) -> str:
         ones = [short(m) for m, v in zip(tm.measure, tm.tau_unq) if v >= 1 - 1e-12]
         low = tm.loc[tm.tau_unq.idxmin()]
         mid_delta = (tm.tau_midrank - tm.tau_unq).mean()
-        kept = ", ".join(ones) if ones else "no measure"
-        sentence = (f"With the `{mode}` scales, {kept} keep{'s' if len(ones) == 1 else ''} "
-                    f"tau = 1 (the system ranking does not change); the largest change is for {short(low.measure)} "
-                    f"(tau = {low.tau_unq:.4f}).")
+        if low.tau_unq >= 1 - 1e-12:
+            sentence = (f"With the `{mode}` scales, {'every measure keeps' if len(ones) > 1 else ones[0] + ' keeps'} "
+                        "tau = 1: scaling does not change the system ranking.")
+        elif ones:
+            sentence = (f"With the `{mode}` scales, {', '.join(ones)} keep{'s' if len(ones) == 1 else ''} "
+                        f"tau = 1 (the system ranking does not change); the largest change is for "
+                        f"{short(low.measure)} (tau = {low.tau_unq:.4f}).")
+        elif len(tm) == 1:
+            sentence = (f"With the `{mode}` scales, scaling changes the system ranking of {short(low.measure)} "
+                        f"(tau = {low.tau_unq:.4f}).")
+        else:
+            sentence = (f"With the `{mode}` scales, scaling changes the system ranking of every measure; the largest "
+                        f"change is for {short(low.measure)} (tau = {low.tau_unq:.4f}).")
         if not math.isnan(mid_delta):
             sentence += (f" Mid-rank ties instead of unq change tau by {mid_delta:+.4f} on average "
                          f"(largest difference {(tm.tau_midrank - tm.tau_unq).abs().max():.4f}).")
@@ -89,15 +102,60 @@ def topic_check_section(tau: pd.DataFrame) -> str:
     checked = int(tau.topics_checked.sum())
     constant = int(tau.topics_constant.sum())
     worst = tau.topic_tau_min.min()
+    if not checked or math.isnan(worst):
+        return (f"Topic-by-topic self-check: there is no (measure, N, scaling, topic) case where the systems do not "
+                f"all score the same, so there is nothing to check. {constant} cases have all systems tied on the "
+                "topic under both raw and scaled scores.\n")
     return (f"Topic-by-topic self-check: on all {checked} (measure, N, scaling, topic) cases where the systems do "
             f"not all score the same, tau between raw and scaled scores is {worst:.6f} at the lowest (it must be 1 "
             f"by construction; the analysis stops otherwise). {constant} cases have all systems tied on the topic "
             f"under both raw and scaled scores.\n")
 
 
+def pairs_sentence(pm: pd.DataFrame, tol: float = 1e-12) -> str:
+    """What scaling does to the Kendall tau between measures (rows of one N and scaling
+    mode: measure_a, measure_b, tau_raw, tau_scaled): how many pairs move towards and away
+    from agreement, the pair that moves most each way (only for a way some pair moves), or
+    that no pair changes."""
+    change = pm.tau_scaled - pm.tau_raw
+    defined = change.notna()
+    if not defined.any():      # e.g. two systems tied on every measure: no tau is defined
+        return "No Kendall tau between measures is defined here (tied system means)."
+    left_out = "" if defined.all() else f"; {int((~defined).sum())} without a defined tau, left out"
+    pm, change = pm[defined], change[defined]
+    total = len(pm)
+    up, down = change > tol, change < -tol
+    if not up.any() and not down.any():
+        kept = ("the one pair of measures keeps its tau" if total == 1 else
+                f"all {total} pairs of measures keep their tau")
+        return f"Scaling changes no Kendall tau between measures: {kept}{left_out}."
+
+    def most(mask, largest: bool) -> str:
+        moved = change[mask]
+        at = moved.idxmax() if largest else moved.idxmin()
+        r = pm.loc[at]
+        tied = int((abs(moved - moved[at]) <= tol).sum()) - 1
+        return (f"{short(r.measure_a)} – {short(r.measure_b)} ({r.tau_raw:.4f} → {r.tau_scaled:.4f})"
+                + (f", tied with {tied} other pair{'s' if tied > 1 else ''}" if tied else ""))
+
+    n_up, n_down = int(up.sum()), int(down.sum())
+    counts = [f"{k} {what}" for k, what in ((n_up, "towards agreement"), (n_down, "away from agreement"),
+                                            (total - n_up - n_down, "unchanged")) if k]
+    parts = []
+    if n_up:
+        parts.append(f"{'most ' if n_up > 1 else ''}towards agreement for {most(up, True)}")
+    if n_down:
+        parts.append(f"{'most ' if n_down > 1 else ''}away from {'it' if n_up else 'agreement'} for "
+                     f"{most(down, False)}")
+    return (f"Scaling changes the agreement between measures by {change.abs().mean():.4f} on average "
+            f"(pairs of measures: {', '.join(counts)}{left_out}); " + "; ".join(parts) + ".")
+
+
 def measure_pairs_section(pairs: pd.DataFrame, n: int) -> str:
     """Per scaling mode, a matrix with measures in rows and columns: above the diagonal
     tau on raw means -> tau on scaled means, below it Delta%."""
+    if pairs.empty or "n" not in pairs.columns:
+        return ""
     p = pairs[pairs.n == n]
     text = []
     for mode in sorted(p.rb_scale.unique()):
@@ -113,17 +171,7 @@ def measure_pairs_section(pairs: pd.DataFrame, n: int) -> str:
         text += [f"#### N = {n}, `{mode}` scales: Kendall tau between measures "
                  "(above the diagonal: raw → scaled; below: Δ%)", "",
                  markdown_table([""] + [short(m) for m in measures], rows), ""]
-        pm = pm.assign(change=pm.tau_scaled - pm.tau_raw)
-        if pm.change.isna().all():      # e.g. two systems tied on every measure: no tau is defined
-            text += ["No Kendall tau between measures is defined here (tied system means).", ""]
-            continue
-        up = pm.loc[pm.change.idxmax()]
-        down = pm.loc[pm.change.idxmin()]
-        text.append(f"Scaling changes the agreement between measures by {pm.change.abs().mean():.4f} on average; "
-                    f"most towards agreement for {short(up.measure_a)} – {short(up.measure_b)} "
-                    f"({up.tau_raw:.4f} → {up.tau_scaled:.4f}), most away from it for {short(down.measure_a)} – "
-                    f"{short(down.measure_b)} ({down.tau_raw:.4f} → {down.tau_scaled:.4f}).")
-        text.append("")
+        text += [pairs_sentence(pm), ""]
     return "\n".join(text)
 
 
@@ -140,20 +188,33 @@ def significance_section(sig: pd.DataFrame, n: int, mode: str) -> str:
             rows.append([TEST_NAMES.get(test, test) if label == "Sig" else "", label]
                         + [_fmt(st[col].get(m), 2) if col == "delta_pct" else int(st[col].get(m)) for m in measures])
     pairs = int(s.pairs.iat[0])
-    text = [f"#### N = {n}, `{mode}` scales: significance tests on {pairs} system pairs (α = 0.05)", "",
+    text = [f"#### N = {n}, `{mode}` scales: significance tests on {_count(pairs, 'system pair')} (α = 0.05)", "",
             markdown_table(header, rows), ""]
     changed = s[(s.s2ns + s.ns2s) > 0]
     unchanged_measures = [short(m) for m in measures if (s[s.measure == m].s2ns + s[s.measure == m].ns2s).sum() == 0]
     unchanged_tests = [TEST_NAMES.get(t, t) for t in dict.fromkeys(s.test)
                        if (s[s.test == t].s2ns + s[s.test == t].ns2s).sum() == 0]
-    most = s.loc[s.delta_pct.fillna(-1).idxmax()]
-    text.append(
-        f"{len(changed)} of {len(s)} (test, measure) cells change at least one decision. "
-        f"No decision changes for {', '.join(unchanged_measures) or 'no measure'} under any test, and "
-        f"{', '.join(unchanged_tests) or 'no test'} never change{'s' if len(unchanged_tests) == 1 else ''} for any "
-        f"measure. The largest relative change is {most.delta_pct:.2f}% ({short(most.measure)}, "
-        f"{TEST_NAMES.get(most.test, most.test)}: {int(most.s2ns)} pairs lose significance, {int(most.ns2s)} gain it, "
-        f"of {int(most.sig)}).")
+    if changed.empty:
+        text.append(f"No test changes any decision for any measure: scaling leaves every (test, measure) cell as "
+                    f"it is ({_count(len(s), 'cell')}, {_count(int(s.sig.sum()), 'significant system pair')} "
+                    "in all).")
+        text.append("")
+        return "\n".join(text)
+    sentence = (f"{len(changed)} of {len(s)} (test, measure) cells change at least one decision. "
+                f"No decision changes for {', '.join(unchanged_measures) or 'no measure'} under any test, and "
+                f"{', '.join(unchanged_tests) or 'no test'} never change{'s' if len(unchanged_tests) == 1 else ''} "
+                "for any measure.")
+    relative = changed[changed.delta_pct.notna()]
+    if not relative.empty:
+        most = relative.loc[relative.delta_pct.idxmax()]
+        sentence += (f" The largest relative change is {most.delta_pct:.2f}% ({short(most.measure)}, "
+                     f"{TEST_NAMES.get(most.test, most.test)}: {int(most.s2ns)} pairs lose significance, "
+                     f"{int(most.ns2s)} gain it, of {int(most.sig)}).")
+    gained = changed[changed.delta_pct.isna()]        # no significant pair under the raw scores
+    if not gained.empty:
+        sentence += (f" {len(gained)} cell(s) had no significant pair under the raw scores and gain "
+                     f"{int(gained.ns2s.sum())} in all.")
+    text.append(sentence)
     text.append("")
     return "\n".join(text)
 
@@ -161,13 +222,23 @@ def significance_section(sig: pd.DataFrame, n: int, mode: str) -> str:
 def modes_section(tau: pd.DataFrame, sig: pd.DataFrame) -> str:
     """Where the common (paper) and feasible scalings differ."""
     if set(tau.rb_scale) != {"common", "feasible"}:
-        return ""
+        only = ", ".join(f"`{m}`" for m in sorted(tau.rb_scale.unique()))
+        return (f"Only the {only} scales were analysed (transform with both `--rb-scale common` and "
+                "`--rb-scale feasible` and analyse the scores together to compare them).\n")
     rows = []
     for n in sorted(tau.n.unique()):
         t = tau[tau.n == n].pivot(index="measure", columns="rb_scale", values="tau_unq")
-        s = sig[sig.n == n].assign(changes=lambda d: d.s2ns + d.ns2s)
-        s = s.pivot_table(index="measure", columns="rb_scale", values="changes", aggfunc="sum")
+        if sig.empty:
+            s = pd.DataFrame()
+        else:
+            s = sig[sig.n == n].assign(changes=lambda d: d.s2ns + d.ns2s)
+            s = s.pivot_table(index="measure", columns="rb_scale", values="changes", aggfunc="sum")
+        if not s.empty and not {"common", "feasible"} <= set(s.columns):
+            s = pd.DataFrame()
+        both = tau[tau.n == n].groupby("measure").rb_scale.nunique()
         for m in _measures(tau[tau.n == n]):
+            if both[m] < 2 or (not s.empty and m not in s.index):
+                continue        # the measure under one scaling only: nothing to compare
             if abs(t.loc[m, "common"] - t.loc[m, "feasible"]) > 1e-12 or (
                     not s.empty and s.loc[m, "common"] != s.loc[m, "feasible"]):
                 rows.append([str(n), short(m), t.loc[m, "common"], t.loc[m, "feasible"],
@@ -217,33 +288,55 @@ def spacing_section(spacing: list[dict], order: list[str] | None = None) -> str:
     return "\n".join(text)
 
 
+def default_title(analysis: Analysis) -> str:
+    """The report's title when none is given: what was analysed, from the analysis' meta
+    (the scores files' names when known, the numbers of runs and topics)."""
+    meta = analysis.meta
+    sources = [str(x) for x in meta.get("sources") or []]
+    what = ""
+    if sources:
+        what = " of " + (", ".join(sources) if len(sources) <= 3 else
+                         f"{', '.join(sources[:2])} and {len(sources) - 2} more files")
+    counts = [_count(meta[key], word) for key, word in (("runs", "run"), ("topics", "topic")) if key in meta]
+    return f"Interval-scale analysis{what}" + (f": {', '.join(counts)}" if counts else "")
+
+
 def write_report(analysis: Analysis, folder: str | Path, spacing: list[dict] | None = None,
-                 figures: list[tuple[str, str]] | None = None, title: str = "Interval scales on TREC-8",
+                 figures: list[tuple[str, str]] | None = None, title: str | None = None,
                  preamble: str = "") -> Path:
-    """Write ``report.md`` into ``folder`` (figures given as (caption, relative path))."""
+    """Write ``report.md`` into ``folder`` (figures given as (caption, relative path)).
+    ``title`` defaults to :func:`default_title` (the scores files, runs and topics)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     tau, pairs, sig = analysis.tau_scaled, analysis.tau_measures, analysis.significance
     ns = sorted(tau.n.unique())
     meta = analysis.meta
-    out = [f"# {title}", ""]
+    out = [f"# {title if title else default_title(analysis)}", ""]
     if preamble:
         out += [preamble, ""]
-    out += [f"{meta.get('runs', '?')} systems, {meta.get('topics', '?')} topics, cutoffs N = "
-            f"{', '.join(map(str, ns))}, scalings: {', '.join(sorted(tau.rb_scale.unique()))}. "
-            f"Analysis time {analysis.seconds:.0f} s.", ""]
+    runs = _count(meta["runs"], "system") if "runs" in meta else "? systems"
+    topics = _count(meta["topics"], "topic") if "topics" in meta else "? topics"
+    out += [f"{runs}, {topics}, cutoff{'s' if len(ns) != 1 else ''} N = "
+            f"{', '.join(map(str, ns))}, scaling{'s' if tau.rb_scale.nunique() != 1 else ''}: "
+            f"{', '.join(sorted(tau.rb_scale.unique()))}. Analysis time {analysis.seconds:.0f} s.", ""]
     out += ["## 1. Each measure against its interval-scaled version", ""]
     for n in ns:
         out.append(tau_section(tau, n))
     out += ["## 2. Topic-by-topic self-check", "", topic_check_section(tau)]
     out += ["## 3. Measure against measure", ""]
     for n in ns:
-        out.append(measure_pairs_section(pairs, n))
-    if not sig.empty:
-        out += ["## 4. Significance tests", ""]
-        for n in ns:
-            for mode in sorted(sig[sig.n == n].rb_scale.unique()):
-                out.append(significance_section(sig, n, mode))
+        measures = _measures(tau[tau.n == n])
+        if len(measures) < 2:
+            out += [f"Only one measure at N = {n} ({short(measures[0])}): there is no pair of measures to "
+                    "compare.", ""]
+        else:
+            out.append(measure_pairs_section(pairs, n))
+    out += ["## 4. Significance tests", ""]
+    if sig.empty:
+        out += ["No significance tests were run.", ""]
+    for n in ns if not sig.empty else ():
+        for mode in sorted(sig[sig.n == n].rb_scale.unique()):
+            out.append(significance_section(sig, n, mode))
     out += ["## 5. Where `common` and `feasible` differ", "", modes_section(tau, sig)]
     if spacing:
         out += ["## 6. Spacing of the measures' values", "", spacing_section(spacing, _measures(tau))]

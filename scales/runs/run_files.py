@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
-from irscale.errors import IrscaleWarning, TrecFormatError
+from irscale.errors import IrscaleWarning, RunError, TrecFormatError
 from irscale.scales.runs.text_files import check_text, delimited_table, read_bytes, read_fields, text_lines
 
 RUN_COLUMNS = ("topic", "q0", "docno", "rank", "score", "tag")
@@ -47,6 +47,42 @@ class Run:
     depth: int | None = None
     path: str = ""
 
+    def __post_init__(self) -> None:
+        """Check the arrays and put them in trec_eval order when built by hand: a Run made
+        from unsorted arrays is sorted (score descending, docno descending within each
+        topic), never scored in the order given. Raises :class:`~irscale.errors.RunError`
+        for arrays of different lengths, NaN scores or a docno repeated within a topic."""
+        topics = np.asarray(self.topics, dtype=object).reshape(-1)
+        docnos = np.asarray(self.docnos, dtype=object).reshape(-1)
+        try:
+            scores = np.asarray(self.scores, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            raise RunError(f"run {self.name}: scores must be numbers") from None
+        if not (len(topics) == len(docnos) == len(scores)):
+            raise RunError(f"run {self.name}: topics, docnos and scores must have the same length, got "
+                           f"{len(topics)}, {len(docnos)} and {len(scores)}")
+        if np.isnan(scores).any():
+            raise RunError(f"run {self.name}: score of document {docnos[np.isnan(scores)][0]} is NaN")
+        if not _in_trec_order(topics, docnos, scores):
+            codes = pd.factorize(topics)[0]
+            order = trec_order(codes, docnos.__getitem__, scores)
+            topics, docnos, scores = topics[order], docnos[order], scores[order]
+        repeated = pd.DataFrame({"topic": topics, "docno": docnos}).duplicated().to_numpy()
+        if repeated.any():
+            i = int(np.flatnonzero(repeated)[0])
+            raise RunError(f"run {self.name}: document {docnos[i]} appears twice for topic {topics[i]}; "
+                           f"trec_eval refuses such runs")
+        self.topics, self.docnos, self.scores = topics, docnos, scores
+
+    @classmethod
+    def ordered(cls, name: str, topics: np.ndarray, docnos: np.ndarray, scores: np.ndarray,
+                depth: int | None = None, path: str = "") -> Run:
+        """A Run from arrays already checked and in trec_eval order (as :func:`read_run`
+        makes them): skips the checks and the sort of the constructor."""
+        run = object.__new__(cls)
+        run.name, run.topics, run.docnos, run.scores, run.depth, run.path = name, topics, docnos, scores, depth, path
+        return run
+
     def rankings(self, depth: int | None = None) -> dict[str, list[str]]:
         """``topic -> docnos`` of the top ``depth`` documents (all kept ones when None)."""
         if depth is not None and self.depth is not None and depth > self.depth:
@@ -60,6 +96,25 @@ class Run:
             stop = e if depth is None else min(e, s + depth)
             out[self.topics[s]] = self.docnos[s:stop].tolist()
         return out
+
+
+def _in_trec_order(topics: np.ndarray, docnos: np.ndarray, scores: np.ndarray) -> bool:
+    """Whether rows are grouped by topic, each topic in trec_eval order (score descending,
+    docno descending); a run read by :func:`read_run` is, so this costs one pass."""
+    if len(topics) < 2:
+        return True
+    same_topic = topics[1:] == topics[:-1]
+    if len(pd.unique(topics)) != int((~same_topic).sum()) + 1:
+        return False                                        # a topic in several blocks
+    a, b = scores[:-1][same_topic], scores[1:][same_topic]
+    if (a < b).any():
+        return False
+    tie = a == b
+    if not tie.any():
+        return True
+    da = docnos[:-1][same_topic][tie].astype(str)
+    db = docnos[1:][same_topic][tie].astype(str)
+    return bool((da > db).all())
 
 
 def trec_order(topic_code: np.ndarray, docnos: Callable[[np.ndarray], np.ndarray], scores: np.ndarray,
@@ -138,7 +193,7 @@ def read_run(path: str | os.PathLike, depth: int | None = None) -> Run:
         others = sorted(set(other_tags) - {name})
         warnings.warn(f"{path}: several run tags ({name}, {few(others, 3)}); using the first, {name}",
                       IrscaleWarning, stacklevel=2)
-    return Run(str(name), topics(keep), docnos(keep), scores[keep], depth, str(path))
+    return Run.ordered(str(name), topics(keep), docnos(keep), scores[keep], depth, str(path))
 
 
 def _diagnose_run(path, data: bytes) -> None:

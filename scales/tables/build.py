@@ -8,39 +8,21 @@ vector asked for (default: the common scale's vector, where there is one).
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from irscale.enumerate.fanout import Fanout
-from irscale.scales.measures.keys import METHODS
+from irscale.errors import BuildTooLargeError, IrscaleWarning
 from irscale.scales.measures.measure import Measure, RecallBase, RecallBaseRequest
 from irscale.scales.measures.parse import parse_measure
+from irscale.scales.tables.build_options import BuildOptions
+from irscale.scales.tables.estimate import QUIET_RUNS, available_memory, estimate, size
 from irscale.scales.tables.layouts import layout_of
 from irscale.scales.tables.scale import Scale, Table
 
-
-@dataclasses.dataclass(frozen=True)
-class BuildOptions:
-    """How tables are built: where the work runs (``fanout``), the enumeration method of
-    key tables (``"auto"``, ``"split"``, ``"generic"``: every run scored, the reference),
-    progress bars, a ``workdir`` for resumable checkpoints (one subfolder per measure),
-    the split enumerator's work-unit size (``bucket_items`` pairs per bucket), the generic
-    enumerator's ``chunk_size``, and whether split tables are ``concatenate``-d in memory
-    (else kept as parts that the store writes slice by slice)."""
-
-    fanout: Fanout = Fanout()
-    method: str = "auto"
-    progress: bool = False
-    workdir: Path | None = None
-    bucket_items: int | None = None
-    chunk_size: int | None = None
-    concatenate: bool = True
-
-    def __post_init__(self) -> None:
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}")
+#: In-memory builds estimated to take longer than this (seconds) show progress bars.
+SLOW_SECONDS = 5.0
 
 
 def table_requests(measures: Iterable[Measure], rbs: RecallBaseRequest | dict[str, RecallBaseRequest] | None = None
@@ -78,9 +60,37 @@ def build_tables(measures: Iterable[str | Measure], rbs: RecallBaseRequest | dic
         yield from layout.build(group, requests, options)
 
 
-@functools.lru_cache(maxsize=32)
+#: Tables built in memory by :func:`scale`, most recent last (at most :data:`CACHED_TABLES`).
+_TABLES: dict[tuple[Measure, tuple | None], Table] = {}
+CACHED_TABLES = 32
+
+
 def _table(measure: Measure, table_rb: tuple | None) -> Table:
-    [t] = build_tables([measure], {str(measure): [table_rb]})
+    """The table of ``measure`` for ``table_rb``, built in memory once (cached). Builds of
+    millions of runs are estimated first: refused when they cannot fit in the memory
+    available, announced (a warning with the estimate) and shown with progress bars when
+    they take more than a few seconds."""
+    key = (measure, table_rb)
+    if key in _TABLES:
+        return _TABLES[key]
+    progress = False
+    runs, limit = measure.table_runs(table_rb), layout_of(measure).max_runs
+    if runs >= QUIET_RUNS and (limit is None or runs <= limit):    # beyond its limit the layout refuses
+        guess = estimate(measure, table_rb)
+        free = available_memory()
+        if free is not None and guess.memory > free:
+            raise BuildTooLargeError(
+                f"{guess.label}: {guess.runs:.3g} runs; building it in memory needs about {size(guess.memory)}, "
+                f"{size(free)} are available. Build it into a store once (irscale build --measures "
+                f"\"{measure}\" --out tables.h5, or irscale.build_store) and use open_store(...).scale(...)")
+        if guess.seconds > SLOW_SECONDS:
+            progress = True
+            warnings.warn(f"building in memory: {guess.describe(in_memory=True)}; irscale build stores it once "
+                          f"for every later use", IrscaleWarning, stacklevel=3)
+    [t] = build_tables([measure], {str(measure): [table_rb]}, progress=progress)
+    if len(_TABLES) >= CACHED_TABLES:
+        del _TABLES[next(iter(_TABLES))]
+    _TABLES[key] = t
     return t
 
 
@@ -103,6 +113,11 @@ def scale(measure: str | Measure, rb: RecallBase = None) -> Scale:
     Scale
         ``scale.values``, ``scale.counts``, ``scale.rank(values)``,
         ``scale.rank_runs(runs)``. Tables are cached per measure and recall base.
+
+    Tables of millions of runs are estimated first (:mod:`irscale.scales.tables.estimate`):
+    a build that cannot fit in the memory available raises
+    :class:`~irscale.errors.BuildTooLargeError` (build it into a store instead), one that
+    takes more than a few seconds warns with its estimate and shows progress bars.
     """
     m = parse_measure(measure)
     rb = m.check_rb(rb)

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from irscale.enumerate.runspace import count_dtype, id_dtype
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.measure import Measure
 from irscale.scales.tables import lookup_kernels as lk
@@ -23,6 +22,13 @@ class EntriesLayout:
     """How entry tables are built, written and read (see the module docstring)."""
 
     name = "entries"
+    #: Core-seconds a build spends per run of the space and per entry of the table, for
+    #: estimates (:mod:`irscale.scales.tables.estimate`): split enumeration on the 2-core reference
+    #: machine took 2.4e-7 (RBP(p=0.8)@30) to 7e-7 (nDCG(b=2)@30) per entry.
+    seconds_per_run = 0.0
+    #: Largest run space its tables are built from (None: no limit but memory and disk).
+    max_runs = None
+    seconds_per_entry = 3.5e-7
     checksummed = ("ids", "counts", "strata")
 
     def build(self, measures: Iterable[KeyMeasure], rbs: dict[Measure, list[tuple[int, ...] | None]],
@@ -33,11 +39,7 @@ class EntriesLayout:
         m = table.measure
         E = table.n_entries
         if not table.implicit:
-            cmax = max((int(c.max()) for c in table.pieces("counts") if c.size), default=1)
-            plan = [("ids", id_dtype(m.levels, m.n)), ("counts", count_dtype(cmax))]
-            if table.stratified:
-                plan.append(("strata", np.uint8))
-            for name, dt in plan:
+            for name, dt in table.dataset_plan():
                 sink.dataset(name, dt, (E,), table.pieces(name))
             block_raw, block_cum = streaming_index(table)
             sink.array("index_raw", block_raw)

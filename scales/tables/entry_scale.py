@@ -123,11 +123,16 @@ class EntryScale(Scale):
         return int(block_cum[-1, self.r])
 
     # -- value -> rank ---------------------------------------------------------------
-    def _rank_values(self, x: np.ndarray, rtol: float, atol: float | None) -> tuple[np.ndarray, np.ndarray]:
+    def _default_atol(self) -> float:
+        """The float error of the table's own values, in value units (0 for exact raws)."""
+        return 0.0 if self._sf.exact else 2 * self._sf.bound * abs(self._spec.value_factor(self.rb))
+
+    def _rank_values(self, x: np.ndarray, rtol: float, atol: float | np.ndarray | None
+                     ) -> tuple[np.ndarray, np.ndarray]:
         finite = np.isfinite(x)
         x = np.where(finite, x, -1.0)
-        if atol is None:  # the float error of the table's own values, in value units
-            atol = 0.0 if self._sf.exact else 2 * self._sf.bound * abs(self._spec.value_factor(self.rb))
+        if atol is None:
+            atol = self._default_atol()
         raw, dfac = self._spec.raw_of_values(x, self.rb)
         tols = (atol + rtol * np.abs(x)) * abs(dfac) + 4 * np.spacing(np.abs(raw) + 1)
         order = np.argsort(raw, kind="stable")
@@ -139,6 +144,16 @@ class EntryScale(Scale):
         ranks[order], status[order] = ranks_s, status_s
         status[~finite] = 1
         return ranks, status
+
+    def values_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
+        """The distinct values of unq ranks ``ranks``, recomputed from the representative
+        run of each (the block index locates its entry: the table is not materialised)."""
+        q = self._check_ranks(ranks)
+        t = self.table
+        entries = np.empty(q.size, np.int64)
+        lk.entries_of_ranks(q, self.r, self._strata, self._idx()[1], t.n_entries, entries)
+        rid = entries if t.implicit else np.asarray(t.ids[entries], dtype=np.int64)
+        return self._values_of_raw(self._sf.raw_of_ids(rid)).reshape(np.shape(ranks))
 
     def midranks_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
         """Mid-ranks read from the table without materialising it: the first call builds

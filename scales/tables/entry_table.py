@@ -32,6 +32,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from irscale.enumerate.runspace import count_dtype, id_dtype
 from irscale.scales.measures.measure import RecallBase
 from irscale.scales.tables import lookup_kernels as lk
 from irscale.scales.tables.entry_scale import EntryScale
@@ -62,6 +63,22 @@ class EntryTable(Table):
     @property
     def implicit(self) -> bool:
         return self.ids is None and self.parts is None
+
+    def dataset_plan(self) -> list[tuple[str, type[np.unsignedinteger]]]:
+        """(name, dtype) of the checksummed datasets a store writes, in order (the counts'
+        dtype is the smallest holding the largest count: one pass over the counts, once)."""
+        if self.implicit:
+            return []
+        if "_plan" not in self.__dict__:
+            cmax = max((int(c.max()) for c in self.pieces("counts") if c.size), default=1)
+            plan = [("ids", id_dtype(self.measure.levels, self.measure.n)), ("counts", count_dtype(cmax))]
+            if self.stratified:
+                plan.append(("strata", np.uint8))
+            self.__dict__["_plan"] = plan
+        return self.__dict__["_plan"]
+
+    def stored_bytes(self) -> int:
+        return self.n_entries * sum(np.dtype(dt).itemsize for _, dt in self.dataset_plan())
 
     def arrays_for_kernels(self) -> tuple[np.ndarray, np.ndarray]:
         ids = self.ids if self.ids is not None else np.zeros(0, np.int64)

@@ -28,7 +28,7 @@ from irscale.scales.measures.fractional import FormalValues
 from irscale.scales.measures.keys import MP_DIGITS
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.certificate import Certificate, close_clusters
-from irscale.scales.tables.held import HeldScale, HeldTable, scored_chunks
+from irscale.scales.tables.held import MAX_RUNS, HeldScale, HeldTable, scored_chunks
 from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
 
 
@@ -42,6 +42,10 @@ class FormalTable(HeldTable):
     coords: list
 
     layout: ClassVar[str] = "formal"
+
+    def stored_bytes(self) -> int:
+        cmax = int(self.counts.max()) if self.n_entries else 1
+        return self.keys.size * 8 + self.n_entries * np.dtype(count_dtype(cmax)).itemsize
 
     def scale(self, rb: RecallBase = None) -> FormalScale:
         return FormalScale(self, rb)
@@ -147,6 +151,12 @@ class FormalLayout:
     """How formal tables are built (one per table recall base), written and read."""
 
     name = "formal"
+    #: Core-seconds a build spends per run of the space and per entry of the table, for
+    #: estimates (:mod:`irscale.scales.tables.estimate`): numpy scoring, about 400k runs per second.
+    seconds_per_run = 2.5e-6
+    #: Largest run space its tables are built from (None: no limit but memory and disk).
+    max_runs = MAX_RUNS
+    seconds_per_entry = 0.0
     checksummed = ("keys", "counts")
 
     def build(self, measures: Iterable[FormalValues], rbs: dict[Measure, list[tuple[int, ...] | None]],

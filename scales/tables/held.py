@@ -90,21 +90,32 @@ class HeldScale(Scale):
             self._representatives = reps
         return self._representatives
 
-    def _rank_values(self, x: np.ndarray, rtol: float, atol: float | None) -> tuple[np.ndarray, np.ndarray]:
-        atol = 2 * self.certificate.error_bound if atol is None else atol
+    def _default_atol(self) -> float:
+        return 2 * self.certificate.error_bound
+
+    def _rank_values(self, x: np.ndarray, rtol: float, atol: float | np.ndarray | None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        atol = self._default_atol() if atol is None else atol
         v = self._values
         if self.k == 0:
             raise ValueNotInScaleError(f"{self._label()} has no values")
         tol = atol + rtol * np.abs(np.where(np.isfinite(x), x, 0))
-        i = np.searchsorted(v, x)
-        lo, hi = np.clip(i - 1, 0, self.k - 1), np.clip(i, 0, self.k - 1)
-        with np.errstate(invalid="ignore"):          # -inf - -inf
-            same_lo = (v[lo] == x) | (np.abs(v[lo] - x) <= tol)
-            same_hi = (v[hi] == x) | (np.abs(v[hi] - x) <= tol)
-        ranks = np.where(same_hi, hi + 1, np.where(same_lo, lo + 1, 0)).astype(np.int64)
-        ambiguous = same_lo & same_hi & (lo != hi)
-        finite_or_value = np.isfinite(x) | (x == -np.inf) & (v[0] == -np.inf)
-        status = np.where(~finite_or_value | (ranks == 0), 1, np.where(ambiguous, 2, 0))
+
+        def dist(j):  # |v[j] - x|, 0 for equal infinities, inf for NaN and outside 0..k-1
+            inside = (j >= 0) & (j < self.k)
+            w = v[np.clip(j, 0, self.k - 1)]
+            with np.errstate(invalid="ignore"):         # -inf - -inf
+                d = np.where(w == x, 0.0, np.abs(w - x))
+            return np.where(inside & ~np.isnan(d), d, np.inf)
+
+        i = np.searchsorted(v, x)                       # v[i - 1] < x <= v[i]
+        lo, hi = i - 1, i
+        nearest = np.where(dist(lo) <= dist(hi), lo, hi)
+        within = dist(nearest) <= tol
+        # the values within tolerance are consecutive: several iff a neighbour of the nearest is
+        several = (dist(nearest - 1) <= tol) | (dist(nearest + 1) <= tol)
+        ranks = np.where(within, nearest + 1, 0).astype(np.int64)
+        status = np.where(~within, 1, np.where(several, 2, 0)).astype(np.int8)
         return ranks, status
 
     def rank_runs(self, runs: ArrayLike) -> np.ndarray:

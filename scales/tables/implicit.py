@@ -46,6 +46,12 @@ class ImplicitLayout:
     but attributes)."""
 
     name = "implicit"
+    #: Core-seconds a build spends per run of the space and per entry of the table, for
+    #: estimates (:mod:`irscale.scales.tables.estimate`): nothing is enumerated.
+    seconds_per_run = 0.0
+    #: Largest run space its tables are built from (None: no limit but memory and disk).
+    max_runs = None
+    seconds_per_entry = 0.0
     checksummed = ()
 
     def build(self, measures: Iterable[KeyMeasure], rbs: dict[Measure, list[tuple[int, ...] | None]],

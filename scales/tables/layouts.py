@@ -18,7 +18,12 @@ module of this package with a ``LAYOUT`` object that has:
     the table from a source with ``attrs``, ``has(name)``, ``mapped(name)`` (memory-mapped
     for random access) and ``read(name)``; ``common`` holds the fields every table has;
 ``checksummed``
-    the datasets its checksum covers, in order.
+    the datasets its checksum covers, in order;
+``max_runs``
+    the largest run space it builds a table from (None: no limit but memory and disk);
+``seconds_per_run``, ``seconds_per_entry``
+    core-seconds a build spends per run of the space and per table entry (estimates,
+    :mod:`irscale.scales.tables.estimate`).
 
 Adding a layout is adding its module and one line here.
 """

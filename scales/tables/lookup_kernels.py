@@ -155,16 +155,21 @@ def _rank_of(j, r, strata, block_cum):
 @nb.njit(cache=True)
 def rank_raw(xs, tols, r, two_bound, ids, implicit, n_entries, strata, A, state, B, S,
              block_raw, block_cum, out_rank, out_status):
-    """Ranks of raw values: the one distinct value (present for r) within tols[i] of xs[i]."""
+    """Ranks of raw values: the one distinct value (present for r) within tols[i] of xs[i]
+    (status 0); status 1 when none is, 2 when several are (``out_rank`` then holds the rank
+    of the nearest of them, for messages). The table is scanned outward from x, up and then
+    down, and a scan stops once no further entry can lie within the tolerance, or, when two
+    values within it have been seen, once no further entry can be nearer than the nearest:
+    a wide tolerance costs the entries up to the second value found, not the whole window."""
     hint = 0
     for i in range(xs.shape[0]):
         x, tol = xs[i], tols[i]
-        j, hint = _lower_from(x - tol - two_bound, hint, ids, implicit, n_entries, A, state, B, S, block_raw)
-        j = max(j - 1, 0)
+        s, hint = _lower_from(x - two_bound, hint, ids, implicit, n_entries, A, state, B, S, block_raw)
         best, nbest, bestd = -1, 0, np.inf
-        while j < n_entries:
+        j = s
+        while j < n_entries:                         # upward: raws >= raw[j] - two_bound after j
             v = _raw(ids, implicit, j, A, state, B, S)
-            if v > x + tol + two_bound:
+            if v > x + tol + two_bound or (nbest > 1 and v > x + bestd + two_bound):
                 break
             if _present(strata, j, r):
                 d = abs(v - x)
@@ -173,12 +178,22 @@ def rank_raw(xs, tols, r, two_bound, ids, implicit, n_entries, strata, A, state,
                     if d < bestd:
                         best, bestd = j, d
             j += 1
+        j = s - 1
+        while j >= 0:                                # downward: raws <= raw[j] + two_bound before j
+            v = _raw(ids, implicit, j, A, state, B, S)
+            if v < x - tol - two_bound or (nbest > 1 and v < x - bestd - two_bound):
+                break
+            if _present(strata, j, r):
+                d = abs(v - x)
+                if d <= tol:
+                    nbest += 1
+                    if d < bestd:
+                        best, bestd = j, d
+            j -= 1
         if nbest == 0:
             out_status[i] = 1
-        elif nbest > 1:
-            out_status[i] = 2
         else:
-            out_status[i] = 0
+            out_status[i] = 0 if nbest == 1 else 2
             out_rank[i] = _rank_of(best, r, strata, block_cum)
 
 
@@ -278,6 +293,13 @@ def _entry_of_rank(q, r, strata, block_cum, n_entries):
                 return j
         j += 1
     return -1
+
+
+@nb.njit(cache=True)
+def entries_of_ranks(qs, r, strata, block_cum, n_entries, out):
+    """First entry of the value of each 1-based rank ``qs[i]`` in the table of recall base r."""
+    for i in range(qs.shape[0]):
+        out[i] = _entry_of_rank(qs[i], r, strata, block_cum, n_entries)
 
 
 @nb.njit(cache=True)

@@ -38,6 +38,32 @@ RTOL = 64 * 2.0 ** -52
 ATOL = None
 #: Values handed out per block by :meth:`Scale.value_blocks`.
 BLOCK_VALUES = 1 << 20
+#: Status codes of :class:`Lookup`: ranked; no distinct value within tolerance (infinities
+#: included); two or more within it; NaN.
+FOUND, NOT_A_VALUE, AMBIGUOUS, NOT_A_NUMBER = 0, 1, 2, 3
+
+
+@dataclasses.dataclass(frozen=True)
+class Lookup:
+    """What :meth:`Scale.lookup` found for each value (arrays of the shape of the values).
+
+    ``values``: the values looked up (float64); ``ranks``: their 1-based unq ranks, 0 where
+    a value was rejected; ``status``: :data:`FOUND`, :data:`NOT_A_VALUE`,
+    :data:`AMBIGUOUS` or :data:`NOT_A_NUMBER` (int8); ``matched``: the distinct value each
+    value was ranked as (NaN where rejected); ``messages``: flat index of each rejected
+    value -> one line saying why (for ambiguous values naming the two nearest distinct
+    values within tolerance)."""
+
+    values: np.ndarray
+    ranks: np.ndarray
+    status: np.ndarray
+    matched: np.ndarray
+    messages: dict[int, str]
+
+    @property
+    def found(self) -> np.ndarray:
+        """Whether each value was ranked (bool)."""
+        return self.status == FOUND
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -152,36 +178,114 @@ class Scale(abc.ABC):
         return float(v[0]), float(v[-1])
 
     # -- ranks ----------------------------------------------------------------------------
-    def rank(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise"
-             ) -> np.ndarray:
+    def rank(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL, errors: str = "raise",
+             decimals: ArrayLike | None = None) -> np.ndarray:
         """1-based unq ranks of raw measure values.
 
         A value must lie within ``atol + rtol * |value|`` of exactly one distinct value
         of the measure (``atol`` defaults to twice the float error bound of the table's
         values, ``rtol`` to 64 ulps). Raises :class:`~irscale.errors.ValueNotInScaleError`
         naming the first offending value: NaN or infinite, not a value of the measure, or
-        ambiguous (two distinct values within tolerance; use :meth:`rank_runs`, which is
-        exact). With ``errors="zero"`` such values get rank 0 instead (batch use)."""
+        ambiguous (two distinct values within tolerance, both named; use :meth:`rank_runs`,
+        which is exact). With ``errors="zero"`` such values get rank 0 instead (batch use).
+
+        Rounded values (nearest mode): ``decimals`` says that the values were rounded to
+        that many decimals (an integer, or one per value, broadcast against ``values``;
+        NaN for a value that was not rounded), as trec_eval's 4 decimals: the absolute
+        tolerance of each value becomes at least half a unit of its last decimal,
+        ``max(atol, 0.5 * 10**-decimals)``, so that 0.3333 ranks 1/3 when 1/3 is the only
+        distinct value within 0.00005 of it, and is ambiguous when two are (give more
+        decimals, or rank the runs). ``0.5`` with ``decimals=1`` stands for [0.45, 0.55]:
+        give trec_eval's ``0.5000`` as it is printed. :meth:`lookup` also says which
+        distinct value each value was matched to."""
         if errors not in ("raise", "zero"):
             raise ValueError("errors must be 'raise' or 'zero'")
-        x = np.asarray(values, dtype=np.float64)
-        shape = x.shape
-        x = x.reshape(-1)
-        ranks, status = self._rank_values(x, rtol, atol)
+        x, shape = self._flat(values)
+        atol_ = self._atol(x, shape, atol, decimals)
+        ranks, status = self._rank_values(x, rtol, atol_)
         if errors == "zero":
-            return np.where(status == 0, ranks, 0).reshape(shape)
-        if (status == 1).any():
-            raise ValueNotInScaleError(f"{float(x[status == 1][0])!r} is not a value of {self._label()}")
-        if (status == 2).any():
-            raise ValueNotInScaleError(
-                f"{float(x[status == 2][0])!r} is ambiguous for {self._label()}: two distinct values lie within "
-                f"tolerance; rank the judged runs instead (rank_runs), which is exact")
+            return np.where(status == FOUND, ranks, 0).reshape(shape)
+        bad = np.flatnonzero(status != FOUND)
+        if bad.size:
+            i = int(bad[0])
+            tol = float(np.broadcast_to(atol_, x.shape)[i]) + rtol * abs(float(x[i]))
+            raise ValueNotInScaleError(self._rejection(float(x[i]), int(status[i]), int(ranks[i]), tol))
         return ranks.reshape(shape)
 
+    def lookup(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL, *,
+               decimals: ArrayLike | None = None) -> Lookup:
+        """Like :meth:`rank` with ``errors="zero"``, but says per value what was found: the
+        rank, a status code, the distinct value matched (which differs from the value
+        given when it was rounded: see ``decimals`` in :meth:`rank`) and, for every value
+        rejected, why (the message :meth:`rank` would raise). Slower than :meth:`rank`
+        (the matched values are read from the table): meant for values typed or pasted by
+        people, not for bulk transforms."""
+        x, shape = self._flat(values)
+        atol_ = self._atol(x, shape, atol, decimals)
+        ranks, status = self._rank_values(x, rtol, atol_)
+        status = status.astype(np.int8)
+        status[np.isnan(x)] = NOT_A_NUMBER
+        found = status == FOUND
+        matched = np.full(x.shape, np.nan)
+        if found.any():
+            matched[found] = self.values_of_ranks(ranks[found])
+        tol = np.broadcast_to(atol_, x.shape) + rtol * np.abs(np.where(np.isfinite(x), x, 0.0))
+        messages = {int(i): self._rejection(float(x[i]), int(status[i]), int(ranks[i]), float(tol[i]))
+                    for i in np.flatnonzero(~found)}
+        return Lookup(values=x.reshape(shape), ranks=np.where(found, ranks, 0).reshape(shape),
+                      status=status.reshape(shape), matched=matched.reshape(shape), messages=messages)
+
+    @staticmethod
+    def _flat(values) -> tuple[np.ndarray, tuple[int, ...]]:
+        x = np.asarray(values, dtype=np.float64)
+        return x.reshape(-1), x.shape
+
+    def _atol(self, x: np.ndarray, shape: tuple[int, ...], atol: float | None, decimals) -> float | np.ndarray:
+        """The absolute tolerance: ``atol`` (default: the table's), widened per value to half
+        a unit of its last decimal when ``decimals`` is given."""
+        base = self._default_atol() if atol is None else float(atol)
+        if decimals is None:
+            return base
+        d = np.broadcast_to(np.asarray(decimals, dtype=np.float64), shape).reshape(-1)
+        with np.errstate(over="ignore"):
+            half = 0.5 * 10.0 ** -d * (1 + 1e-9)       # inclusive, whatever the float rounding of x
+        return np.fmax(base, half)                      # NaN decimals: not rounded
+
+    def _rejection(self, x: float, status: int, rank: int, tol: float) -> str:
+        """Why ``x`` has no rank (one line naming the value; ``rank`` is the nearest distinct
+        value's when ``x`` is ambiguous)."""
+        if np.isnan(x):
+            return f"{x!r} is not a value of {self._label()} (NaN)"
+        if np.isinf(x):
+            return f"{x!r} is not a value of {self._label()}"
+        if status == AMBIGUOUS:
+            q = np.array([rank - 1, rank, rank + 1])
+            q = q[(q >= 1) & (q <= self.k)]
+            near = self.values_of_ranks(q)
+            order = np.argsort(np.abs(near - x), kind="stable")[:2]
+            a, b = sorted(float(v) for v in near[order])
+            return (f"{x!r} is ambiguous for {self._label()}: the distinct values {a!r} and {b!r} lie within its "
+                    f"tolerance ({tol:.3g}); give more decimals, or rank the judged runs instead (rank_runs), "
+                    f"which is exact")
+        return f"{x!r} is not a value of {self._label()} (no distinct value within {tol:.3g})"
+
     @abc.abstractmethod
-    def _rank_values(self, x: np.ndarray, rtol: float, atol: float | None) -> tuple[np.ndarray, np.ndarray]:
+    def _default_atol(self) -> float:
+        """The default absolute tolerance of value lookups: twice the float error of the
+        table's values, in value units (0 when they are exact)."""
+
+    @abc.abstractmethod
+    def _rank_values(self, x: np.ndarray, rtol: float, atol: float | np.ndarray | None
+                     ) -> tuple[np.ndarray, np.ndarray]:
         """(ranks, status) of the raw values ``x`` (float64 (m,)): status 0 found, 1 not a
-        value (NaN and infinities included), 2 ambiguous within the tolerance."""
+        value (NaN and infinities included), 2 ambiguous within the tolerance ``atol +
+        rtol * |x|`` (``atol``: a number or one per value; None: :meth:`_default_atol`),
+        the rank then being the nearest distinct value's."""
+
+    def values_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
+        """The distinct values (float64) of unq ranks ``ranks`` (in 1..K)."""
+        q = self._check_ranks(ranks)
+        return self.values[q - 1].reshape(np.shape(ranks))
 
     def rank_runs(self, runs: ArrayLike) -> np.ndarray:
         """1-based unq ranks of judged runs, given as an (n_runs, N) array of relevance
