@@ -26,7 +26,7 @@ from irscale.scales.runs.qrels import Qrels
 from irscale.scales.runs.run_files import Run
 from irscale.scales.tables import build as build_module
 from irscale.scales.tables.build import build_tables
-from irscale.scales.tables.estimate import estimate
+from irscale.scales.tables.estimate import Estimate, estimate
 from irscale.store import fill
 from irscale.store.format import table_path
 from irscale.store.writer import commit
@@ -152,6 +152,14 @@ def test_estimates_are_close_to_the_build(name):
     assert guess.checkpoints >= guess.stored
 
 
+def test_only_long_or_big_builds_are_announced():
+    guesses = {name: estimate(parse_measure(name), None, workers=2)
+               for name in ("AP@30", "P@30", "RBP(p=0.3)@30", "DCG(b=2)@16")}
+    assert [name for name, g in guesses.items() if g.heavy] == ["AP@30"]
+    assert guesses["RBP(p=0.3)@30"].memory == guesses["RBP(p=0.3)@30"].stored == 0   # implicit: nothing held
+    assert guesses["P@30"].entries < 100 and guesses["AP@30"].stored > 1e9
+
+
 def test_in_memory_scale_refuses_what_cannot_fit(monkeypatch):
     monkeypatch.setattr(build_module, "available_memory", lambda: 10 << 20)
     build_module._TABLES.clear()
@@ -184,7 +192,7 @@ def test_store_build_refuses_what_cannot_fit_on_disk(tmp_path, monkeypatch):
 
 
 def test_cli_build_prints_estimates_of_heavy_tables(tmp_path, monkeypatch):
-    monkeypatch.setattr("irscale.scales.tables.estimate.QUIET_RUNS", 1 << 10)
+    monkeypatch.setattr(Estimate, "heavy", property(lambda self: True))
     r = CliRunner().invoke(cli, ["build", "--measures", "AP@12", "--out", str(tmp_path / "t.h5")])
     assert r.exit_code == 0, r.output
     assert re.search(r"AP@12: 4\.1e\+03 runs, about .* entries; about \d+ s with 1 worker", r.output)

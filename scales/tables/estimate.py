@@ -24,7 +24,7 @@ PROBE_RUNS = 1 << 14
 #: Bytes of memory per entry while a table is built in memory: bucket parts, their
 #: concatenation and the block index (measured: DCG(b=2)@28 in memory, 3.6 GB).
 MEMORY_PER_ENTRY = 4
-#: Tables below this many runs are not worth an estimate (they build in about a second).
+#: In-memory builds below this many runs are not estimated (they take about a second).
 QUIET_RUNS = 1 << 22
 
 
@@ -48,8 +48,9 @@ class Estimate:
 
     @property
     def heavy(self) -> bool:
-        """Whether the build is worth announcing (millions of runs)."""
-        return self.runs >= QUIET_RUNS
+        """Whether the build is worth announcing (about ten seconds or more, or a gigabyte
+        of disk)."""
+        return self.seconds >= 10 or self.stored + self.checkpoints >= 1e9
 
     def describe(self, in_memory: bool = False) -> str:
         """One line, e.g. ``AP@30: 1.07e+09 runs, about 5.8e+08 entries; about 5 min with 2
@@ -117,7 +118,7 @@ def estimate(measure: Measure, table_rb: tuple[int, ...] | None = None, workers:
     seconds = (layout.seconds_per_run * runs + layout.seconds_per_entry * entries) / max(1, workers)
     stored = int(entries * per_entry)
     return Estimate(str(measure) + ("" if table_rb is None else f" {table_rb}"), runs, entries, seconds,
-                    max(1, workers), int(entries * max(per_entry, 4.0) * MEMORY_PER_ENTRY), stored,
+                    max(1, workers), int(entries * per_entry * MEMORY_PER_ENTRY), stored,
                     int(stored * 1.4) if stored else 0)
 
 
