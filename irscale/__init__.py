@@ -19,12 +19,15 @@ import importlib
 from irscale.errors import (
     BuildTooLargeError,
     CertificationError,
+    CorruptStoreError,
+    DiskFullError,
     IrscaleError,
     IrscaleWarning,
     MeasureError,
     OutputError,
     RecallBaseError,
     RunError,
+    StoreBusyError,
     StoreError,
     TableNotFoundError,
     TrecFormatError,
@@ -56,7 +59,7 @@ _API = {
 
 __all__ = [*_API, "IrscaleWarning", "TrecFormatError", "OutputError", "IrscaleError", "MeasureError",
            "RecallBaseError", "RunError", "BuildTooLargeError", "StoreError", "TableNotFoundError",
-           "ValueNotInScaleError", "CertificationError"]
+           "ValueNotInScaleError", "CertificationError", "StoreBusyError", "CorruptStoreError", "DiskFullError"]
 
 
 def __getattr__(name: str):

@@ -50,6 +50,19 @@ class StoreError(IrscaleError):
     """A table file is missing, unreadable, foreign, incomplete or corrupt."""
 
 
+class StoreBusyError(StoreError):
+    """Another process is writing the store (its lock file names the process)."""
+
+
+class CorruptStoreError(StoreError):
+    """A stored table fails validation or its checksum (the message names the table)."""
+
+
+class DiskFullError(StoreError):
+    """The disk (or a file-size limit) ran out while writing; the message says where.
+    Tables committed before stay intact and no temporary file is left."""
+
+
 class TableNotFoundError(StoreError, KeyError):
     """The store does not hold the requested table."""
 
