@@ -4,10 +4,18 @@ threads) or a dask.distributed cluster through joblib's dask backend.
 :class:`Fanout` is the one setting both enumerators take (``n_jobs`` as joblib counts
 them, the backend); :func:`dask_client` connects to (or starts) the cluster the dask
 backend runs on.
+
+Local worker processes (loky) end with the process that started them, however it ends
+(SIGKILL included): each runs :func:`watch_parent` as its initializer, a thread that
+ends the worker within about :data:`WATCH_SECONDS` of its parent's death (once the
+worker's current numba kernel call, which holds the GIL, returns). Without it, loky
+workers of a killed build stay alive, idle, holding their memory.
 """
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -20,6 +28,28 @@ if TYPE_CHECKING:
     from distributed import Client
 
 BACKENDS = ("loky", "threading", "dask")
+
+#: Seconds between two checks of a worker that its parent is alive.
+WATCH_SECONDS = 0.5
+
+
+def watch_parent(parent: int) -> None:
+    """Worker initializer: end this process when the process ``parent`` that started it
+    is gone (its parent process id changes: the worker was handed to init or a subreaper).
+
+    A daemon thread polls :func:`os.getppid`; ``prctl(PR_SET_PDEATHSIG)`` is not used
+    because Linux sends that signal when the *thread* that forked the worker ends, and
+    loky forks workers from its manager thread too."""
+    if os.getppid() != parent:
+        os._exit(1)
+    threading.Thread(target=_watch, args=(parent,), name="irscale-watch-parent", daemon=True).start()
+
+
+def _watch(parent: int) -> None:
+    while True:
+        time.sleep(WATCH_SECONDS)
+        if os.getppid() != parent:
+            os._exit(1)
 
 
 @dataclass(frozen=True)
@@ -52,7 +82,12 @@ class Fanout:
         Runs in-process when there is one worker or at most one item."""
         if self.n_jobs == 1 or n_items <= 1:
             return (fn(*item) for item in items)
-        cfg = {"backend": self.backend} if self.backend else {}
+        if self.backend in (None, "loky"):
+            # workers of the reusable executor end with this process (the executor is
+            # reused as long as the initializer and its argument are the same)
+            cfg = {"backend": "loky", "initializer": watch_parent, "initargs": (os.getpid(),)}
+        else:
+            cfg = {"backend": self.backend}
         with parallel_config(**cfg):
             return Parallel(n_jobs=self.n_jobs, return_as="generator" if ordered else "generator_unordered")(
                 delayed(fn)(*item) for item in items)

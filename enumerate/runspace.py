@@ -144,12 +144,12 @@ def _first_bad_listed_run(runs: list, levels: int, n: int | None, label: str) ->
     integer degrees 0..levels-1."""
     for i, run in enumerate(runs):
         if not isinstance(run, (list, tuple, np.ndarray)):
-            raise RunError(f"runs[{i}] must be a list of {n or 'N'} relevance degrees, got {_short(run)}")
+            raise RunError(f"runs[{i}] must be a list of {n or 'N'} relevance degrees, got {short_repr(run)}")
         if n is not None and len(run) != n:
             raise RunError(f"runs[{i}] has length {len(run)}; runs of {label} have length N = {n}")
         for k, degree in enumerate(run):
-            if isinstance(degree, (bool, np.bool_)) or not isinstance(degree, (int, np.integer)):
-                raise RunError(f"runs[{i}][{k}]: relevance degrees must be integers, got {_short(degree)}")
+            if not _is_integer(degree):
+                raise RunError(f"runs[{i}][{k}]: relevance degrees must be integers, got {short_repr(degree)}")
             if not 0 <= degree < levels:
                 raise RunError(f"runs[{i}]: relevance degree {degree} at rank {k + 1} is outside "
                                f"REL = {{0..{levels - 1}}}")
@@ -157,9 +157,49 @@ def _first_bad_listed_run(runs: list, levels: int, n: int | None, label: str) ->
         raise RunError("runs must all have the same length")
 
 
-def _short(value) -> str:
-    text = repr(value)
+def _is_integer(value) -> bool:
+    """Whether a list item is an integer (booleans are not)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def short_repr(value: object) -> str:
+    """``repr`` of a value given by a user, numpy scalars as plain Python values, cut at 40
+    characters (for error messages)."""
+    text = repr(value.item() if isinstance(value, np.generic) else value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def degree_array(arr: np.ndarray, levels: int, pad: int | None = None, check_range: bool = True) -> np.ndarray:
+    """A 2-D array of relevance degrees given by a user, checked and returned as int64.
+
+    Every item must be an integer: integer dtypes, floats holding integers (not NaN), or
+    objects that are integers; booleans, strings, other floats and anything else raise
+    :class:`~irscale.errors.RunError` naming the first such item (``runs[i][k]``). With
+    ``check_range``, items must also be degrees 0..levels-1 (or ``pad``, the padding of
+    truncated rankings, when given), else the first one outside REL is named."""
+    if arr.dtype.kind not in "iuf":          # booleans, strings, objects, complex numbers, ...
+        for (i, k), degree in np.ndenumerate(arr):
+            if not _is_integer(degree):
+                raise RunError(f"runs[{i}][{k}]: relevance degrees must be integers, got {short_repr(degree)}")
+        if arr.dtype.kind != "O":             # no item at all
+            return np.zeros(arr.shape, np.int64)
+    elif arr.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            i, k = np.argwhere(bad)[0]
+            raise RunError(f"runs[{i}][{k}]: relevance degrees must be integers, got {short_repr(arr[i, k])}")
+    if check_range:
+        inside = np.asarray((arr >= 0) & (arr < levels), dtype=bool)
+        if pad is not None:
+            inside |= np.asarray(arr == pad, dtype=bool)
+        if not inside.all():
+            i, k = np.argwhere(~inside)[0]
+            raise RunError(f"runs[{i}]: relevance degree {arr[i, k]} at rank {k + 1} is outside REL = "
+                           f"{{0..{levels - 1}}}")
+    elif arr.dtype.kind in "uO":              # values beyond int64 become the largest int64
+        arr = np.minimum(arr, np.iinfo(np.int64).max)
+    return arr.astype(np.int64)
 
 
 def validate_runs(runs: ArrayLike, levels: int, n: int | None, label: str = "this measure") -> np.ndarray:
@@ -167,8 +207,9 @@ def validate_runs(runs: ArrayLike, levels: int, n: int | None, label: str = "thi
 
     Accepts one run (a sequence of n degrees), a list of runs, or an (m, n) array-like
     (any length when ``n`` is None). Raises :class:`~irscale.errors.RunError` naming the
-    first bad run (``runs[i]``) for wrong lengths, non-integers (booleans included, in
-    lists) or degrees outside {0, ..., levels-1}; ``label`` names the measure in messages.
+    first bad run (``runs[i]``) for wrong lengths or shapes, items that are not integers
+    (booleans, strings and non-integral floats; floats holding integers are accepted in
+    arrays) or degrees outside {0, ..., levels-1}; ``label`` names the measure in messages.
     """
     if isinstance(runs, (list, tuple)):
         if runs and not isinstance(runs[0], (list, tuple, np.ndarray)) and \
@@ -180,25 +221,15 @@ def validate_runs(runs: ArrayLike, levels: int, n: int | None, label: str = "thi
         return np.ascontiguousarray(np.array(runs, dtype=np.int64), dtype=np.uint8)
     try:
         arr = np.asarray(runs)
-    except ValueError:
+    except (ValueError, TypeError, OverflowError):
         raise RunError("runs must be a rectangular array of relevance degrees") from None
     if arr.ndim == 1 and arr.size == 0:   # no run at all
         return np.zeros((0, n or 0), dtype=np.uint8)
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:
-        raise RunError(f"runs must be an (n_runs, {n or 'N'}) array of relevance degrees, got shape {arr.shape}")
+        raise RunError(f"runs must be an (n_runs, {n or 'N'}) array of relevance degrees, got "
+                       + (f"shape {arr.shape}" if arr.ndim else short_repr(runs)))
     if n is not None and arr.shape[1] != n:
         raise RunError(f"runs must have length N = {n}, got length {arr.shape[1]}")
-    if arr.size and arr.dtype.kind not in "iub":
-        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-            arr = arr.astype(np.int64)
-        else:
-            raise RunError("relevance degrees must be integers")
-    arr = arr.astype(np.int64)
-    bad = (arr < 0) | (arr >= levels)
-    if bad.any():
-        i, k = np.argwhere(bad)[0]
-        raise RunError(f"runs[{i}]: relevance degree {arr[i, k]} at rank {k + 1} is outside REL = "
-                       f"{{0..{levels - 1}}}")
-    return np.ascontiguousarray(arr, dtype=np.uint8)
+    return np.ascontiguousarray(degree_array(arr, levels), dtype=np.uint8)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from irscale.enumerate.runspace import degree_array, short_repr
 from irscale.errors import RunError
 
 if TYPE_CHECKING:
@@ -40,14 +41,19 @@ def validate_rankings(runs: ArrayLike, levels: int, lengths: ArrayLike | None = 
     after its end (or with explicit ``lengths``, then padding cells may hold anything);
     returns (grades int64 with padding cells set to 0, mask of the cells inside each
     ranking). Raises :class:`~irscale.errors.RunError` for padding inside a ranking,
-    grades outside {0..levels-1}, wrong shapes or lengths (``n``: the required N)."""
-    arr = np.asarray(runs)
+    grades outside {0..levels-1}, items that are not integers (booleans, strings,
+    non-integral floats; floats holding integers are accepted), wrong shapes or lengths
+    (``n``: the required N)."""
+    try:
+        arr = np.asarray(runs)
+    except (ValueError, TypeError, OverflowError):
+        raise RunError(f"rankings must be an (n_runs, {n or 'N'}) integer array padded with {PAD}") from None
     if arr.ndim == 1:
         arr = arr[None, :]
-    if arr.ndim != 2 or (arr.size and arr.dtype.kind not in "iu") or (n is not None and arr.shape[1] != n):
+    if arr.ndim != 2 or (n is not None and arr.shape[1] != n):
         raise RunError(f"rankings must be an (n_runs, {n or 'N'}) integer array padded with {PAD}, got shape "
-                       f"{arr.shape} and dtype {arr.dtype}")
-    arr = arr.astype(np.int64)
+                       f"{arr.shape}")
+    arr = degree_array(arr, levels, pad=PAD, check_range=lengths is None)
     cols = np.arange(arr.shape[1])
     if lengths is None:
         valid = arr != PAD
@@ -100,11 +106,13 @@ def truncated_ranking_chunks(levels: int, n: int, chunk: int = 1 << 18) -> Itera
         yield truncated_rankings_of_ids(np.arange(start, min(total, start + chunk)), levels, n)
 
 
-def pad_rankings(runs: ArrayLike, n: int, what: str = "rankings") -> ArrayLike:
+def pad_rankings(runs: ArrayLike, n: int, what: str = "rankings", levels: int | None = None) -> ArrayLike:
     """Rankings given as Python lists of their own lengths (one ranking, or a list of
-    them) padded with -1 to length n; arrays are returned as they are. Raises
-    :class:`~irscale.errors.RunError` for a ranking longer than n or items that are not
-    lists of grades."""
+    them) padded with -1 to length n; arrays are returned as they are (their padding is
+    checked by :func:`validate_rankings`). Raises :class:`~irscale.errors.RunError` for a
+    ranking longer than n or items that are not lists of integer grades; with ``levels``,
+    for grades outside REL = {0..levels-1} (-1 included: in a list, a ranking ends where
+    the list ends)."""
     if isinstance(runs, (list, tuple)) and (not runs or not isinstance(runs[0], (list, tuple, np.ndarray))):
         runs = [runs]
     if not isinstance(runs, (list, tuple)):
@@ -112,12 +120,16 @@ def pad_rankings(runs: ArrayLike, n: int, what: str = "rankings") -> ArrayLike:
     out = []
     for i, r in enumerate(runs):
         if not isinstance(r, (list, tuple, np.ndarray)):
-            raise RunError(f"runs[{i}] must be a list of grades, got {str(r)[:40]}")
+            raise RunError(f"runs[{i}] must be a list of grades, got {short_repr(r)}")
         if len(r) > n:
             raise RunError(f"runs[{i}] has {len(r)} documents; {what} have at most N = {n}")
-        if any(isinstance(g, bool) or not isinstance(g, (int, np.integer)) for g in r):
-            raise RunError(f"runs[{i}]: grades must be integers")
-        if any(int(g) < 0 for g in r):
-            raise RunError(f"runs[{i}]: grades must be >= 0 (a ranking ends where its list ends)")
+        for k, g in enumerate(r):
+            if isinstance(g, (bool, np.bool_)) or not isinstance(g, (int, np.integer)):
+                raise RunError(f"runs[{i}][{k}]: grades must be integers, got {short_repr(g)}")
+            if levels is not None and not 0 <= g < levels:
+                raise RunError(f"runs[{i}]: relevance degree {g} at rank {k + 1} is outside REL = "
+                               f"{{0..{levels - 1}}} (a ranking ends where its list ends)")
+            if g < 0:
+                raise RunError(f"runs[{i}]: grades must be >= 0 (a ranking ends where its list ends)")
         out.append(list(r) + [PAD] * (n - len(r)))
     return out

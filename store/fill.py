@@ -1,25 +1,31 @@
 """build_store: build the tables a store lacks and commit each to the file atomically,
-resumably (checkpoints of unfinished tables live next to the store)."""
+resumably (checkpoints of unfinished tables live next to the store), one writer at a
+time (the store's lock file, :mod:`irscale.store.lock`), with a full disk or a file-size
+limit reported as :class:`~irscale.errors.DiskFullError` and no temporary file left."""
 from __future__ import annotations
 
+import contextlib
 import os
+import resource
 import shutil
+import signal
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from irscale.enumerate.fanout import Fanout, dask_client
-from irscale.enumerate.split import checkpoint_status
-from irscale.errors import BuildTooLargeError, StoreError
+from irscale.enumerate.split import checkpoint_status, disk_error, remove_partial
+from irscale.errors import BuildTooLargeError, DiskFullError, StoreError
 from irscale.scales.measures.measure import Measure, RecallBaseRequest
 from irscale.scales.measures.parse import parse_measures
 from irscale.scales.tables.build import BuildOptions, build_tables, table_requests
 from irscale.scales.tables.entry_build import safe_name
 from irscale.scales.tables.estimate import Estimate, duration, estimate, size
 from irscale.store.format import table_name
+from irscale.store.lock import StoreLock
 from irscale.store.reader import Store
-from irscale.store.writer import commit
+from irscale.store.writer import commit, commit_size
 
 #: Builds estimated below this many bytes of tables and checkpoints skip the disk check.
 SMALL_BUILD_BYTES = 64 << 20
@@ -34,8 +40,8 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
                 rbs: RecallBaseRequest | dict[str, RecallBaseRequest] = "all", n_jobs: int = 1,
                 progress: bool = False, rebuild: bool = False, method: str = "auto", backend: str | None = None,
                 scheduler: str | None = None, bucket_items: int | None = None,
-                rb_counts: tuple[int, ...] | list[tuple[int, ...]] | dict[str, list[tuple[int, ...]]] | None = None
-                ) -> Store:
+                rb_counts: tuple[int, ...] | list[tuple[int, ...]] | dict[str, list[tuple[int, ...]]] | None = None,
+                wait: float | None = None) -> Store:
     """Build the tables of ``measures`` (names or Measure objects; a comma-separated
     string works too) into the store at ``path``.
 
@@ -53,9 +59,30 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     (``.NAME.build/``), so running the same call again after a crash or kill continues
     from the last finished bucket and gives bit-identical tables.
 
+    **One writer at a time.** A build that has tables to write holds the store's lock
+    (``.NAME.lock`` next to it, :mod:`irscale.store.lock`) from start to end, checkpoints
+    included. A second build of the same store waits for it: it prints once on stderr
+    "waiting for PID N on HOST to finish writing NAME ...", then, holding the lock, looks
+    at the store again and builds only the tables still missing, so every table of both
+    builds ends up in the store (two identical builds: the second finds its tables built
+    and returns). ``wait``: seconds to wait at most (None, the default: as long as it
+    takes; 0: not at all), after which :class:`~irscale.errors.StoreBusyError` names the
+    holder. The kernel releases the lock of a killed build, so a lock file left behind
+    never blocks the next build. Readers never wait: they see the old store or the new.
+
+    **Disk full.** When the disk fills up or a file-size limit (``ulimit -f``) is reached
+    anywhere in a build (the new copy of the store, a checkpoint), the build stops with
+    :class:`~irscale.errors.DiskFullError` ("disk full while writing PATH (N GB free on
+    FOLDER)" or "file size limit reached writing PATH"), leaves no temporary file, keeps
+    the tables committed before and the finished checkpoints (free some space and run
+    the same build again to resume). Before each commit the free space and the size limit
+    are checked against the new file's size, so a commit that cannot fit is refused before
+    it starts writing.
+
     ``backend``: joblib backend for the workers (``"loky"`` processes by default,
     ``"threading"``, or ``"dask"`` to run on a dask.distributed cluster whose scheduler
-    address is ``scheduler``; without an address a local cluster is started).
+    address is ``scheduler``; without an address a local cluster is started). Local worker
+    processes end when the building process dies, however it dies.
     ``bucket_items``: work-unit size of the split enumerator (pairs per bucket).
     """
     path = Path(path)
@@ -65,14 +92,50 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
         given = rb_counts.get(str(m)) if isinstance(rb_counts, dict) else rb_counts
         asked = rbs.get(str(m), "all") if isinstance(rbs, dict) else rbs
         requests[str(m)] = given if m.per_grade_rb and given is not None else asked
-    wanted = table_requests(ms, requests)
-    existing = Store(path) if path.exists() else None
-    if existing is not None and not rebuild:
-        wanted = {m: [t for t in ts if not existing.has(m, t)] for m, ts in wanted.items()}
-    todo = [m for m in ms if wanted[m]]
-    wd = workdir_for(path)
-    if todo and not path.parent.is_dir():
+    requested = table_requests(ms, requests)
+    wanted = _missing(path, requested, rebuild)
+    if not any(wanted.values()):
+        return Store(path)
+    if not path.parent.is_dir():
         raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
+    with StoreLock(path, wait=wait), _writes_fail_with_efbig():
+        if not rebuild:   # the build we may have waited for has written some of them
+            wanted = _missing(path, requested, rebuild)
+        _build(path, ms, wanted, n_jobs, progress, method, backend, scheduler, bucket_items)
+    return Store(path)
+
+
+def _missing(path: Path, requested: dict, rebuild: bool) -> dict:
+    """The requested tables that the store lacks (all of them with ``rebuild``)."""
+    if rebuild or not path.exists():
+        return dict(requested)
+    existing = Store(path)
+    return {m: [t for t in ts if not existing.has(m, t)] for m, ts in requested.items()}
+
+
+@contextlib.contextmanager
+def _writes_fail_with_efbig() -> Iterator[None]:
+    """Ignore SIGXFSZ while building, so that a write beyond the file-size limit fails with
+    EFBIG (reported as DiskFullError) instead of killing the process with a core dump.
+    CPython ignores it already; an embedding program may not. Main thread only."""
+    try:
+        before = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    except (ValueError, AttributeError, OSError):   # not the main thread, or no SIGXFSZ
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGXFSZ, before)
+
+
+def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: bool, method: str,
+           backend: str | None, scheduler: str | None, bucket_items: int | None) -> None:
+    """Build and commit the ``wanted`` tables (the caller holds the store's lock)."""
+    todo = [m for m in ms if wanted[m]]
+    if not todo:
+        return
+    wd = workdir_for(path)
     fanout = Fanout(n_jobs, backend)
     # estimates first: they refuse what cannot fit on disk, and their small probe builds
     # compile the kernels, so that compile time is not counted as the first table's
@@ -82,7 +145,7 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
         announce(plans, wd)
     before = {str(m): status.seconds for m in todo
               if (status := checkpoint_status(wd / safe_name(str(m)))) is not None}
-    client = dask_client(scheduler, n_jobs) if backend == "dask" and todo else None
+    client = dask_client(scheduler, n_jobs) if backend == "dask" else None
     options = BuildOptions(fanout=fanout, method=method, progress=progress, workdir=wd,
                            bucket_items=bucket_items, concatenate=False)
     committed = 0
@@ -94,8 +157,8 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
             nonlocal committed
             if pending:
                 seconds = (time.perf_counter() - t0) / len(pending) + before.get(str(pending[0].measure), 0.0)
-                commit(path, pending, {table_name(str(t.measure), t.table_rb): seconds for t in pending},
-                       progress=progress)
+                commit_checked(path, pending, {table_name(str(t.measure), t.table_rb): seconds for t in pending},
+                               progress=progress)
                 committed += len(pending)
                 pending.clear()
 
@@ -111,7 +174,14 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
                     shutil.rmtree(sub, ignore_errors=True)
                 t0 = time.perf_counter()
         flush()
-    except OSError as e:  # work folder or checkpoint not writable, disk full
+    except DiskFullError as e:
+        _remove_partial_checkpoints(wd)
+        raise DiskFullError(f"{e}; {kept_message(path, wd, committed, str(e))}") from None
+    except OSError as e:  # work folder or checkpoint not writable
+        full = disk_error(e, e.filename or wd, path.parent)
+        if full is not None:
+            _remove_partial_checkpoints(wd)
+            raise DiskFullError(f"{full}; {kept_message(path, wd, committed, str(full))}") from None
         raise StoreError(f"cannot write {path} or its work folder {wd}: {e.strerror or e}; "
                          f"tables already in the store are unchanged") from None
     except KeyboardInterrupt:
@@ -121,7 +191,60 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
             client.close()
     if wd.exists() and not any(wd.iterdir()):
         wd.rmdir()
-    return Store(path)
+
+
+def _remove_partial_checkpoints(wd: Path) -> None:
+    """Half-written checkpoint files of workers stopped with the build (we hold the lock)."""
+    if wd.is_dir():
+        for sub in wd.iterdir():
+            remove_partial(sub)
+
+
+def check_room(path: Path, tables: list) -> None:
+    """Refuse (DiskFullError) a commit whose new file cannot fit on the disk or under the
+    process's file-size limit: HDF5 does not survive a failed write well (an exception
+    from the middle of the library, or a crash), so such a commit must not start."""
+    need = commit_size(path, tables)
+    tmp = temporary_path(path)
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if limit != resource.RLIM_INFINITY and need > limit:
+        raise DiskFullError(f"file size limit reached writing {tmp}: file too large (the new store takes about "
+                            f"{size(need)}, and this process may write files of at most {size(limit)}, ulimit -f)")
+    folder = Path(os.path.abspath(path)).parent
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return
+    if need > free:
+        raise DiskFullError(f"disk full while writing {tmp} ({size(free)} free on {folder}; the new copy of "
+                            f"the store needs about {size(need)})")
+
+
+def temporary_path(path: Path) -> Path:
+    """The temporary file a commit of this process writes next to the store."""
+    folder = path.parent if str(path.parent) else Path(".")
+    return folder / f".{path.name}.tmp-{os.getpid()}"
+
+
+def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool = False) -> None:
+    """:func:`~irscale.store.writer.commit` after :func:`check_room`, with a full disk or
+    a file-size limit met while writing reported as DiskFullError (the copy of the old
+    store, the HDF5 write: h5py raises RuntimeError or OSError) and no temporary file
+    left behind."""
+    check_room(path, tables)
+    tmp = temporary_path(path)
+    try:
+        commit(path, tables, build_seconds, progress=progress)
+    except (StoreError, OSError, RuntimeError) as e:
+        cause = e.__context__ if isinstance(e, StoreError) and e.__context__ is not None else e
+        full = disk_error(cause, tmp, path.parent)
+        tmp.unlink(missing_ok=True)
+        if full is not None:
+            raise full from None
+        raise
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def check_disk(path: Path, wd: Path, plans: list[Estimate]) -> None:
@@ -159,6 +282,17 @@ def announce(plans: list[Estimate], wd: Path) -> None:
               f"{size(sum(p.stored for p in plans))} in the store; checkpoints in {wd}", file=sys.stderr)
     elif heavy:
         print(f"irscale: checkpoints in {wd}; an interrupted build resumes when run again", file=sys.stderr)
+
+
+def kept_message(path: Path, wd: Path, committed: int, why: str = "") -> str:
+    """What a build stopped by a full disk (or a file-size limit, when ``why`` says so)
+    keeps, and how to go on."""
+    kept = f"{committed} table(s) committed to {path} by this run are kept" if committed else \
+        f"{path} is unchanged"
+    held = sum(f.stat().st_size for f in wd.rglob("*") if f.is_file()) if wd.exists() else 0
+    saved = f"; finished checkpoints in {wd} ({size(held)}) are kept" if held else ""
+    fix = "raise the file-size limit (ulimit -f)" if "file size limit" in why else "free some space"
+    return f"{kept}{saved}; {fix} and run the same build again to resume"
 
 
 def interrupted_message(path: Path, wd: Path, committed: int) -> str:

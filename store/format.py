@@ -1,8 +1,8 @@
-"""The HDF5 table format (version 3).
+"""The HDF5 table format (version 4; version-3 tables are read too).
 
 One file holds many tables::
 
-    /                   attrs: format="irscale-tables", format_version=3,
+    /                   attrs: format="irscale-tables", format_version=4,
                                generator="irscale", generator_version, created
     /tables/<name>      one group per table; <name> is the canonical measure name
                         (``AP@10``), followed for tables of one recall-base vector by it
@@ -14,14 +14,38 @@ Every table group has the attributes
     n_entries, n_runs, n_distinct, distinct_by_rb (JSON list, rb = 1..N; [] when the
     table has no strata), rb_counts (JSON list: the recall-base vector of the table, or
     null), implicit, tie_method, error_bound, min_gap, min_gap_exact, redecided,
-    generator_version, created, build_seconds, checksum (sha256 over the bytes of the
-    layout's checksummed datasets, in its order), complete (True, written last)
+    generator_version, created, build_seconds, format_version (4), digests, checksum,
+    complete (True, written last)
 
 and the datasets of its layout, which owns them (:mod:`irscale.scales.tables.layouts`):
-``entries`` (ids, counts, strata, index_raw, index_cum; :mod:`irscale.scales.tables.entries`),
+``entries`` (ids, counts, strata, index_raw, index_cum, and since version 4 block_sums;
+:mod:`irscale.scales.tables.entries`, :mod:`irscale.scales.tables.entry_table`),
 ``implicit`` (none), ``fraction`` (num, den, counts; attr run_space) and ``formal``
 (keys, counts; attrs run_space, coords). Tables written before the ``layout`` attribute
 existed are ``entries`` tables, or ``implicit`` ones when their attr implicit is true.
+
+Checksums (version 4). ``digests`` is the JSON object ``{dataset: [dtype, shape,
+sha256]}`` of *every* dataset of the table (its bytes little-endian, in C order), and
+``checksum`` is the sha256 of :func:`canonical_attrs`: every attribute of the table but
+those that say when and by what it was written (:data:`UNCOVERED`: created,
+build_seconds, generator_version) and the checksum itself and ``complete``. So the
+checksum covers every dataset (through its digest, dtype and shape) and every attribute
+that decides an answer (n_entries, n_runs, n_distinct, distinct_by_rb, layout, measure,
+params, rel, n, rb_counts, implicit, tie_method, error_bound, index_blocks, ...), and a
+rebuild of the same table gives the same checksum. A reader checks the attributes
+against the checksum and the datasets' dtypes and shapes against ``digests`` whenever it
+opens a table (no data read); it recomputes the digests of tables of less than
+:data:`VERIFY_ON_OPEN_BYTES` and of everything but the entries (ids, counts, strata) of
+bigger ones on open, and of every dataset with ``irscale info --verify``. The entries of
+a big table are verified block by block as lookups read them: ``block_sums`` holds a sum
+per block of 1024 entries (:func:`irscale.scales.tables.lookup_kernels.add_block_sums`).
+
+Version-3 tables (no attr ``format_version``; files whose root says 3) are read as before:
+their ``checksum`` is the sha256 over the bytes of the layout's checksummed datasets in
+its order (ids, counts, strata / num, den, counts / keys, counts), which covers neither
+the block index nor the attributes; readers validate those structurally instead (and
+recompute the index of small tables). Writing into a version-3 file adds version-4
+tables and sets the root's format_version to 4; the version-3 tables in it stay as they are.
 
 Datasets are contiguous and uncompressed so that readers memory-map them and never read a
 table whole. A table counts as present only when ``complete`` is True. Files are only
@@ -31,9 +55,24 @@ interrupted write never changes a store.
 from __future__ import annotations
 
 import hashlib
+import json
+import math
+from collections.abc import Mapping
+
+import numpy as np
 
 FORMAT_NAME = "irscale-tables"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+#: Oldest format version this irscale reads.
+OLDEST_VERSION = 3
+#: Attributes the checksum of a version-4 table does not cover: when and by which version
+#: of irscale the table was written and how long it took (the checksum and ``complete``
+#: are left out too, being written after it).
+UNCOVERED = frozenset({"created", "build_seconds", "generator_version"})
+_NOT_HASHED = UNCOVERED | {"checksum", "complete"}
+#: Tables whose datasets take fewer bytes than this are verified whole (every digest
+#: recomputed) the first time a reader opens them.
+VERIFY_ON_OPEN_BYTES = 64 << 20
 
 
 def table_name(measure: str, table_rb: tuple | None = None) -> str:
@@ -50,5 +89,57 @@ def table_path(measure: str, table_rb: tuple | None = None) -> str:
 
 
 def new_checksum() -> hashlib._Hash:
-    """The hash of table checksums (sha256)."""
+    """The hash of table checksums and dataset digests (sha256)."""
     return hashlib.sha256()
+
+
+def _tagged(value: object) -> list:
+    """An attribute value with its type, in a form that JSON keeps exactly."""
+    if isinstance(value, bool):
+        return ["bool", value]
+    if isinstance(value, int):
+        return ["int", str(value)]
+    if isinstance(value, float):
+        return ["float", value.hex() if math.isfinite(value) else repr(value)]
+    if isinstance(value, str):
+        return ["str", value]
+    return [type(value).__name__, repr(value)]
+
+
+def canonical_attrs(attrs: dict) -> bytes:
+    """The bytes the checksum of a version-4 table is the sha256 of: every attribute but
+    :data:`UNCOVERED`, ``checksum`` and ``complete``, sorted by name, each with its type
+    (attributes as decoded by the reader: str, int, float, bool)."""
+    items = [[k, *_tagged(attrs[k])] for k in sorted(attrs) if k not in _NOT_HASHED]
+    return json.dumps(items, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def table_checksum(attrs: dict) -> str:
+    """The checksum of a version-4 table from its (decoded) attributes."""
+    h = new_checksum()
+    h.update(b"irscale-table-v4\0")
+    h.update(canonical_attrs(attrs))
+    return h.hexdigest()
+
+
+def decode_attrs(attrs: Mapping) -> dict:
+    """HDF5 attributes as Python values (bytes decoded, numpy scalars as Python scalars);
+    raises ValueError (UnicodeDecodeError) or OSError for damaged ones."""
+    out = {}
+    for k, v in attrs.items():
+        if isinstance(v, bytes):
+            v = v.decode()
+        elif isinstance(v, np.generic):
+            v = v.item()
+        out[k] = v
+    return out
+
+
+def digest_entry(dtype: np.dtype, shape: tuple, hexdigest: str) -> list:
+    """What ``digests`` records of one dataset: [dtype, shape, sha256]."""
+    return [np.dtype(dtype).str, [int(s) for s in shape], hexdigest]
+
+
+def little_endian_bytes(arr: np.ndarray) -> bytes:
+    """The bytes a digest covers: the array little-endian, in C order."""
+    return np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()

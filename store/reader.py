@@ -1,5 +1,17 @@
 """Reading a store: file checks, table listing, tables read by their layouts (lazily:
-memory-mapped where the layout maps its datasets) and their scales."""
+memory-mapped where the layout maps its datasets) and their scales.
+
+Every table is validated when it is first opened, before any lookup kernel sees it
+(:meth:`Store.table`): a version-4 table's attributes against its checksum and its
+datasets' dtypes and shapes against its digests; then its layout's checks (``validate``:
+attributes against the measure and each other, shapes, the block index); tables of less
+than :data:`~irscale.store.format.VERIFY_ON_OPEN_BYTES`, and held ones (read whole
+anyway), are verified whole (digests or the version-3 checksum, and the layout's deep
+checks); of bigger version-4 tables the digests of everything but the entry arrays (the
+block index). Damage of any kind, HDF5 structures included, raises
+:class:`~irscale.errors.CorruptStoreError` naming the table (or the file when no table
+can be named) and the command that rebuilds it, never another exception.
+"""
 from __future__ import annotations
 
 import json
@@ -11,13 +23,26 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from irscale.errors import StoreError, TableNotFoundError
+from irscale.errors import CorruptStoreError, IrscaleError, StoreError, TableNotFoundError
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.layouts import stored_layout
 from irscale.scales.tables.scale import Scale, Table
-from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, new_checksum, table_name, table_path
+from irscale.store.format import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    OLDEST_VERSION,
+    VERIFY_ON_OPEN_BYTES,
+    decode_attrs,
+    new_checksum,
+    table_checksum,
+    table_name,
+    table_path,
+)
+
+#: What h5py and numpy raise on damaged HDF5 structures, attributes or datasets.
+DAMAGE = (OSError, KeyError, ValueError, TypeError, RuntimeError, IndexError, OverflowError, AttributeError)
 
 
 def check_file(path: str | os.PathLike) -> None:
@@ -36,28 +61,26 @@ def check_file(path: str | os.PathLike) -> None:
         with h5py.File(path, "r") as f:
             fmt = f.attrs.get("format")
             ver = f.attrs.get("format_version")
-    except OSError as e:
-        raise StoreError(f"{path}: cannot read HDF5 file ({e})") from None
-    if isinstance(fmt, bytes):
-        fmt = fmt.decode()
+        if isinstance(fmt, bytes):
+            fmt = fmt.decode()
+        ver = None if ver is None else int(ver)
+    except DAMAGE as e:
+        raise CorruptStoreError(f"{path}: cannot read HDF5 file ({_reason(e)}); the file is damaged") from None
     if fmt != FORMAT_NAME:
         raise StoreError(f"{path} is an HDF5 file but not an irscale table file")
-    if ver is None or int(ver) > FORMAT_VERSION:
+    if ver is None or ver > FORMAT_VERSION:
         raise StoreError(f"{path} uses table format version {ver}, newer than this irscale knows "
                          f"({FORMAT_VERSION}); upgrade irscale")
-    if int(ver) < FORMAT_VERSION:
+    if ver < OLDEST_VERSION:
         raise StoreError(f"{path} uses the old table format version {ver}; rebuild it with 'irscale build'")
 
 
+def _reason(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+
+
 def _attrs(g) -> dict:
-    out = {}
-    for k, v in g.attrs.items():
-        if isinstance(v, bytes):
-            v = v.decode()
-        elif isinstance(v, np.generic):
-            v = v.item()
-        out[k] = v
-    return out
+    return decode_attrs(g.attrs)
 
 
 def _mapped(path: Path, ds, random_access: bool = True) -> np.ndarray:
@@ -78,7 +101,8 @@ def _mapped(path: Path, ds, random_access: bool = True) -> np.ndarray:
 
 class Store:
     """A table file opened for reading. Tables are memory-mapped on first use: opening a
-    store and answering a lookup reads only the parts of a table the lookup touches.
+    store and answering a lookup reads only the parts of a table the lookup touches
+    (tables are validated when first opened: see the module docstring).
 
     >>> store = open_store("tables.h5")                # doctest: +SKIP
     >>> store.scale("AP@10", rb=5).rank([0.5])        # doctest: +SKIP
@@ -87,36 +111,75 @@ class Store:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         check_file(self.path)
-        with h5py.File(self.path, "r") as f:
-            self.attrs = _attrs(f)
+        try:
+            with h5py.File(self.path, "r") as f:
+                self.attrs = _attrs(f)
+        except DAMAGE as e:
+            raise CorruptStoreError(f"{self.path}: cannot read HDF5 file ({_reason(e)}); the file is damaged") from None
         self._cache: dict = {}
 
     def __repr__(self) -> str:
         return f"<Store {self.path}: {len(self.tables())} tables>"
 
-    def tables(self) -> list[dict]:
-        """Metadata of every complete table, sorted by measure name."""
-        out = []
-        with h5py.File(self.path, "r") as f:
-            if "tables" not in f:
-                return out
-            for _name, g in f["tables"].items():
-                a = _attrs(g)
-                if a.get("complete"):
-                    a["path"] = g.name
-                    counts = json.loads(a.get("rb_counts", "null"))
-                    a["rb_counts"] = None if counts is None else tuple(counts)
-                    a["name"] = table_name(a["measure"], a["rb_counts"])
-                    out.append(a)
-        return sorted(out, key=lambda a: (a["measure"], a["rb_counts"] or ()))
+    def tables(self, skip_damaged: bool = False) -> list[dict]:
+        """Metadata of every complete table, sorted by measure name. A table whose
+        metadata are damaged raises CorruptStoreError naming it (``skip_damaged``: is left
+        out; :meth:`verify_each` reports it)."""
+        out, _, damaged = self._listing()
+        if damaged and not skip_damaged:
+            name, problem = damaged[0]
+            raise CorruptStoreError(f"{self.path}: table {name} is corrupt ({problem}); rebuild it with: "
+                                    f"{self._rebuild_by_name(name)}")
+        return out
+
+    def _listing(self) -> tuple[list[dict], list[str], list[tuple[str, str]]]:
+        """(metadata of the complete tables, names of the groups not marked complete,
+        (name, problem) of the groups whose metadata are damaged)."""
+        out, incomplete, damaged = [], [], []
+        try:
+            with h5py.File(self.path, "r") as f:
+                if "tables" not in f:
+                    return out, incomplete, damaged
+                names = list(f["tables"])
+                for name in names:
+                    try:
+                        g = f["tables"][name]
+                        a = _attrs(g)
+                        if a.get("complete") is not True:
+                            incomplete.append(name)
+                            continue
+                        _check_listed(a)
+                        a["path"] = g.name
+                        counts = json.loads(a.get("rb_counts", "null"))
+                        a["rb_counts"] = None if counts is None else tuple(int(c) for c in counts)
+                        a["name"] = table_name(a["measure"], a["rb_counts"])
+                        if a["name"] != name:
+                            raise ValueError(f"its attributes name it {a['name']!r}")
+                        out.append(a)
+                    except DAMAGE as e:
+                        damaged.append((name, f"its metadata cannot be read: {_reason(e)}"))
+        except DAMAGE as e:
+            raise CorruptStoreError(f"{self.path}: its list of tables cannot be read ({_reason(e)}); the file is "
+                                    f"damaged: rebuild the store") from None
+        return sorted(out, key=lambda a: (a["measure"], a["rb_counts"] or ())), incomplete, damaged
+
+    def _rebuild_by_name(self, name: str) -> str:
+        """The command that rebuilds the table called ``name`` in the file."""
+        measure, _, vec = name.partition(" rb=")
+        return f'irscale build --measures "{measure}"' + (f' --rb "{vec}"' if vec else "") + \
+            f" --rebuild --out {self.path}"
 
     def has(self, measure: str | Measure, table_rb: tuple | None = None) -> bool:
         """Whether the file has the complete table of ``measure`` (for measures with a
         table per recall-base vector: the table of ``table_rb``, default the common one)."""
         m = parse_measure(measure)
-        path = table_path(str(m), self._table_rb(m, table_rb))
-        with h5py.File(self.path, "r") as f:
-            return path in f and bool(f[path].attrs.get("complete", False))
+        trb = self._table_rb(m, table_rb)
+        path = table_path(str(m), trb)
+        try:
+            with h5py.File(self.path, "r") as f:
+                return path in f and bool(f[path].attrs.get("complete", False))
+        except DAMAGE as e:
+            raise self._corrupt(m, trb, f"cannot be read ({_reason(e)})") from None
 
     @staticmethod
     def _table_rb(m, table_rb):
@@ -132,64 +195,138 @@ class Store:
             f"{self.path} has no table {m} for the per-grade counts {vec}; create it with: irscale build "
             f"--measures \"{m}\" --rb \"{vec}\" --out {self.path} (or --qrels FILE for every topic of a qrels file)")
 
+    def rebuild_command(self, m: Measure, table_rb: tuple | None) -> str:
+        """The command that rebuilds the table of ``m`` (and ``table_rb``) in this store."""
+        vec = "" if table_rb is None else ' --rb "(' + ",".join(map(str, table_rb)) + ')"'
+        return f'irscale build --measures "{m}"{vec} --rebuild --out {self.path}'
+
+    def _corrupt(self, m, table_rb, problem: str) -> CorruptStoreError:
+        """The error naming a corrupt table (``problem``: what is wrong, in a few words;
+        ``table``: the table's name)."""
+        name = table_name(str(m), table_rb)
+        err = CorruptStoreError(f"{self.path}: table {name} is corrupt ({problem}); rebuild it with: "
+                                f"{self.rebuild_command(m, table_rb)}")
+        err.problem, err.table = problem, name
+        return err
+
     def table(self, measure: str | Measure, verify: bool = False, table_rb: tuple | None = None) -> Table:
         """The :class:`~irscale.scales.tables.scale.Table` of ``measure`` (memory-mapped
-        arrays where its layout maps them). ``verify`` recomputes the checksum (reads the
-        whole table). Measures with a table per recall-base vector: the table of
-        ``table_rb`` (default: the common one, (N, ..., N))."""
+        arrays where its layout maps them), validated (see the module docstring; raises
+        :class:`~irscale.errors.CorruptStoreError` naming the table). ``verify`` verifies
+        it whole: every digest (the checksum of a version-3 table) and the layout's deep
+        checks (reads the whole table). Measures with a table per recall-base vector: the
+        table of ``table_rb`` (default: the common one, (N, ..., N))."""
         m = parse_measure(measure)
         trb = self._table_rb(m, table_rb)
         if (m, trb) in self._cache and not verify:
             return self._cache[(m, trb)]
-        path = table_path(str(m), trb)
-        with h5py.File(self.path, "r") as f:
-            g = f.get(path)
-            if g is None or not bool(g.attrs.get("complete", False)):
-                raise self._missing(m, trb)
-            a = _attrs(g)
-            layout = stored_layout(a)
-            source = _GroupSource(self.path, g, a, random_access=not verify)
-            if verify:
-                h = new_checksum()
-                for name in layout.checksummed:
-                    if source.has(name):
-                        arr = source.mapped(name)
-                        for i in range(0, arr.shape[0], 1 << 24):
-                            h.update(np.ascontiguousarray(arr[i:i + (1 << 24)]).tobytes())
-                if h.hexdigest() != a["checksum"]:
-                    raise _CorruptTableError(
-                        f"{self.path}: table {table_name(str(m), trb)} is corrupt (checksum mismatch); rebuild it",
-                        "checksum mismatch (the sha256 recomputed from its datasets differs from the stored one)")
-            cert = Certificate(a["tie_method"], a["error_bound"], a["min_gap"], a["min_gap_exact"], a["redecided"])
-            t = layout.read(source, measure=m, n_entries=int(a["n_entries"]), n_runs=int(a["n_runs"]),
-                            certificate=cert, table_rb=trb, meta=a)
+        try:
+            with h5py.File(self.path, "r") as f:
+                g = f.get(table_path(str(m), trb))
+                if g is None or not bool(g.attrs.get("complete", False)):
+                    raise self._missing(m, trb)
+                t = self._read(g, m, trb, verify)
+        except CorruptStoreError as e:       # a layout's finding: name the table
+            if getattr(e, "table", None):
+                raise
+            raise self._corrupt(m, trb, getattr(e, "problem", None) or str(e)) from None
+        except IrscaleError:
+            raise
+        except DAMAGE as e:
+            raise self._corrupt(m, trb, f"cannot be read ({_reason(e)})") from None
         self._cache[(m, trb)] = t
         return t
 
+    def _read(self, g, m: Measure, trb: tuple | None, verify: bool) -> Table:
+        """Read and validate one table group (see :meth:`table`)."""
+        a = _attrs(g)
+        version = a.get("format_version")
+        digests = None
+        if version is not None:                      # a version-4 table: attributes first
+            if version != FORMAT_VERSION or isinstance(version, bool):
+                raise CorruptStoreError(f"table format version {version!r}")
+            if a.get("checksum") != table_checksum(a):
+                raise CorruptStoreError("checksum mismatch (the sha256 of its attributes differs from the stored "
+                                        "checksum)")
+            digests = json.loads(a["digests"])
+            if not isinstance(digests, dict) or set(digests) != set(g.keys()):
+                raise CorruptStoreError(f"datasets {sorted(g.keys())}, its digests name {sorted(digests)}")
+            for name, (dtype, shape, _) in digests.items():
+                ds = g[name]
+                if ds.dtype.str != dtype or list(ds.shape) != shape:
+                    raise CorruptStoreError(f"dataset {name} is {ds.dtype.str} {list(ds.shape)}, its digest says "
+                                            f"{dtype} {shape}")
+        elif "digests" in a:
+            raise CorruptStoreError("attr format_version missing")
+        if a.get("measure") != str(m):
+            raise CorruptStoreError(f"attr measure {a.get('measure')!r}")
+        if json.loads(a.get("rb_counts", "null")) != (None if trb is None else list(trb)):
+            raise CorruptStoreError(f"attr rb_counts {a.get('rb_counts')!r}")
+        if a.get("rel", json.dumps(list(range(m.levels)))) != json.dumps(list(range(m.levels))):
+            raise CorruptStoreError(f"attr rel {a.get('rel')!r}")
+        layout = stored_layout(a)
+        if layout.name not in (m.layout, "entries" if m.layout == "implicit" else m.layout):
+            raise CorruptStoreError(f"layout {layout.name!r} for a measure of layout {m.layout!r}")
+        for name in ("n_entries", "n_runs"):
+            if not isinstance(a.get(name), int) or isinstance(a.get(name), bool):
+                raise CorruptStoreError(f"attr {name} is not an integer: {a.get(name)!r}")
+        size = sum(int(ds.id.get_storage_size()) for ds in g.values() if isinstance(ds, h5py.Dataset))
+        whole = verify or size < VERIFY_ON_OPEN_BYTES or not layout.lazy
+        source = _GroupSource(self.path, g, a, random_access=not verify)
+        if digests is not None:
+            for name, (_, _, digest) in sorted(digests.items()):
+                if (whole or name not in layout.lazy) and _digest(source.scan(name)) != digest:
+                    raise CorruptStoreError(f"checksum mismatch (the sha256 of dataset {name} differs from its "
+                                            f"stored digest)")
+        elif whole:
+            h = new_checksum()
+            for name in layout.checksummed:
+                if source.has(name):
+                    _update(h, source.scan(name))
+            if h.hexdigest() != a.get("checksum"):
+                raise CorruptStoreError("checksum mismatch (the sha256 recomputed from its datasets differs from the "
+                                        "stored one)")
+        try:
+            cert = Certificate(a["tie_method"], float(a["error_bound"]), float(a["min_gap"]), a["min_gap_exact"],
+                               int(a["redecided"]))
+        except (KeyError, TypeError, ValueError):
+            raise CorruptStoreError("certificate attributes missing or not numbers") from None
+        if not cert.error_bound >= 0:
+            raise CorruptStoreError(f"error_bound {cert.error_bound!r}")
+        meta = dict(a, store_file=str(self.path), table_name=table_name(str(m), trb),
+                    rebuild_command=self.rebuild_command(m, trb))
+        t = layout.read(source, measure=m, n_entries=a["n_entries"], n_runs=a["n_runs"],
+                        certificate=cert, table_rb=trb, meta=meta)
+        layout.validate(t, source, deep=whole)
+        return t
+
     def verify(self) -> list[str]:
-        """Recompute every table's checksum; returns the tables checked (raises
-        StoreError on the first mismatch)."""
+        """Verify every table whole (:meth:`table` with ``verify``); returns the tables
+        checked (raises CorruptStoreError on the first bad one)."""
         tables = self.tables()
         for t in tables:
             self.table(t["measure"], verify=True, table_rb=t.get("rb_counts"))
         return [t["name"] for t in tables]
 
     def verify_each(self) -> Iterator[tuple[str, str | None]]:
-        """Recompute every table's checksum, table by table, and go on after a bad one:
-        yields (table name, None) for a table whose checksum matches and (table name, what
-        is wrong, in a few words) for one that is corrupt or cannot be read. :meth:`verify`
-        stops at the first bad table instead."""
-        for t in self.tables():
+        """Verify every table whole, table by table, and go on after a bad one: yields
+        (table name, None) for a sound table and (table name, what is wrong, in a few
+        words) for one that is corrupt or cannot be read. :meth:`verify` stops at the
+        first bad table instead."""
+        tables, incomplete, damaged = self._listing()
+        for t in tables:
             try:
                 self.table(t["measure"], verify=True, table_rb=t.get("rb_counts"))
-            except _CorruptTableError as e:
-                yield t["name"], e.problem
+            except CorruptStoreError as e:
+                yield t["name"], getattr(e, "problem", None) or str(e)
             except StoreError as e:
                 yield t["name"], str(e)
-            except (OSError, KeyError, ValueError) as e:  # damaged HDF5 structures or attributes
-                yield t["name"], f"cannot be read ({type(e).__name__}: {e})"
             else:
                 yield t["name"], None
+        for name, problem in damaged:
+            yield name, problem
+        for name in incomplete:    # a committed store has none: writers mark a table complete last
+            yield name, "incomplete (attr complete is not true): not listed, not used"
 
     def scale(self, measure: str | Measure, rb: RecallBase = None) -> Scale:
         """The :class:`~irscale.scales.tables.scale.Scale` of a stored table for the actual
@@ -200,17 +337,41 @@ class Store:
         return self.table(m, table_rb=m.table_rb(rb)).scale(rb)
 
 
-class _CorruptTableError(StoreError):
-    """A table whose checksum does not match (a StoreError like any other; ``problem`` says
-    what is wrong without naming the file or the table)."""
+def _update(h, arr: np.ndarray) -> None:
+    """Feed an array's bytes (little-endian, C order) to the hash ``h``, 64 MiB at a time."""
+    flat = arr.reshape(-1)
+    step = max(1, (64 << 20) // max(1, arr.dtype.itemsize))
+    for i in range(0, flat.shape[0], step):
+        h.update(np.ascontiguousarray(flat[i:i + step], dtype=flat.dtype.newbyteorder("<")).tobytes())
 
-    def __init__(self, message: str, problem: str):
-        super().__init__(message)
-        self.problem = problem
+
+#: Attributes every listed table has, with their types (listings, ``irscale info`` and the
+#: service use them).
+_LISTED = {"measure": str, "n": int, "n_entries": int, "n_runs": int, "n_distinct": int, "tie_method": str,
+           "error_bound": float, "min_gap": float, "min_gap_exact": str, "redecided": int, "rel": str, "params": str,
+           "distinct_by_rb": str, "generator_version": str, "created": str, "checksum": str}
+
+
+def _check_listed(a: dict) -> None:
+    """Raise ValueError unless the attributes a listing shows are there, with their types
+    (whether they are right is checked when the table is opened)."""
+    for key, kind in _LISTED.items():
+        v = a.get(key)
+        ok = isinstance(v, (int, float)) if kind is float else isinstance(v, kind)
+        if not ok or isinstance(v, bool):
+            raise ValueError(f"attr {key} is {v!r}")
+
+
+def _digest(arr: np.ndarray) -> str:
+    """sha256 of an array's bytes (little-endian, C order)."""
+    h = new_checksum()
+    _update(h, arr)
+    return h.hexdigest()
 
 
 class _GroupSource:
-    """The datasets and attributes of one stored table, for its layout's ``read``."""
+    """The datasets and attributes of one stored table, for its layout's ``read`` and
+    ``validate``."""
 
     def __init__(self, path: Path, group, attrs: dict, random_access: bool = True):
         self.path, self.group, self.attrs, self.random_access = path, group, attrs, random_access
@@ -221,6 +382,10 @@ class _GroupSource:
     def mapped(self, name: str) -> np.ndarray:
         """A dataset memory-mapped (read whole when it cannot be mapped)."""
         return _mapped(self.path, self.group[name], random_access=self.random_access)
+
+    def scan(self, name: str) -> np.ndarray:
+        """A dataset mapped for one sequential pass (read ahead by the kernel)."""
+        return _mapped(self.path, self.group[name], random_access=False)
 
     def read(self, name: str) -> np.ndarray:
         return self.group[name][()]

@@ -7,6 +7,7 @@ any moment leaves either the old store or the new one, never a half-written tabl
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 from fractions import Fraction
@@ -19,7 +20,17 @@ from tqdm.auto import tqdm
 from irscale.errors import StoreError
 from irscale.scales.tables.layouts import LAYOUTS
 from irscale.scales.tables.scale import Table
-from irscale.store.format import FORMAT_NAME, FORMAT_VERSION, new_checksum, table_name, table_path
+from irscale.store.format import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    decode_attrs,
+    digest_entry,
+    little_endian_bytes,
+    new_checksum,
+    table_checksum,
+    table_name,
+    table_path,
+)
 from irscale.store.reader import check_file
 from irscale.version import __version__
 
@@ -43,29 +54,35 @@ def _jsonable(v):
 
 class _GroupSink:
     """Where a layout writes a table (see :mod:`irscale.scales.tables.layouts`): datasets
-    into an HDF5 group (contiguous, so that readers can memory-map them), the checksum
-    over the checksummed ones as they are written, attributes collected for the end."""
+    into an HDF5 group (contiguous, so that readers can memory-map them), the digest of
+    every dataset as it is written (:mod:`irscale.store.format`), attributes collected
+    for the end."""
 
     def __init__(self, group, bar=None):
         self.group, self.bar = group, bar
-        self.hash = new_checksum()
+        self.digests: dict = {}
         self.collected: dict = {}
 
     def dataset(self, name: str, dtype, shape: tuple, pieces) -> None:
         ds = self.group.create_dataset(name, shape=shape, dtype=dtype)
+        h = new_checksum()
         pos = 0
         for piece in pieces:
             arr = np.ascontiguousarray(piece, dtype=dtype)
             ds[pos:pos + arr.shape[0]] = arr
-            self.hash.update(arr.astype(np.dtype(dtype).newbyteorder("<"), copy=False).tobytes())
+            h.update(little_endian_bytes(arr))
             pos += arr.shape[0]
             if self.bar is not None:
                 self.bar.update(arr.nbytes)
         if pos != shape[0]:
             raise RuntimeError(f"dataset {name}: {pos} rows written, {shape[0]} declared")
+        self.digests[name] = digest_entry(ds.dtype, ds.shape, h.hexdigest())
 
     def array(self, name: str, data: np.ndarray) -> None:
-        self.group.create_dataset(name, data=data)
+        ds = self.group.create_dataset(name, data=data)
+        h = new_checksum()
+        h.update(little_endian_bytes(np.asarray(data, dtype=ds.dtype)))
+        self.digests[name] = digest_entry(ds.dtype, ds.shape, h.hexdigest())
 
     def attrs(self, **attrs) -> None:
         self.collected.update(attrs)
@@ -94,9 +111,11 @@ def write_table(f: h5py.File, table: Table, build_seconds: float | None = None, 
         "rb_counts": json.dumps(None if table.table_rb is None else list(table.table_rb)),
     }
     attrs.update(sink.collected)
-    attrs["checksum"] = sink.hash.hexdigest()
+    attrs["format_version"] = FORMAT_VERSION
+    attrs["digests"] = json.dumps(dict(sorted(sink.digests.items())), separators=(",", ":"))
     for k, v in attrs.items():
         g.attrs[k] = v
+    g.attrs["checksum"] = table_checksum(decode_attrs(g.attrs))   # of the attributes as readers decode them
     g.attrs["complete"] = True  # last: marks the table as usable
 
 
@@ -114,6 +133,36 @@ def _copy_with_progress(src: Path, dst: Path, bar) -> None:
                 bar.update(sent)
 
 
+#: Bytes a commit's new file takes beyond the tables' arrays: block indexes (about 5 %),
+#: HDF5 metadata (about 12 KiB per table), and room to spare.
+COMMIT_OVERHEAD = (0.10, 64 << 10, 1 << 20)
+
+
+def commit_size(path: Path, tables: list) -> int:
+    """Upper estimate of the size of the new store file a commit of ``tables`` writes
+    (a copy of the old store plus the new tables)."""
+    ratio, per_table, fixed = COMMIT_OVERHEAD
+    old = path.stat().st_size if path.exists() else 0
+    new = sum(t.stored_bytes() for t in tables)
+    return old + int(new * (1 + ratio)) + per_table * len(tables) + fixed
+
+
+def _reserve(path: Path, size: int) -> None:
+    """Allocate ``size`` bytes of disk for ``path`` before HDF5 writes into it: a disk that
+    cannot hold the new store fails here, cleanly (ENOSPC, or EFBIG under a file-size
+    limit), instead of in the middle of the HDF5 library, which does not survive a failed
+    write well. HDF5 trims the file to what it uses when it closes it. File systems without
+    fallocate skip the reservation."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as e:
+        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
+    finally:
+        os.close(fd)
+
+
 def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = None,
            progress: bool = False) -> None:
     """Add ``tables`` to the store at ``path`` (created if missing), atomically."""
@@ -128,15 +177,16 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
     bar = tqdm(total=old + new, unit="B", unit_scale=True, desc=f"write {path.name}", leave=False,
                disable=not progress or old + new < (64 << 20))
     try:
+        need = commit_size(path, tables)
         if path.exists():
             check_file(path)
             _copy_with_progress(path, tmp, bar)
-            mode = "a"
         else:
-            mode = "w"
-        with h5py.File(tmp, mode) as f:
-            if mode == "w":
+            with h5py.File(tmp, "w") as f:
                 write_root_attrs(f)
+        _reserve(tmp, need)
+        with h5py.File(tmp, "a") as f:
+            f.attrs["format_version"] = FORMAT_VERSION   # a version-3 file gains version-4 tables
             for t in tables:
                 write_table(f, t, (build_seconds or {}).get(table_name(str(t.measure), t.table_rb)), bar)
         with open(tmp, "rb") as fh:

@@ -150,4 +150,4 @@ def test_verify_gives_a_verdict_per_table(store_path, tmp_path, capsys):
         irscale.open_store(bad).verify()
     assert [v for v in irscale.open_store(bad).verify_each()] == [
         ("AP@6", None), ("DCG(b=2)@6", None),
-        ("P@6", "checksum mismatch (the sha256 recomputed from its datasets differs from the stored one)")]
+        ("P@6", "checksum mismatch (the sha256 of dataset counts differs from its stored digest)")]

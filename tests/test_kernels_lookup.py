@@ -176,6 +176,19 @@ def test_present_raw_chunks(name):
 
 
 # -- ranks of entries -----------------------------------------------------------------------------
+def blocks_seen(c):
+    """A ``seen`` array for the lookups (one byte per BLOCK of entries)."""
+    return np.zeros((c.E + lk.BLOCK - 1) // lk.BLOCK, np.uint8)
+
+
+def assert_marked(c, seen, entries):
+    """The lookups marked the blocks of the entries they answered with (first entry of the
+    value found), and no block beyond the table."""
+    assert seen.shape[0] == (c.E + lk.BLOCK - 1) // lk.BLOCK and set(np.unique(seen).tolist()) <= {0, 1}
+    for j in entries:
+        assert seen[j // lk.BLOCK] == 1, (j, np.flatnonzero(seen))
+
+
 @pytest.mark.parametrize("name", [c for c in CASES if c != "empty"])
 def test_rank_of_and_entry_of_rank(name):
     c = case(name)
@@ -183,10 +196,9 @@ def test_rank_of_and_entry_of_rank(name):
         starts = c.model.value_starts(r)
         assert c.block_cum[-1, r if c.strata.size else 0] == len(starts)
         for k, j in enumerate(starts, start=1):
-            assert lk._rank_of(j, r, c.strata, c.block_cum) == k
-            assert lk._entry_of_rank(k, r, c.strata, c.block_cum, c.E) == j
-        if c.strata.size:
-            assert lk._entry_of_rank(len(starts) + 1, r, c.strata, c.block_cum, c.E) == -1
+            assert lk._rank_of(j, r, c.strata, c.block_cum, lk.NO_SEEN) == k
+            assert lk._entry_of_rank(k, r, c.strata, c.block_cum, c.E, lk.NO_SEEN) == j
+        assert lk._entry_of_rank(len(starts) + 1, r, c.strata, c.block_cum, c.E, lk.NO_SEEN) == -1
 
 
 @pytest.mark.parametrize("name", [c for c in CASES if c != "empty"])
@@ -199,8 +211,10 @@ def test_midranks_of_ranks(name):
         if K > 400:
             qs = np.unique(np.concatenate([qs[:50], qs[-50:], rng.choice(qs, 300)]))
         out = np.full(qs.size, np.nan)
-        lk.midranks_of_ranks(qs, r, c.counts, c.strata, c.E, c.block_cum, c.block_runs, out)
+        seen = blocks_seen(c)
+        lk.midranks_of_ranks(qs, r, c.counts, c.strata, c.E, c.block_cum, c.block_runs, out, seen)
         want = ref.midranks(c.model, qs, r)
+        assert_marked(c, seen, [c.model.value_starts(r)[q - 1] for q in qs])
         assert out.tolist() == [float(w) for w in want]
 
 
@@ -238,8 +252,10 @@ def test_rank_raw(name, order):
         xs, tols = xs[perm], tols[perm]
         ranks = np.full(xs.size, -7, np.int64)
         status = np.full(xs.size, -7, np.int8)
-        lk.rank_raw(xs, tols, r, 2 * c.bound, *c.args(), ranks, status)
+        marks = blocks_seen(c)
+        lk.rank_raw(xs, tols, r, 2 * c.bound, *c.args(), ranks, status, marks)
         want_rank, want_status = ref.rank_raw(c.model, xs.tolist(), tols.tolist(), r)
+        assert_marked(c, marks, [c.model.value_starts(r)[k - 1] for k, s in zip(ranks, status) if s == 0])
         assert status.tolist() == want_status
         assert [int(x) for x, s in zip(ranks, status) if s == 0] == \
             [w for w, s in zip(want_rank, want_status) if s == 0]
@@ -261,7 +277,10 @@ def run_rank_ids(c, qids, r):
         KA, KB = c.KA, c.KB
     ranks = np.full(qids.size, -7, np.int64)
     status = np.full(qids.size, -7, np.int8)
-    lk.rank_ids(qids, r, c.exact, 2 * c.bound, *c.args(), qkeys, KA, KB, c.levels, c.n, ranks, status)
+    marks = blocks_seen(c)
+    lk.rank_ids(qids, r, c.exact, 2 * c.bound, *c.args(), qkeys, KA, KB, c.levels, c.n, ranks, status, marks)
+    if c.E:
+        assert_marked(c, marks, [c.model.value_starts(r)[k - 1] for k, s in zip(ranks, status) if s == 0])
     return ranks, status
 
 
@@ -321,7 +340,8 @@ def test_rank_raw_and_rank_ids_on_an_empty_table():
     ranks, status = run_rank_ids(c, np.array([0, 5, 255], np.int64), 0)
     assert status.tolist() == [1, 1, 1]
     st_ = np.full(2, -7, np.int8)
-    lk.rank_raw(np.array([0.0, 1.0]), np.array([1.0, 1.0]), 0, 0.0, *c.args(), np.zeros(2, np.int64), st_)
+    lk.rank_raw(np.array([0.0, 1.0]), np.array([1.0, 1.0]), 0, 0.0, *c.args(), np.zeros(2, np.int64), st_,
+                lk.NO_SEEN)
     assert st_.tolist() == [1, 1]
 
 
@@ -337,6 +357,6 @@ def test_lower_from_sorted_tables(name, u, hint, on_value, data):
     assert raws == sorted(raws)                    # exact tables: raws in value order
     lo, hi = raws[0], raws[-1]
     x = raws[data.draw(st.integers(0, c.E - 1))] if on_value else lo + u * (hi - lo)
-    j, b = lk._lower_from(x, hint, c.ids, c.implicit, c.E, c.A, c.state, c.B, c.S, c.block_raw)
+    j, b = lk._lower_from(x, hint, c.ids, c.implicit, c.E, c.A, c.state, c.B, c.S, c.block_raw, lk.NO_SEEN)
     assert j == bisect.bisect_left(raws, x)
     assert b == bisect.bisect_left(c.block_raw.tolist(), x)

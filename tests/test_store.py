@@ -9,6 +9,7 @@ import time
 import h5py
 import numpy as np
 import pytest
+from test_store_validation import as_version_3
 
 import irscale
 from irscale import StoreError, TableNotFoundError
@@ -80,6 +81,7 @@ def test_tables_written_before_the_layout_attribute(tmp_path):
     ids = np.array([i for i in range(64) if bin(i).count("1") <= 2])         # feasible for Twist's rb = 2
     before = {name: irscale.open_store(path).scale(name, rb).rank_ids(ids)
               for name, rb in (("AP@8", 8), ("RBP(p=0.5)@8", None), ("Twist@6", 2))}
+    as_version_3(path)                                     # the layout attribute came before format 4
     with h5py.File(path, "a") as f:
         for name in ("AP@8", "RBP(p=0.5)@8"):
             del f[table_path(name)].attrs["layout"]

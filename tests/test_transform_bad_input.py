@@ -46,7 +46,6 @@ def _transform(qrels, runs, out, *extra):
 
 RUN_CASES = {
     "short line": (GOOD_RUN[:1] + ["401 Q0 D2 2 2.5"] + GOOD_RUN[2:], ":2: expected 6 columns", "found 5"),
-    "long line": (GOOD_RUN[:2] + ["402 Q0 D3 1 1.0 sysA extra"], ":3: expected 6 columns", "found 7"),
     "garbage line": (GOOD_RUN + ["<html><body>"], ":4: expected 6 columns", "found 1"),
     "non-numeric score": (GOOD_RUN[:1] + ["401 Q0 D2 2 high sysA"], ":2: score 'high' is not a number"),
     "NaN score": (GOOD_RUN[:2] + ["402 Q0 D3 1 nan sysA"], ":3: score is NaN"),

@@ -1,4 +1,9 @@
-"""``irscale build``: enumerate every run of length N and write the measures' tables."""
+"""``irscale build``: enumerate every run of length N and write the measures' tables.
+
+One build writes a store at a time: a second build of the same store waits for the
+first (``--wait SECONDS`` sets a limit; by default it waits as long as it takes, and says
+whom it waits for), then builds what is still missing. A full disk or a file-size limit
+stops the build with one line saying where (exit status 2), keeping earlier tables."""
 from __future__ import annotations
 
 import click
@@ -37,10 +42,14 @@ from irscale.store.fill import build_store
               help="Enumeration: split (prefix/suffix merge), generic (score every run; the reference).")
 @click.option("--bucket-items", type=click.IntRange(min=1000), default=None,
               help="Work-unit size (prefix/suffix pairs per bucket) of the split method; smaller saves memory.")
+@click.option("--wait", "wait", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="When another build is writing OUT, wait at most this long for it to finish (0: fail at once). "
+                   "Default: wait as long as it takes (the build says which process it waits for), then build "
+                   "what is still missing.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def command(measures: str | None, preset: str | None, depth: int | None, rb_text: str, qrels: str | None,
             max_grade: int | None, out: str, jobs: int, rebuild: bool, backend: str | None, scheduler: str | None,
-            method: str, bucket_items: int | None, quiet: bool) -> None:
+            method: str, bucket_items: int | None, wait: float | None, quiet: bool) -> None:
     """Enumerate every run of length N and write the measures' tables to OUT."""
     names = measure_names(measures, preset, depth)
     check_jobs(jobs)
@@ -77,6 +86,7 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
         for m in per_vector:
             vectors[str(m)] = vectors.get(str(m), []) + qrels_table_rbs(q, m, max_grade)
     store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild, backend=backend,
-                        scheduler=scheduler, method=method, bucket_items=bucket_items, rb_counts=vectors or None)
+                        scheduler=scheduler, method=method, bucket_items=bucket_items, rb_counts=vectors or None,
+                        wait=wait)
     done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
     click.echo(f"{out}: {len(done)} tables for {len(ms)} measure(s) ({len(store.tables())} tables in the file)")

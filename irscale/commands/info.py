@@ -163,14 +163,14 @@ def _verify(store: Store) -> tuple[list[str], list[tuple[str, str]], list[str]]:
     """(tables that passed, (table, problem) of those that failed, lines to print: a
     verdict per table in the order of the listing, then a summary)."""
     ok, bad = [], []
-    lines = ["checksums (recomputed from the stored datasets):"]
+    lines = ["checksums and consistency (every table read whole):"]
     for name, problem in store.verify_each():
         if problem is None:
             ok.append(name)
             lines.append(f"  ok       {name}")
         else:
             bad.append((name, problem))
-            damaged = problem.startswith(("checksum mismatch", "cannot be read"))
+            damaged = "upgrade irscale" not in problem     # else a table this version cannot read
             lines.append(f"  {'CORRUPT' if damaged else 'FAILED '}  {name}: {problem}")
     total = len(ok) + len(bad)
     if bad:
@@ -182,12 +182,19 @@ def _verify(store: Store) -> tuple[list[str], list[tuple[str, str]], list[str]]:
 
 def _rebuild_commands(path: str, store: Store, bad: list[str]) -> str:
     """The ``irscale build --rebuild`` commands that rebuild the tables ``bad``."""
-    meta = {t["name"]: t for t in store.tables()}
-    plain = list(dict.fromkeys(meta[n]["measure"] for n in bad if meta[n].get("rb_counts") is None))
+    meta = {t["name"]: t for t in store.tables(skip_damaged=True)}
+    plain: list[str] = []
     vectors: dict[str, list[str]] = {}
     for n in bad:
-        if meta[n].get("rb_counts") is not None:
-            vectors.setdefault(meta[n]["measure"], []).append("(" + ",".join(map(str, meta[n]["rb_counts"])) + ")")
+        if n in meta:
+            measure = meta[n]["measure"]
+            vec = None if meta[n].get("rb_counts") is None else "(" + ",".join(map(str, meta[n]["rb_counts"])) + ")"
+        else:               # not listed (incomplete): its name says what it is
+            measure, _, vec = n.partition(" rb=")
+        if vec:
+            vectors.setdefault(measure, []).append(vec)
+        elif measure not in plain:
+            plain.append(measure)
     cmds = [f'irscale build --measures "{",".join(plain)}" --rebuild --out {path}'] if plain else []
     cmds += [f'irscale build --measures "{m}" --rb "{",".join(v)}" --rebuild --out {path}' for m, v in vectors.items()]
     return "; ".join(cmds)
@@ -197,12 +204,13 @@ def _rebuild_commands(path: str, store: Store, bad: list[str]) -> str:
 @click.argument("path", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print metadata as JSON.")
 @click.option("--by-rb", "by_rb", is_flag=True, help="Also list distinct values per recall base.")
-@click.option("--verify", is_flag=True, help="Recompute every table's checksum (reads whole tables) and print a "
-                                             "verdict per table; exit status 2 when one fails.")
+@click.option("--verify", is_flag=True, help="Recompute every table's checksum and check its consistency (reads "
+                                             "whole tables) and print a verdict per table; exit status 2 when one "
+                                             "fails.")
 def command(path: str, as_json: bool, by_rb: bool, verify: bool) -> None:
     """List the tables in PATH with their metadata and tie certificates."""
     store = open_store(path)
-    tables = store.tables()
+    tables = store.tables(skip_damaged=verify)    # --verify reports tables whose metadata are damaged
     bad: list[tuple[str, str]] = []
     if as_json:
         doc = {"file": {k: _json_value(v) for k, v in store.attrs.items()},
@@ -230,10 +238,10 @@ def command(path: str, as_json: bool, by_rb: bool, verify: bool) -> None:
                 click.echo(line)
         if verify:
             click.echo("")
-            _, bad, lines = _verify(store)
+            ok, bad, lines = _verify(store)
             for line in lines:
                 click.echo(line)
     if bad:
         names = [n for n, _ in bad]
-        raise StoreError(f"{path}: {len(bad)} of {len(tables)} tables failed verification ({', '.join(names)}); "
+        raise StoreError(f"{path}: {len(bad)} of {len(ok) + len(bad)} tables failed verification ({', '.join(names)}); "
                          f"rebuild with: {_rebuild_commands(path, store, names)}")

@@ -87,11 +87,15 @@ class TruncatedMeasure(FractionMeasure):
         return truncated_ids(ranked, self.levels)
 
     def check_runs(self, runs: ArrayLike, rb: RecallBase = None) -> np.ndarray:
-        """Rankings as an int8 (m, N) array padded with -1 after their end; rankings given
-        as lists of their own lengths (one ranking, or a list of them) are padded here.
-        Rankings with more documents of a grade than the topic ``rb`` has raise
-        :class:`~irscale.errors.RunError`."""
-        grades, valid = validate_rankings(pad_rankings(runs, self.n, f"rankings of {self}"), self.levels, n=self.n)
+        """Rankings as an int8 (m, N) array padded with -1 after their end. Rankings are
+        given as lists of their own lengths (one ranking, or a list of them; padded here,
+        and -1 in a list is a grade outside REL) or as an (m, N) integer array padded with
+        -1 after each ranking's end. Raises :class:`~irscale.errors.RunError` naming the
+        first bad ranking: longer than N, items that are not integer grades (booleans,
+        strings, non-integral floats, nested lists), grades outside REL, or more
+        documents of a grade than the topic ``rb`` has."""
+        padded = pad_rankings(runs, self.n, f"rankings of {self}", levels=self.levels)
+        grades, valid = validate_rankings(padded, self.levels, n=self.n)
         arr = np.where(valid, grades, PAD).astype(np.int8)
         rb = self.check_rb(rb)
         if rb is not None:

@@ -4,19 +4,37 @@
 negative levels count as non-relevant. The recall base RB of a topic is its number of
 relevant documents; only topics with RB >= 1 are evaluated. Graded measures read the
 levels as grades (SPEC_MEASURES section 1).
+
+Lines are read as trec_eval reads them (``get_qrels.c``): fields are separated by ASCII
+white space only (a non-breaking space is part of a field) and a line has exactly 4
+fields (trec_eval refuses lines with more). Errors name the file and the line: a wrong
+number of fields, a level that is not an integer or does not fit 64 bits, a document
+judged twice for a topic, binary content, text that is not UTF-8. A file that starts with
+a UTF-8 byte order mark is read as trec_eval reads it, the BOM being part of the first
+topic id (``'\ufeff401'``), with a warning naming the file and line 1.
 """
 from __future__ import annotations
 
 import functools
 import os
+import re
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from irscale.errors import TrecFormatError
-from irscale.scales.runs.text_files import check_text, read_bytes, read_fields, text_lines
+from irscale.errors import IrscaleWarning, TrecFormatError
+from irscale.scales.runs.text_files import (
+    BOM,
+    bom_warning,
+    check_text,
+    read_bytes,
+    read_fields,
+    read_line_by_line,
+    text_lines,
+)
 
 QRELS_COLUMNS = ("topic", "iteration", "docno", "rel")
 QRELS_FORMAT = "topic iteration docno rel"
@@ -78,37 +96,57 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     """Read a qrels file (``topic iteration docno rel``; gzip allowed).
 
     Raises :class:`~irscale.errors.TrecFormatError` naming the file and line of the first
-    malformed line, non-integer level, or document judged twice for a topic.
+    malformed line (not 4 fields), level that is not a 64-bit integer, or document judged
+    twice for a topic. A file starting with a byte order mark is read as trec_eval reads
+    it (see the module docstring), with a warning.
     """
     data = read_bytes(path, "qrels")
     check_text(path, data, "qrels")
-    try:
-        df = read_fields(data, QRELS_COLUMNS, {"topic": object, "iteration": object, "docno": object, "rel": np.int64})
-        ok = not (df["rel"].isna().any() or df["docno"].isna().any() or (df["docno"] == "").any()
-                  or df.duplicated(["topic", "docno"]).any())
-    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
-        ok = False
-    if not ok:
-        _diagnose_qrels(path, data)
-        raise TrecFormatError(f"{path}: cannot parse as qrels ({QRELS_FORMAT})")
-    judgments: dict[str, dict[str, int]] = {}
-    for topic, docno, rel in zip(df["topic"].tolist(), df["docno"].tolist(), df["rel"].tolist()):
-        judgments.setdefault(topic, {})[docno] = rel
+    judgments = None if read_line_by_line(data) else _qrels_fields(data)
+    if judgments is None:
+        judgments = _qrels_lines(path, data)
+    if data.startswith(BOM):
+        warnings.warn(bom_warning(path, next(iter(judgments)), "topic id"), IrscaleWarning, stacklevel=2)
     return Qrels(judgments, str(path))
 
 
-def _diagnose_qrels(path, data: bytes) -> None:
+def _qrels_fields(data: bytes) -> dict[str, dict[str, int]] | None:
+    """The judgments read by pandas' C reader, or None when anything is wrong."""
+    try:
+        df = read_fields(data, QRELS_COLUMNS, {"topic": object, "iteration": object, "docno": object, "rel": np.int64})
+        if (df["rel"].isna().any() or df["docno"].isna().any() or (df["docno"] == "").any()
+                or df.duplicated(["topic", "docno"]).any()):
+            return None
+    except (ValueError, TypeError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
+        return None
+    judgments: dict[str, dict[str, int]] = {}
+    for topic, docno, rel in zip(df["topic"].tolist(), df["docno"].tolist(), df["rel"].tolist()):
+        judgments.setdefault(topic, {})[docno] = rel
+    return judgments
+
+
+_LEVEL = re.compile(r"[+-]?[0-9]+")
+
+
+def _qrels_lines(path, data: bytes) -> dict[str, dict[str, int]]:
+    """The judgments read line by line (fields as trec_eval splits them); raises
+    TrecFormatError naming the file and line of the first problem."""
+    judgments: dict[str, dict[str, int]] = {}
     seen: dict[tuple[str, str], int] = {}
     for no, f in text_lines(path, data, "qrels"):
         if len(f) != 4:
             hint = "; this looks like a run file" if len(f) == 6 else ""
             raise TrecFormatError(f"{path}:{no}: expected 4 columns ({QRELS_FORMAT}), found {len(f)}{hint}")
-        try:
-            int(f[3])
-        except ValueError:
-            raise TrecFormatError(f"{path}:{no}: relevance level {f[3]!r} is not an integer") from None
+        if not _LEVEL.fullmatch(f[3]):
+            raise TrecFormatError(f"{path}:{no}: relevance level {f[3]!r} is not an integer")
+        rel = int(f[3])
+        if not -2 ** 63 <= rel < 2 ** 63:
+            raise TrecFormatError(f"{path}:{no}: relevance level {f[3]} is out of range (levels are 64-bit "
+                                  f"integers)")
         key = (f[0], f[2])
         if key in seen:
             raise TrecFormatError(f"{path}:{no}: document {f[2]} is judged twice for topic {f[0]} "
                                   f"(also at line {seen[key]})")
         seen[key] = no
+        judgments.setdefault(f[0], {})[f[2]] = rel
+    return judgments

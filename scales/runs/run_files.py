@@ -3,6 +3,20 @@
 Documents are ordered as trec_eval orders them: score descending, ties broken by docno
 descending (byte-wise string comparison); the rank column is ignored. A docno repeated
 within a topic is an error.
+
+Lines are read as trec_eval reads them (``get_trec_results.c``): fields are separated by
+ASCII white space only (a non-breaking space is part of a field), and everything after
+the sixth field, the run tag, is ignored (trec_eval's own test file ``results.trunc`` has
+7 to 9 columns). A line with fewer than 6 fields, a score that is not a number or is
+NaN, and a docno repeated within a topic are errors naming the file and the line, as are
+binary content and text that is not UTF-8.
+
+Byte order mark: a file that starts with a UTF-8 byte order mark (BOM, ``EF BB BF``) is
+read as trec_eval reads it, the BOM being part of the first field: the first line's
+topic id is ``'\ufeff401'``, not ``'401'``, so that line does not count for topic 401
+(nor, when the topic is not in the qrels, for any topic), and every score equals
+trec_eval's on the same file. An :class:`~irscale.errors.IrscaleWarning` says so, naming
+the file and line 1; remove the BOM to have the line read as the others.
 """
 from __future__ import annotations
 
@@ -17,7 +31,16 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from irscale.errors import IrscaleWarning, RunError, TrecFormatError
-from irscale.scales.runs.text_files import check_text, delimited_table, read_bytes, read_fields, text_lines
+from irscale.scales.runs.text_files import (
+    BOM,
+    bom_warning,
+    check_text,
+    delimited_table,
+    read_bytes,
+    read_fields,
+    read_line_by_line,
+    text_lines,
+)
 
 RUN_COLUMNS = ("topic", "q0", "docno", "rank", "score", "tag")
 RUN_FORMAT = "topic Q0 docno rank score tag"
@@ -140,32 +163,37 @@ def trec_order(topic_code: np.ndarray, docnos: Callable[[np.ndarray], np.ndarray
     return by_score[order]
 
 
-def _run_columns(data: bytes):
-    """(topic codes, topics(rows), docnos(rows), scores, tags) of a run file's lines, or
-    None when something is wrong (then :func:`_diagnose_run` finds the line)."""
-    table = delimited_table(data, RUN_COLUMNS, float_columns=("score",))
+def _run_columns(path, data: bytes):
+    """(topic codes, topics(rows), docnos(rows), scores, first tag, other tags) of a run
+    file's lines, read by the fast readers when they read the file as trec_eval does, else
+    (and when they find anything wrong) line by line by :func:`_run_lines`, which names
+    the file and line of the first problem."""
+    if read_line_by_line(data):
+        return _run_lines(path, data)
+    table = delimited_table(data, RUN_COLUMNS, float_columns=("score",), extra=True)
     if table is not None:
         topic = table["topic"].combine_chunks()
         codes = pc.dictionary_encode(topic).indices.to_numpy(zero_copy_only=False)
         doc = pc.dictionary_encode(table["docno"].combine_chunks())
         pairs = np.sort(codes.astype(np.int64) * len(doc.dictionary) + doc.indices.to_numpy(zero_copy_only=False))
-        if (pairs[1:] == pairs[:-1]).any():
-            return None                                     # a docno repeated within a topic
+        scores = table["score"].to_numpy()
+        if (pairs[1:] == pairs[:-1]).any() or np.isnan(scores).any():
+            return _run_lines(path, data)                   # a docno repeated within a topic, a NaN score
         docno = table["docno"]
         tags = table["tag"]
         first_tag = tags[0].as_py()
         other_tags = [] if pc.all(pc.equal(tags, first_tag)).as_py() else pc.unique(tags).to_pylist()
-        scores = table["score"].to_numpy()
         return (codes, lambda rows: topic.take(rows).to_numpy(zero_copy_only=False),
                 lambda rows: docno.take(rows).to_numpy(zero_copy_only=False), scores, first_tag, other_tags)
     try:
         df = read_fields(data, RUN_COLUMNS, {"topic": object, "q0": object, "docno": object, "rank": object,
-                                         "score": np.float64, "tag": object})
+                                             "score": np.float64, "tag": object}, extra="ignore")
         tags = df["tag"]
-        if tags.isna().any() or (tags == "").any() or df.duplicated(["topic", "docno"]).any():
-            return None
+        if (tags.isna().any() or (tags == "").any() or df.duplicated(["topic", "docno"]).any()
+                or df["score"].isna().any()):
+            return _run_lines(path, data)
     except (ValueError, TypeError, pd.errors.ParserError, UnicodeDecodeError, OverflowError):
-        return None
+        return _run_lines(path, data)
     topics, docnos = df["topic"].to_numpy(), df["docno"].to_numpy()
     first_tag = tags.iat[0]
     other_tags = [] if (tags == first_tag).all() else list(tags.unique())
@@ -174,20 +202,21 @@ def _run_columns(data: bytes):
 
 
 def read_run(path: str | os.PathLike, depth: int | None = None) -> Run:
-    """Read a run file (``topic Q0 docno rank score tag``; gzip allowed) and order its
-    documents as trec_eval does; with ``depth``, keep each topic's top ``depth`` only.
+    """Read a run file (``topic Q0 docno rank score tag``, anything after the tag ignored;
+    gzip allowed) and order its documents as trec_eval does; with ``depth``, keep each
+    topic's top ``depth`` only.
 
     Raises :class:`~irscale.errors.TrecFormatError` naming the file and line of the first
-    malformed line, wrong column count, non-numeric or NaN score, or docno repeated within
-    a topic; empty and binary files are errors too.
+    malformed line: fewer than 6 columns, a non-numeric or NaN score, a docno repeated
+    within a topic; empty and binary files are errors too. A file starting with a byte
+    order mark is read as trec_eval reads it (see the module docstring), with a warning.
     """
     data = read_bytes(path, "run")
     check_text(path, data, "run")
-    columns = _run_columns(data)
-    if columns is None or np.isnan(columns[3]).any():
-        _diagnose_run(path, data)
-        raise TrecFormatError(f"{path}: cannot parse as a run ({RUN_FORMAT})")
-    codes, topics, docnos, scores, name, other_tags = columns
+    codes, topics, docnos, scores, name, other_tags = _run_columns(path, data)
+    if data.startswith(BOM):
+        warnings.warn(bom_warning(path, str(topics(np.zeros(1, np.int64))[0]), "topic id"), IrscaleWarning,
+                      stacklevel=2)
     keep = trec_order(codes, docnos, scores, depth)
     if other_tags:
         others = sorted(set(other_tags) - {name})
@@ -196,14 +225,25 @@ def read_run(path: str | os.PathLike, depth: int | None = None) -> Run:
     return Run.ordered(str(name), topics(keep), docnos(keep), scores[keep], depth, str(path))
 
 
-def _diagnose_run(path, data: bytes) -> None:
+def _score(text: str) -> float:
+    """A score as trec_eval's ``atof`` reads a number (Python's extras refused: digit
+    separators, non-ASCII digits); ValueError when it is not one."""
+    if not text.isascii() or "_" in text:
+        raise ValueError(text)
+    return float(text)
+
+
+def _run_lines(path, data: bytes):
+    """The columns of :func:`_run_columns`, read line by line (fields as trec_eval splits
+    them); raises TrecFormatError naming the file and line of the first problem."""
+    topics, docnos, scores, tags = [], [], [], []
     seen: dict[tuple[str, str], int] = {}
     for no, f in text_lines(path, data, "run"):
-        if len(f) != 6:
+        if len(f) < 6:
             hint = "; this looks like a qrels file" if len(f) == 4 else ""
             raise TrecFormatError(f"{path}:{no}: expected 6 columns ({RUN_FORMAT}), found {len(f)}{hint}")
         try:
-            score = float(f[4])
+            score = _score(f[4])
         except ValueError:
             raise TrecFormatError(f"{path}:{no}: score {f[4]!r} is not a number") from None
         if math.isnan(score):
@@ -213,8 +253,14 @@ def _diagnose_run(path, data: bytes) -> None:
             raise TrecFormatError(f"{path}:{no}: document {f[2]} appears twice for topic {f[0]} "
                                   f"(also at line {seen[key]}); trec_eval refuses such runs")
         seen[key] = no
-
-
+        topics.append(f[0])
+        docnos.append(f[2])
+        scores.append(score)
+        tags.append(f[5])
+    topic_array, docno_array = np.array(topics, dtype=object), np.array(docnos, dtype=object)
+    other_tags = sorted(set(tags)) if len(set(tags)) > 1 else []
+    return (pd.factorize(topic_array)[0], topic_array.__getitem__, docno_array.__getitem__,
+            np.array(scores, dtype=np.float64), tags[0], other_tags)
 
 
 def few(items: list[str], limit: int = 8) -> str:

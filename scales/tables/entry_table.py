@@ -21,8 +21,14 @@ Datasets (all contiguous, uncompressed, memory-mappable):
 ``index_raw`` float64             raw value of every 64th entry
 ``index_cum`` int64 (E/1024+1, R) distinct values present per table recall base before each
                                   block of 1024 entries (attr index_blocks = [64, 1024])
+``block_sums`` uint64 (E/1024,)   format 4: per block of 1024 entries, the sum of its ids, counts
+                                  and strata times odd weights of their positions
+                                  (:func:`~irscale.scales.tables.lookup_kernels.add_block_sums`),
+                                  so that lookups verify the blocks they read
+                                  (:class:`~irscale.scales.tables.entry_scale.BlockGuard`)
 
-The checksum covers ids, counts and strata, in that order.
+The checksum of a format-3 table covers ids, counts and strata, in that order; a
+format-4 table's covers every dataset and attribute (:mod:`irscale.store.format`).
 """
 from __future__ import annotations
 
@@ -35,7 +41,7 @@ import numpy as np
 from irscale.enumerate.runspace import count_dtype, id_dtype
 from irscale.scales.measures.measure import RecallBase
 from irscale.scales.tables import lookup_kernels as lk
-from irscale.scales.tables.entry_scale import EntryScale
+from irscale.scales.tables.entry_scale import BlockGuard, EntryScale
 from irscale.scales.tables.scale import Table
 
 
@@ -48,7 +54,9 @@ class EntryTable(Table):
     for tables without strata); ``stratified``: whether the table has strata. Arrays may
     be memory maps of a store file. ``parts``: bucket results not yet concatenated (the
     store writes them slice by slice); ``index``: the stored block index (block_raw,
-    block_cum); ``run_index``: runs before each block per recall base (built on demand)."""
+    block_cum); ``run_index``: runs before each block per recall base (built on demand);
+    ``guard``: the block sums of a stored format-4 table, which lookups verify the blocks
+    they read against (None: nothing verified lazily)."""
 
     ids: np.ndarray | None = None
     counts: np.ndarray | None = None
@@ -57,6 +65,7 @@ class EntryTable(Table):
     parts: list | None = None
     index: tuple | None = None
     run_index: np.ndarray | None = None
+    guard: BlockGuard | None = None
 
     layout: ClassVar[str] = "entries"
 
@@ -78,7 +87,11 @@ class EntryTable(Table):
         return self.__dict__["_plan"]
 
     def stored_bytes(self) -> int:
-        return self.n_entries * sum(np.dtype(dt).itemsize for _, dt in self.dataset_plan())
+        """Bytes of the entry datasets and their block sums (not the block index)."""
+        if self.implicit:
+            return 0
+        sums = 8 * ((self.n_entries + lk.BLOCK - 1) // lk.BLOCK)
+        return self.n_entries * sum(np.dtype(dt).itemsize for _, dt in self.dataset_plan()) + sums
 
     def arrays_for_kernels(self) -> tuple[np.ndarray, np.ndarray]:
         ids = self.ids if self.ids is not None else np.zeros(0, np.int64)

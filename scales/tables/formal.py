@@ -23,12 +23,13 @@ import mpmath
 import numpy as np
 
 from irscale.enumerate.runspace import count_dtype
-from irscale.errors import CertificationError
+from irscale.errors import CertificationError, CorruptStoreError
 from irscale.scales.measures.fractional import FormalValues
 from irscale.scales.measures.keys import MP_DIGITS
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.certificate import Certificate, close_clusters
-from irscale.scales.tables.held import MAX_RUNS, HeldScale, HeldTable, scored_chunks
+from irscale.scales.tables.entry_scale import corrupt_error
+from irscale.scales.tables.held import MAX_RUNS, HeldScale, HeldTable, check_held, scored_chunks
 from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
 
 
@@ -143,7 +144,7 @@ class FormalScale(HeldScale):
         pos = np.clip(np.searchsorted(self._sorted_rows, q), 0, self.k - 1)
         hit = self._sorted_rows[pos] == q
         if not hit.all():
-            raise RuntimeError(f"{self._label()}: run value not in the table; the table is incomplete")
+            raise corrupt_error(self.table, "a run's value is not in it")
         return self._by_key[pos] + 1
 
 
@@ -158,6 +159,7 @@ class FormalLayout:
     max_runs = MAX_RUNS
     seconds_per_entry = 0.0
     checksummed = ("keys", "counts")
+    lazy = ()
 
     def build(self, measures: Iterable[FormalValues], rbs: dict[Measure, list[tuple[int, ...] | None]],
               options: BuildSettings) -> Iterator[FormalTable]:
@@ -175,8 +177,33 @@ class FormalLayout:
 
     def read(self, source: TableSource,
              **common: Measure | int | Certificate | tuple[int, ...] | dict[str, Any] | None) -> FormalTable:
-        return FormalTable(keys=source.read("keys"), counts=source.read("counts"),
-                           coords=json.loads(source.attrs["coords"]), **common)
+        try:
+            coords = json.loads(source.attrs["coords"])
+        except (KeyError, TypeError, ValueError):
+            raise CorruptStoreError(f"attr coords is not a JSON list: {source.attrs.get('coords')!r}") from None
+        return FormalTable(keys=source.read("keys"), counts=source.read("counts"), coords=coords, **common)
+
+    def validate(self, table: FormalTable, source: TableSource, deep: bool) -> None:
+        """Raise :class:`~irscale.errors.CorruptStoreError` unless the table is sound: one
+        int64 key per unit of the measure, distinct key rows in value order (up to twice
+        the float error bound), counts of at least 1 adding up to the runs of the
+        measure's table (the arrays are held in memory: always the deep check)."""
+        m = table.measure
+        E = check_held(table, source, ())
+        keys = table.keys
+        units = list(m.coords(table.table_rb))
+        if list(table.coords) != units:
+            raise CorruptStoreError(f"units {table.coords}, the measure's are {units}")
+        if keys.dtype != np.int64 or keys.ndim != 2 or keys.shape != (E, len(units)):
+            raise CorruptStoreError(f"keys: {keys.dtype} {keys.shape}, expected int64 ({E}, {len(units)})")
+        if E > 1:
+            if np.unique(_rows(keys)).shape[0] != E:
+                raise CorruptStoreError("a key row twice")
+            values = m.formal_floats(keys, table.table_rb)
+            if not np.isfinite(values).all() or (np.diff(values) < -2 * table.certificate.error_bound).any():
+                raise CorruptStoreError("values not in increasing order")
+        if table.certificate.error_bound != m.formal_error_bound(keys, table.table_rb):   # the default tolerance
+            raise CorruptStoreError(f"error_bound {table.certificate.error_bound!r} is not that of its values")
 
 
 LAYOUT = FormalLayout()

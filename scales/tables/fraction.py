@@ -20,12 +20,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from irscale.enumerate.runspace import count_dtype
+from irscale.errors import CorruptStoreError
 from irscale.scales.measures.fractional import FractionMeasure
 from irscale.scales.measures.fractional import fraction_floats as _floats
 from irscale.scales.measures.keys import U
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.certificate import Certificate
-from irscale.scales.tables.held import MAX_RUNS, HeldScale, HeldTable, scored_chunks
+from irscale.scales.tables.entry_scale import corrupt_error
+from irscale.scales.tables.held import MAX_RUNS, HeldScale, HeldTable, check_held, scored_chunks
 from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
 
 
@@ -141,7 +143,7 @@ class FractionScale(HeldScale):
             hit = (ranks == 0) & (self._num[j] == num) & (self._den[j] == den)
             ranks[hit] = j[hit] + 1
         if (ranks == 0).any():
-            raise RuntimeError(f"{self._label()}: run value not in the table; the table is incomplete")
+            raise corrupt_error(self.table, "a run's value is not in it")
         return ranks
 
 
@@ -156,6 +158,7 @@ class FractionLayout:
     max_runs = MAX_RUNS
     seconds_per_entry = 0.0
     checksummed = ("num", "den", "counts")
+    lazy = ()
 
     def build(self, measures: Iterable[FractionMeasure], rbs: dict[Measure, list[tuple[int, ...] | None]],
               options: BuildSettings) -> Iterator[FractionTable]:
@@ -174,6 +177,22 @@ class FractionLayout:
     def read(self, source: TableSource,
              **common: Measure | int | Certificate | tuple[int, ...] | dict[str, Any] | None) -> FractionTable:
         return FractionTable(num=source.read("num"), den=source.read("den"), counts=source.read("counts"), **common)
+
+    def validate(self, table: FractionTable, source: TableSource, deep: bool) -> None:
+        """Raise :class:`~irscale.errors.CorruptStoreError` unless the table is sound:
+        reduced fractions (den > 0, or -1/0 for minus infinity) in strictly increasing
+        order, counts of at least 1 adding up to the runs of the measure's table (the
+        arrays are held in memory, so this is always the deep check)."""
+        E = check_held(table, source, ("num", "den"))
+        num, den = table.num, table.den
+        if num.dtype != np.int64 or den.dtype != np.int64:
+            raise CorruptStoreError(f"num/den: {num.dtype}/{den.dtype}, expected int64")
+        if (den < 0).any() or ((den == 0) & (num != -1)).any():
+            raise CorruptStoreError("a fraction with a negative or zero denominator")
+        if E > 1 and not _less(num[:-1], den[:-1], num[1:], den[1:]).all():
+            raise CorruptStoreError("values not in strictly increasing order")
+        if table.certificate.error_bound != _certificate(num, den).error_bound:   # the default tolerance
+            raise CorruptStoreError(f"error_bound {table.certificate.error_bound!r} is not that of its values")
 
 
 LAYOUT = FractionLayout()

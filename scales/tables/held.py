@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from tqdm.auto import tqdm
 
-from irscale.errors import MeasureError, RunError, ValueNotInScaleError
+from irscale.errors import CorruptStoreError, MeasureError, RunError, ValueNotInScaleError
 from irscale.scales.measures.fractional import FractionMeasure
-from irscale.scales.tables.scale import Scale, Table
+from irscale.scales.tables.entries import check_counts
+from irscale.scales.tables.scale import Scale, Table, TableSource
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -33,6 +34,29 @@ class HeldTable(Table):
     """A table with one entry per distinct value (``counts`` runs each)."""
 
     counts: np.ndarray
+
+
+def check_held(table: HeldTable, source: TableSource, columns: tuple[str, ...]) -> int:
+    """Checks of a stored held table common to its layouts; returns n_entries. The
+    attributes against each other and the measure (``run_space``, no strata), ``counts``
+    and the 1-D ``columns`` of n_entries rows, counts of at least 1 adding up to n_runs."""
+    m, a = table.measure, source.attrs
+    E = table.n_entries
+    check_counts(E, table.n_runs, m, table.table_rb, a)
+    if table.table_rb is not None and table.n_runs != m.table_runs(table.table_rb):
+        raise CorruptStoreError(f"n_runs={table.n_runs}, the measure's table has {m.table_runs(table.table_rb)} runs")
+    if a.get("run_space", m.run_space) != m.run_space:
+        raise CorruptStoreError(f"run_space {a.get('run_space')!r}, the measure's is {m.run_space!r}")
+    if a["n_distinct"] != E or a.get("distinct_by_rb", "[]") != "[]" or a.get("implicit", False) is not False:
+        raise CorruptStoreError(f"n_distinct={a['n_distinct']}, distinct_by_rb, implicit for {E} values")
+    for name in ("counts", *columns):
+        arr = getattr(table, name)
+        if arr.ndim != 1 or arr.shape[0] != E or arr.dtype.kind not in "iu":
+            raise CorruptStoreError(f"dataset {name}: {arr.dtype} {arr.shape}, expected {E} integers")
+    c = table.counts
+    if E and (c.dtype.itemsize > 8 or c.min() < 1 or int(c.sum(dtype=np.uint64)) != table.n_runs):
+        raise CorruptStoreError(f"run counts that do not add up to n_runs={table.n_runs}")
+    return E
 
 
 def scored_chunks(measure: FractionMeasure, table_rb: tuple[int, ...] | None, progress: bool = False

@@ -12,10 +12,12 @@ import dataclasses
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
+from irscale.errors import CorruptStoreError
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.measure import Measure
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.entries import LAYOUT as ENTRIES
+from irscale.scales.tables.entries import check_counts
 from irscale.scales.tables.entry_table import EntryTable
 from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
 
@@ -53,6 +55,7 @@ class ImplicitLayout:
     max_runs = None
     seconds_per_entry = 0.0
     checksummed = ()
+    lazy = ()
 
     def build(self, measures: Iterable[KeyMeasure], rbs: dict[Measure, list[tuple[int, ...] | None]],
               options: BuildSettings) -> Iterator[EntryTable]:
@@ -68,6 +71,21 @@ class ImplicitLayout:
     def read(self, source: TableSource,
              **common: Measure | int | Certificate | tuple[int, ...] | dict[str, Any] | None) -> ImplicitTable:
         return ImplicitTable(**common)
+
+    def validate(self, table: ImplicitTable, source: TableSource, deep: bool) -> None:
+        """Raise :class:`~irscale.errors.CorruptStoreError` unless the attributes are those
+        of the identity table of the measure (one entry per run, every value distinct)."""
+        m, a = table.measure, source.attrs
+        check_counts(table.n_entries, table.n_runs, m, table.table_rb, a)
+        size = m.id_count()
+        if m.layout != self.name or table.table_rb is not None:
+            raise CorruptStoreError(f"an implicit table for {m}, whose tables are not implicit")
+        if (table.n_entries, table.n_runs, a["n_distinct"]) != (size, size, size) or a.get("implicit") is not True:
+            raise CorruptStoreError(f"n_entries={table.n_entries}, n_runs={table.n_runs}, "
+                                    f"n_distinct={a['n_distinct']}, implicit={a.get('implicit')!r} for an implicit "
+                                    f"table of {size} runs")
+        if a.get("distinct_by_rb", "[]") != "[]":
+            raise CorruptStoreError("distinct_by_rb in a table without strata")
 
 
 LAYOUT = ImplicitLayout()

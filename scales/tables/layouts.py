@@ -12,13 +12,22 @@ module of this package with a ``LAYOUT`` object that has:
     iterator of :class:`~irscale.scales.tables.scale.Table`;
 ``write(table, sink)``
     the table's datasets and attributes, through a sink with
-    ``dataset(name, dtype, shape, pieces)`` (checksummed, written piece by piece),
-    ``array(name, data)`` (not checksummed) and ``attrs(**attrs)``;
+    ``dataset(name, dtype, shape, pieces)`` (written piece by piece), ``array(name, data)``
+    (written whole) and ``attrs(**attrs)``; the store's checksum covers every dataset and
+    attribute (:mod:`irscale.store.format`);
 ``read(source, **common)``
     the table from a source with ``attrs``, ``has(name)``, ``mapped(name)`` (memory-mapped
     for random access) and ``read(name)``; ``common`` holds the fields every table has;
+``validate(table, source, deep)``
+    raise :class:`~irscale.errors.CorruptStoreError` (the problem in a few words; the
+    reader names the table) unless the table read is sound: structural checks that read
+    O(1) or O(index) when ``deep`` is false, the whole table when it is true;
+    ``source.scan(name)`` maps a dataset for one sequential pass;
 ``checksummed``
-    the datasets its checksum covers, in order;
+    the datasets the checksum of a format-3 table covers, in order;
+``lazy``
+    the datasets a reader need not verify when it opens a big table (lookups check what
+    they read: :class:`~irscale.scales.tables.entry_scale.BlockGuard`);
 ``max_runs``
     the largest run space it builds a table from (None: no limit but memory and disk);
 ``seconds_per_run``, ``seconds_per_entry``

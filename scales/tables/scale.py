@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from collections.abc import Iterable, Iterator
+import decimal
+import functools
+import numbers
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
 from irscale.enumerate.fanout import Fanout
-from irscale.errors import ValueNotInScaleError
+from irscale.enumerate.runspace import short_repr
+from irscale.errors import RecallBaseError, RunError, ValueNotInScaleError
 from irscale.scales.measures.measure import RecallBase
 from irscale.scales.tables.certificate import Certificate
 
@@ -117,8 +121,18 @@ class Scale(abc.ABC):
         self.rb = self.measure.check_rb(rb)
         want = self.measure.table_rb(self.rb)
         if want != table.table_rb:
-            raise ValueError(f"{self.measure}: the table is for the recall base {table.table_rb}, not {self.rb}")
+            raise RecallBaseError(f"{self.measure}: the table is for the recall base {table.table_rb}, not {self.rb}")
         self.certificate = table.certificate
+        self._bounds: tuple[float, float] | None = None
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        """Every layout's :meth:`rank_ids` is given checked run ids (int64 (m,)): the
+        check is made here, once, for all layouts."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("rank_ids")
+        if own is not None and not getattr(own, "_checks_ids", False) and not getattr(own, "__isabstractmethod__",
+                                                                                       False):
+            cls.rank_ids = _checking_ids(own)
 
     # -- facts --------------------------------------------------------------------------
     @property
@@ -197,12 +211,19 @@ class Scale(abc.ABC):
         distinct value within 0.00005 of it, and is ambiguous when two are (give more
         decimals, or rank the runs). ``0.5`` with ``decimals=1`` stands for [0.45, 0.55]:
         give trec_eval's ``0.5000`` as it is printed. :meth:`lookup` also says which
-        distinct value each value was matched to."""
+        distinct value each value was matched to.
+
+        ``values`` must be real numbers: a number, or a (nested) list or array of numbers
+        of one shape. Anything else (strings, even ``'0.5'``; booleans; None; complex
+        numbers; nested lists of different lengths) raises
+        :class:`~irscale.errors.ValueNotInScaleError` naming the first such item, whatever
+        ``errors`` says. A value below the smallest distinct value, or above the largest,
+        by more than its tolerance is not a value of the measure."""
         if errors not in ("raise", "zero"):
-            raise ValueError("errors must be 'raise' or 'zero'")
+            raise ValueError(f"errors must be 'raise' or 'zero', got {errors!r}")
         x, shape = self._flat(values)
         atol_ = self._atol(x, shape, atol, decimals)
-        ranks, status = self._rank_values(x, rtol, atol_)
+        ranks, status = self._ranked(x, rtol, atol_)
         if errors == "zero":
             return np.where(status == FOUND, ranks, 0).reshape(shape)
         bad = np.flatnonzero(status != FOUND)
@@ -222,7 +243,7 @@ class Scale(abc.ABC):
         people, not for bulk transforms."""
         x, shape = self._flat(values)
         atol_ = self._atol(x, shape, atol, decimals)
-        ranks, status = self._rank_values(x, rtol, atol_)
+        ranks, status = self._ranked(x, rtol, atol_)
         status = status.astype(np.int8)
         status[np.isnan(x)] = NOT_A_NUMBER
         found = status == FOUND
@@ -237,8 +258,41 @@ class Scale(abc.ABC):
 
     @staticmethod
     def _flat(values) -> tuple[np.ndarray, tuple[int, ...]]:
-        x = np.asarray(values, dtype=np.float64)
+        """Values given by a user as a flat float64 array and their shape; raises
+        :class:`~irscale.errors.ValueNotInScaleError` naming the first item that is not a
+        real number."""
+        x = _user_array(values, "values", ValueNotInScaleError)
+        if x.dtype.kind not in "iuf":
+            for index, v in np.ndenumerate(x):
+                if not _is_real(v):
+                    raise ValueNotInScaleError(
+                        f"values{_index(index)} is {short_repr(v)}, not a number: give real numbers (a number, or "
+                        f"a list or array of numbers of one shape)")
+        try:
+            x = x.astype(np.float64, copy=False)
+        except (ValueError, TypeError, OverflowError) as e:      # e.g. an object too large for a float
+            raise ValueNotInScaleError(f"values cannot be read as float64 numbers ({e})") from None
         return x.reshape(-1), x.shape
+
+    def _ranked(self, x: np.ndarray, rtol: float, atol: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_rank_values`, with every finite value below the smallest distinct value,
+        or above the largest, by more than its tolerance rejected as not a value (whatever
+        the layout's mapping of values outside the range does)."""
+        ranks, status = self._rank_values(x, rtol, atol)
+        if x.size:
+            if getattr(self, "_bounds", None) is None:
+                self._bounds = self.value_range()
+            lo, hi = self._bounds
+            if not (np.fmin.reduce(x) < lo or np.fmax.reduce(x) > hi):     # NaN ignored
+                return ranks, status
+            finite = np.isfinite(x)
+            tol = atol + rtol * np.abs(np.where(finite, x, 0.0))
+            with np.errstate(invalid="ignore"):
+                outside = finite & ((x < lo - tol) | (x > hi + tol))
+            if outside.any():
+                ranks = np.where(outside, 0, ranks)
+                status = np.where(outside, NOT_A_VALUE, status).astype(status.dtype)
+        return ranks, status
 
     def _atol(self, x: np.ndarray, shape: tuple[int, ...], atol: float | None, decimals) -> float | np.ndarray:
         """The absolute tolerance: ``atol`` (default: the table's), widened per value to half
@@ -246,7 +300,11 @@ class Scale(abc.ABC):
         base = self._default_atol() if atol is None else float(atol)
         if decimals is None:
             return base
-        d = np.broadcast_to(np.asarray(decimals, dtype=np.float64), shape).reshape(-1)
+        try:
+            d = np.broadcast_to(np.asarray(decimals, dtype=np.float64), shape).reshape(-1)
+        except (ValueError, TypeError):
+            raise ValueNotInScaleError(f"decimals must be a number of decimals, or one per value (shape {shape}), "
+                                       f"got {short_repr(decimals)}") from None
         with np.errstate(over="ignore"):
             half = 0.5 * 10.0 ** -d * (1 + 1e-9)       # inclusive, whatever the float rounding of x
         return np.fmax(base, half)                      # NaN decimals: not rounded
@@ -267,6 +325,10 @@ class Scale(abc.ABC):
             return (f"{x!r} is ambiguous for {self._label()}: the distinct values {a!r} and {b!r} lie within its "
                     f"tolerance ({tol:.3g}); give more decimals, or rank the judged runs instead (rank_runs), "
                     f"which is exact")
+        lo, hi = getattr(self, "_bounds", None) or (-np.inf, np.inf)
+        if x < lo - tol or x > hi + tol:
+            side, end = ("below its smallest", lo) if x < lo else ("above its largest", hi)
+            return f"{x!r} is not a value of {self._label()} ({side} value {end!r})"
         return f"{x!r} is not a value of {self._label()} (no distinct value within {tol:.3g})"
 
     @abc.abstractmethod
@@ -283,7 +345,8 @@ class Scale(abc.ABC):
         the rank then being the nearest distinct value's."""
 
     def values_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
-        """The distinct values (float64) of unq ranks ``ranks`` (in 1..K)."""
+        """The distinct values (float64) of unq ranks ``ranks`` (integers 1..K, else
+        :class:`~irscale.errors.ValueNotInScaleError` naming the first that is not)."""
         q = self._check_ranks(ranks)
         return self.values[q - 1].reshape(np.shape(ranks))
 
@@ -291,8 +354,11 @@ class Scale(abc.ABC):
         """1-based unq ranks of judged runs, given as an (n_runs, N) array of relevance
         degrees (or one run; rankings of their own lengths for truncated run spaces).
         Exact: ranks come from the run's exact value, no tolerance. Raises
-        :class:`~irscale.errors.RunError` for wrong lengths, degrees outside REL, or runs
-        that cannot occur for the recall base (infeasible)."""
+        :class:`~irscale.errors.RunError` naming the first bad run or item: wrong lengths
+        or nesting, items that are not integers (booleans, strings, None, non-integral
+        floats; arrays of floats holding integers are accepted), degrees outside REL (-1
+        included; only arrays of truncated rankings are padded with -1), or runs that
+        cannot occur for the recall base (infeasible)."""
         arr = self.measure.check_runs(runs, self.rb)
         if arr.shape[0] == 0:
             return np.zeros(0, np.int64)
@@ -300,7 +366,16 @@ class Scale(abc.ABC):
 
     @abc.abstractmethod
     def rank_ids(self, ids: ArrayLike) -> np.ndarray:
-        """Exact ranks of runs given by run id (SPEC section 2 numbering)."""
+        """Exact ranks (int64 (m,)) of runs given by run id (SPEC section 2 numbering).
+        Ids must be integers in ``0 .. measure.id_count() - 1`` (floats holding integers
+        are accepted); anything else (booleans, strings, 1.5, -1, 2**64) raises
+        :class:`~irscale.errors.RunError` naming the first such id. Layouts implement it
+        for ids already checked (:meth:`_check_ids` runs first, whatever the layout)."""
+
+    def _check_ids(self, ids: ArrayLike) -> np.ndarray:
+        """Run ids given by a user as a flat int64 array (see :meth:`rank_ids`)."""
+        count = self.measure.id_count()
+        return _integers(ids, "ids", 0, count, RunError, f"not a run id of {self.measure} (ids are 0..{count - 1})")
 
     def midrank(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL) -> np.ndarray:
         """Mid-ranks of raw values (comparison only; see :attr:`midranks`)."""
@@ -308,23 +383,116 @@ class Scale(abc.ABC):
 
     def midranks_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
         """Mid-ranks (float64, 1-based positions among all feasible runs) of the values
-        with unq ranks ``ranks``."""
+        with unq ranks ``ranks`` (integers 1..K, else
+        :class:`~irscale.errors.ValueNotInScaleError` naming the first that is not)."""
         q = self._check_ranks(ranks)
         return self.midranks[q - 1]
 
-    def _check_ranks(self, ranks) -> np.ndarray:
-        q = np.asarray(ranks, dtype=np.int64).reshape(-1)
-        if q.size and (q.min() < 1 or q.max() > self.k):
-            raise ValueError(f"ranks must be in 1..{self.k}")
-        return q
+    def _check_ranks(self, ranks: ArrayLike, lowest: int = 1) -> np.ndarray:
+        """Unq ranks given by a user as a flat int64 array: integers in ``lowest..K``
+        (floats holding integers accepted), else
+        :class:`~irscale.errors.ValueNotInScaleError` naming the first that is not."""
+        return _integers(ranks, "ranks", lowest, self.k + 1, ValueNotInScaleError,
+                         f"not a rank of {self._label()} (ranks are 1..{self.k})")
 
     def scaled(self, ranks: ArrayLike) -> np.ndarray:
-        """Ranks mapped to [0, 1]: (rank - 1) / (K - 1) (0 when K = 1)."""
-        r = np.asarray(ranks, dtype=np.float64)
-        return (r - 1) / (self.k - 1) if self.k > 1 else np.zeros_like(r)
+        """Ranks mapped to [0, 1]: (rank - 1) / (K - 1) (0 when K = 1), in the shape of
+        ``ranks``. Ranks are integers 1..K; rank 0, which :meth:`rank` with
+        ``errors="zero"`` gives a rejected value, maps to NaN. Anything else (negative
+        ranks, ranks above K, 1.5, booleans, strings) raises
+        :class:`~irscale.errors.ValueNotInScaleError` naming the first such rank."""
+        arr = _user_array(ranks, "ranks", ValueNotInScaleError)
+        q = self._check_ranks(arr, lowest=0).astype(np.float64)
+        r = (q - 1) / (self.k - 1) if self.k > 1 else np.zeros_like(q)
+        return np.where(q == 0, np.nan, r).reshape(arr.shape)
 
     def _label(self) -> str:
         return f"{self.measure}" + ("" if self.rb is None else f" with rb={self.rb}")
+
+
+# -- checking what users give --------------------------------------------------------------------
+def _checking_ids(rank_ids: Callable) -> Callable:
+    """A layout's ``rank_ids`` called with ids checked by :meth:`Scale._check_ids`."""
+    @functools.wraps(rank_ids)
+    def checked(self: Scale, ids: ArrayLike) -> np.ndarray:
+        return rank_ids(self, self._check_ids(ids))
+    checked._checks_ids = True
+    return checked
+
+
+def _user_array(items, name: str, error: type[Exception]) -> np.ndarray:
+    """``items`` as an array: numpy arrays (and pandas objects) as they are; Python lists
+    and tuples as numbers when they are a flat list of numbers without booleans (the fast
+    common case), else item by item (dtype object, so that booleans and huge integers are
+    seen as they were given). Nested lists of different lengths raise ``error``."""
+    if not isinstance(items, (list, tuple)):
+        try:
+            return np.asarray(items)
+        except (ValueError, TypeError, OverflowError):
+            raise error(f"{name} must be a number, or a list or array of numbers of one shape; got "
+                        f"{short_repr(items)}") from None
+    try:
+        arr = np.asarray(items)
+    except (ValueError, TypeError, OverflowError):
+        arr = None
+    if arr is not None and arr.ndim == 1 and arr.dtype.kind in "iuf" and not _BOOLS & set(map(type, items)):
+        return arr
+    try:
+        arr = np.empty(np.shape(items), dtype=object)
+        arr[...] = items
+    except (ValueError, TypeError):
+        raise error(f"{name} must be a (nested) list of one shape; these lists have different lengths: "
+                    f"{short_repr(items)}") from None
+    return arr
+
+
+_BOOLS = {bool, np.bool_}
+
+
+def _first(mask: np.ndarray) -> tuple[int, ...]:
+    """Index of the first True of a boolean array (() for a 0-d one)."""
+    return tuple(int(i) for i in np.argwhere(mask)[0]) if mask.ndim else ()
+
+
+def _index(index: tuple[int, ...]) -> str:
+    return "".join(f"[{i}]" for i in index)
+
+
+def _is_real(v: object) -> bool:
+    return isinstance(v, (numbers.Real, decimal.Decimal)) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_whole(v: object) -> bool:
+    """Whether an item is an integer: an integer type (not a boolean) or a float holding one."""
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, numbers.Integral):
+        return True
+    return isinstance(v, (float, np.floating)) and bool(np.isfinite(v)) and float(v).is_integer()
+
+
+def _integers(items: ArrayLike, name: str, lo: int, hi: int, error: type[Exception], outside: str) -> np.ndarray:
+    """Integers given by a user in ``lo .. hi - 1`` as a flat int64 array; raises ``error``
+    naming the first item that is not an integer (booleans, strings, 1.5, NaN; floats
+    holding integers are integers) or lies outside the range (``outside`` says why)."""
+    arr = _user_array(items, name, error)
+    if arr.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(arr) | (arr != np.round(arr))
+        if bad.any():
+            index = _first(bad)
+            raise error(f"{name}{_index(index)} is {short_repr(arr[index])}, not an integer")
+    elif arr.dtype.kind not in "iu":
+        for index, v in np.ndenumerate(arr):
+            if not _is_whole(v):
+                raise error(f"{name}{_index(index)} is {short_repr(v)}, not an integer")
+        arr = np.vectorize(int, otypes=[object])(arr) if arr.size else arr.astype(np.int64)
+    with np.errstate(invalid="ignore"):
+        wrong = np.asarray((arr < lo) | (arr >= hi), dtype=bool)
+    if wrong.any():
+        index = _first(wrong)
+        raise error(f"{name}{_index(index)} is {short_repr(arr[index])}: {outside}")
+    return arr.astype(np.int64, copy=False).reshape(-1)
 
 
 # -- what the layouts are given (:mod:`irscale.scales.tables.layouts`): structural types ------------
@@ -335,7 +503,7 @@ class TableSink(Protocol):
         """A checksummed dataset of ``shape``, written piece by piece."""
 
     def array(self, name: str, data: np.ndarray) -> None:
-        """A dataset outside the checksum."""
+        """A dataset written whole (covered by its digest)."""
 
     def attrs(self, **attrs: str | int | bool) -> None:
         """Attributes of the table."""

@@ -1,0 +1,203 @@
+"""A full disk or a file-size limit anywhere in a build (issue 13, item 5): exit status 2
+and one line saying so and where, no temporary file left, earlier tables intact.
+
+Real failures come from RLIMIT_FSIZE set in a child Python (writes past the limit fail
+with EFBIG; no root or small file system needed); a full disk (ENOSPC, short writes
+without an errno, HDF5's RuntimeError) is simulated by monkeypatching."""
+import errno
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import irscale
+from irscale.enumerate import split
+from irscale.errors import DiskFullError
+from irscale.store import fill, writer
+
+
+def _limited_build(tmp_path, limit: int, argv: list, prelude: str = "") -> subprocess.CompletedProcess:
+    """``irscale build ARGV`` in a child whose files may not grow beyond ``limit`` bytes."""
+    script = textwrap.dedent(f"""
+        import resource, sys
+        {prelude}
+        resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+        from irscale.cli import main
+        sys.exit(main({argv!r}))
+    """)
+    return subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+
+
+def _leftovers(tmp_path) -> list:
+    """Temporary files of commits and half-written checkpoints."""
+    return sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if ".tmp" in p.name)
+
+
+def _assert_one_line(r, *words):
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("irscale: error: "), r.stderr
+    for w in words:
+        assert w in lines[0], r.stderr
+
+
+@pytest.fixture
+def small_store(tmp_path):
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@8,AP@8")
+    return path
+
+
+def _tables(path) -> set:
+    store = irscale.open_store(path)
+    store.verify()
+    return {t["measure"] for t in store.tables()}
+
+
+def test_commit_beyond_the_file_size_limit(tmp_path, small_store):
+    limit = small_store.stat().st_size + 200_000          # AP@16's table takes about 1 MB
+    r = _limited_build(tmp_path, limit, ["build", "-m", "AP@16", "--out", "t.h5", "-q"])
+    _assert_one_line(r, "file size limit reached writing", ".t.h5.tmp-", "file too large", "t.h5 is unchanged")
+    assert _leftovers(tmp_path) == []
+    assert _tables(small_store) == {"P@8", "AP@8"}
+
+
+def test_copy_of_the_old_store_beyond_the_limit(tmp_path):
+    """The commit's copy of the old store fails (sendfile: EFBIG), the room check bypassed."""
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "AP@16")                   # about 1 MB
+    limit = path.stat().st_size // 2
+    r = _limited_build(tmp_path, limit, ["build", "-m", "P@8", "--out", "t.h5", "-q"],
+                       prelude="import irscale.store.fill as f; f.check_room = lambda *a: None")
+    _assert_one_line(r, "file size limit reached writing", ".t.h5.tmp-")
+    assert _leftovers(tmp_path) == []
+    assert _tables(path) == {"AP@16"}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_checkpoint_beyond_the_file_size_limit(tmp_path, small_store, jobs):
+    """Bucket files of AP@20 are up to ~700 kB; with a 100 kB limit the first save fails,
+    in the parent (one job, SIGXFSZ left at its default: the build ignores it) or in a
+    worker."""
+    prelude = "import signal; signal.signal(signal.SIGXFSZ, signal.SIG_DFL)"
+    r = _limited_build(tmp_path, 100_000, ["build", "-m", "AP@20", "--out", "t.h5", "-q", "-j", jobs],
+                       prelude=prelude)
+    assert r.returncode != -signal.SIGXFSZ, "killed by SIGXFSZ"
+    _assert_one_line(r, "file size limit reached writing", ".t.h5.build", "bucket-", "raise the file-size limit")
+    assert _leftovers(tmp_path) == []
+    assert _tables(small_store) == {"P@8", "AP@8"}
+
+
+# -- simulated full disks -------------------------------------------------------------
+
+
+def test_hdf5_write_failure_is_a_full_disk(tmp_path, small_store, monkeypatch):
+    """h5py reports a failed write as RuntimeError (not OSError), with HDF5's text."""
+    def failing(*args, **kw):
+        raise RuntimeError("Can't write data (file write failed: time = Thu Nov 26 10:16:40 2026, filename = "
+                           "'.t.h5.tmp-1', file descriptor = 3, errno = 28, error message = 'No space left on "
+                           "device', buf = 0x1, total write size = 32432, bytes this sub-write = 32432, offset = 0)")
+    monkeypatch.setattr(writer, "write_table", failing)
+    with pytest.raises(DiskFullError, match=r"disk full while writing .*\.t\.h5\.tmp-\d+ \(.* free on "):
+        irscale.build_store(small_store, "AP@10")
+    assert _leftovers(tmp_path) == []
+    monkeypatch.undo()
+    assert _tables(small_store) == {"P@8", "AP@8"}
+
+
+def test_enospc_in_the_copy_is_a_full_disk(tmp_path, small_store, monkeypatch):
+    def failing(src, dst, bar):
+        dst.write_bytes(b"x" * 100)
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(writer, "_copy_with_progress", failing)
+    with pytest.raises(DiskFullError, match=r"disk full while writing .*t\.h5\.tmp-.*t\.h5 is unchanged"):
+        irscale.build_store(small_store, "AP@10")
+    assert _leftovers(tmp_path) == []
+
+
+def test_no_room_for_the_commit_is_refused_before_writing(tmp_path, small_store, monkeypatch):
+    class Usage:
+        free = 10_000
+    monkeypatch.setattr(fill.shutil, "disk_usage", lambda folder: Usage)
+    monkeypatch.setattr(fill, "commit", lambda *a, **kw: pytest.fail("commit started"))
+    with pytest.raises(DiskFullError, match=r"disk full while writing .*\.t\.h5\.tmp-\d+ \(10 kB free on .*"
+                                            r"needs about"):
+        irscale.build_store(small_store, "AP@12")
+
+
+def test_short_write_of_a_checkpoint_is_a_full_disk(tmp_path, small_store, monkeypatch):
+    """np.save on a full disk: OSError("783696 requested and 271328 written"), no errno."""
+    real_save = np.save
+
+    def save(fh, arr, *a, **kw):
+        real_save(fh, arr[: len(arr) // 3])
+        raise OSError("783696 requested and 271328 written")
+
+    class Usage:
+        free = 4096
+    monkeypatch.setattr(split.np, "save", save)
+    monkeypatch.setattr(split.shutil, "disk_usage", lambda folder: Usage)
+    with pytest.raises(DiskFullError, match=r"disk full while writing .*\.t\.h5\.build/AP@12/bucket-00000\.tmp/"
+                                            r"ids\.npy \(783696 requested and 271328 written; 4096 bytes free on .*"
+                                            r"t\.h5 is unchanged"):
+        irscale.build_store(small_store, "AP@12", n_jobs=1)
+    assert _leftovers(tmp_path) == []
+    monkeypatch.undo()
+    assert _tables(small_store) == {"P@8", "AP@8"}
+
+
+def test_which_errors_mean_a_full_disk(tmp_path, monkeypatch):
+    f = tmp_path / "x"
+    assert "disk full while writing" in str(split.disk_error(OSError(errno.ENOSPC, "No space left"), f))
+    assert "file size limit reached" in str(split.disk_error(OSError(errno.EFBIG, "File too large"), f))
+    assert "file too large" in str(split.disk_error(RuntimeError("Can't decrement id ref count (file write failed: "
+                                                                 "errno = 27, error message = 'File too large')"), f))
+    assert split.disk_error(OSError(errno.EACCES, "Permission denied"), f) is None
+    assert split.disk_error(RuntimeError("dataset ids: 3 rows written, 4 declared"), f) is None
+    assert split.disk_error(KeyError("x"), f) is None
+    short = OSError("100 requested and 12 written")
+
+    class Usage:
+        free = 1 << 40
+    monkeypatch.setattr(split.shutil, "disk_usage", lambda folder: Usage)
+    assert split.disk_error(short, f) is None          # plenty of room, no limit: not a full disk
+    Usage.free = 1000
+    assert "disk full" in str(split.disk_error(short, f))
+
+
+def test_build_ignores_sigxfsz_only_while_it_runs(tmp_path):
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are set in the main thread only")
+    before = signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+    try:
+        seen = []
+        real = fill._build
+
+        def spy(*args, **kw):
+            seen.append(signal.getsignal(signal.SIGXFSZ))
+            return real(*args, **kw)
+        fill._build = spy
+        try:
+            irscale.build_store(tmp_path / "t.h5", "P@8")
+        finally:
+            fill._build = real
+        assert seen == [signal.SIG_IGN]
+        assert signal.getsignal(signal.SIGXFSZ) == signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGXFSZ, before)
+
+
+def test_no_tmp_file_survives_any_commit_failure(tmp_path, small_store, monkeypatch):
+    """Whatever the writer raises (here a bug-like ValueError), this process's temporary
+    file is gone afterwards."""
+    def failing(*args, **kw):
+        raise ValueError("boom")
+    monkeypatch.setattr(writer, "write_table", failing)
+    with pytest.raises(ValueError, match="boom"):
+        irscale.build_store(small_store, "AP@10")
+    assert not (tmp_path / f".t.h5.tmp-{os.getpid()}").exists()

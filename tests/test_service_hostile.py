@@ -1,0 +1,251 @@
+"""Hostile requests against the HTTP lookup service (issue 13): every request's cost is
+bounded before its JSON is parsed (lists, fields, nesting, numbers), malformed runs get a
+422 (never a 500), no answer names the store's location, values beyond the ends of a
+scale are not values of it, an unexpected error answers 500 without breaking the
+connection, and worker processes enforce a time and memory budget. The attack script
+(``scripts/attack_service.py``: a real server, /healthz probed during every attack) runs
+under ``--runslow``."""
+import json
+import random
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+import irscale
+from irscale.store import service as service_module
+from irscale.store.service import MAX_FIELDS, MAX_RB_ITEMS, MAX_RUN_LENGTH, create_app, prescan
+
+with warnings.catch_warnings():  # starlette asks for httpx2, which this project does not use
+    warnings.filterwarnings("ignore", message=".*httpx2")
+    from fastapi.testclient import TestClient
+
+ROOT = Path(__file__).resolve().parents[1]
+RBPU = "RBPU(p=0.8)@6"
+
+
+@pytest.fixture(scope="module")
+def store_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("hostile") / "hostile.h5"
+    irscale.build_store(path, f"AP@10,RR@10,{RBPU},P@8", n_jobs=1)
+    irscale.build_store(path, ["OIE@6"], rb_counts=[(2,)])
+    return path
+
+
+@pytest.fixture(scope="module")
+def client(store_path):
+    with TestClient(create_app(store_path, max_items=1000)) as c:
+        yield c
+
+
+def _post(client, body):
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return client.post("/v1/rank", content=content, headers={"content-type": "application/json"})
+
+
+def _error(response, status, kind, *needles):
+    assert response.status_code == status, response.text
+    error = response.json()["error"]
+    assert error["type"] == kind, error
+    for needle in needles:
+        assert needle in error["message"], error["message"]
+    return error["message"]
+
+
+def _alive(client):
+    assert client.get("/healthz").status_code == 200
+
+
+# -- refused before the JSON is parsed --------------------------------------------------------
+def _fields(n):
+    return b'{"measure": "P@8", "values": [0], ' + b", ".join(b'"k%d": 0' % i for i in range(n)) + b"}"
+
+
+UNPARSED = [  # (body, status, type, needles): the scan refuses these without building any object
+    (b'{"measure": "AP@10", "rb": [' + b", ".join([b'"a"'] * 200_000) + b'], "values": [0]}', 413,
+     "PayloadTooLargeError", "rb has 200000 items", f"at most {MAX_RB_ITEMS}"),
+    (b'{"measure": "AP@10", "rb": [' + b",".join([b"1"] * (MAX_RB_ITEMS + 1)) + b'], "values": [0]}', 413,
+     "PayloadTooLargeError", f"rb has {MAX_RB_ITEMS + 1} items"),
+    (_fields(100_000), 422, "RequestError", "the request has 100002 fields", f"at most {MAX_FIELDS}"),
+    (b'{"measure": "P@8", "values": [' + b",".join([b"0"] * 1001) + b"]}", 413, "PayloadTooLargeError",
+     "1001 values in one request", "at most 1000"),
+    (b'{"measure": "P@8", "runs": [' + b",".join([b"[0]"] * 1001) + b"]}", 413, "PayloadTooLargeError",
+     "1001 runs in one request"),
+    (b'{"measure": "P@8", "runs": [[0], [' + b",".join([b"0"] * (MAX_RUN_LENGTH + 1)) + b"]]}", 413,
+     "PayloadTooLargeError", f"runs[1] has {MAX_RUN_LENGTH + 1} items"),
+    (b'{"measure": "P@8", "values": [0], "x": [' + b",".join([b"0"] * 65) + b"]}", 413, "PayloadTooLargeError",
+     "'x' holds a list of 65 items"),
+    (b'{"measure": "P@8", "runs": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", 422, "RunError",
+     "runs[0] holds a list where a relevance degree belongs"),
+    (b'{"measure": "P@8", "values": [[[0]]]}', 422, "RequestError", "values: lists nested 3 deep"),
+    (b"[" * 100_000 + b"]" * 100_000, 422, "RequestError", "must be a JSON object"),
+    (b'{"measure": "P@8", "rb": ' + b"1" * 5000 + b', "values": [0]}', 422, "RequestError",
+     "more than 400 characters"),
+    (b'{"measure": "P@8", "values": [0, 1' + b", 1" * 100_000, 400, "InvalidJSONError", "not valid JSON"),
+    (b'{"measure": "P@8", "values": [0, 1}', 400, "InvalidJSONError", "not valid JSON"),
+]
+
+
+@pytest.mark.parametrize("body, status, kind, needles", [(b, s, k, n) for b, s, k, *n in UNPARSED],
+                         ids=[f"{i}-{u[2]}" for i, u in enumerate(UNPARSED)])
+def test_hostile_shapes_are_refused_before_parsing(client, monkeypatch, body, status, kind, needles):
+    parsed = []
+    real = service_module.pydantic_core.from_json
+
+    def spy(data, *a, **k):
+        parsed.append(len(data))
+        return real(data, *a, **k)
+    monkeypatch.setattr(service_module.pydantic_core, "from_json", spy)
+    _error(_post(client, body), status, kind, *needles)
+    # malformed JSON is described by the parser (which stops where the scan did)
+    assert not parsed or status == 400
+    monkeypatch.undo()
+    _alive(client)
+
+
+def test_the_scan_reads_strings_as_json_does():
+    # brackets, commas and escaped quotes inside strings are text, not structure
+    prescan(b'{"measure": "a\\"[[[[,,,{", "values": [0], "k": "\\\\"}', 10)
+    prescan(b'{"measure": "P@8", "runs": [[1, 0], []], "rb": [1, 2, 3]}', 10)
+    with pytest.raises(service_module.PayloadTooLargeError):
+        prescan(b'{"runs": [[1], [0], [1]]}', 2)
+
+
+# -- runs: 422 for every malformed shape ----------------------------------------------------------
+BAD_RUNS = [  # (measure, rb, runs, needles)
+    (RBPU, None, [[[1]]], ["runs[0]", "list where a relevance degree belongs"]),
+    ("DCGU@6", None, [[[1]]], ["runs[0]"]),
+    (RBPU, None, [[-1]], ["runs[0]", "degree -1 at rank 1", "outside REL"]),
+    (RBPU, None, [[1, -1]], ["runs[0]", "degree -1 at rank 2"]),
+    (RBPU, None, [[True]], ["runs[0][0]", "integers", "True"]),
+    (RBPU, None, [[1, False]], ["runs[0][1]", "integers"]),
+    (RBPU, None, [[1.0]], ["runs[0][0]", "integers"]),
+    (RBPU, None, [[None]], ["runs[0][0]", "integers"]),
+    (RBPU, None, [["1"]], ["runs[0][0]", "integers"]),
+    (RBPU, None, [[2]], ["degree 2", "outside REL"]),
+    (RBPU, None, [[1] * 7], ["runs[0] has 7 degrees", "at most N = 6"]),
+    (RBPU, None, [[1], 0], ["runs[1] must be a list"]),
+    (RBPU, None, [1, 0], ["runs[0] must be a list"]),
+    ("AP@10", 3, [[True] + [0] * 9], ["runs[0][0]", "integers"]),
+    ("AP@10", 3, [[-1] + [0] * 9], ["runs[0]", "outside REL"]),
+    ("AP@10", 3, [[0] * 10, [1]], ["runs[1] has length 1", "N = 10"]),
+    ("AP@10", 3, [[0] * 9 + [2 ** 70]], ["runs[0]", "at rank 10", "outside REL"]),
+    ("OIE@6", [2], [[[1]]], ["runs[0]"]),
+    ("OIE@6", [2], [[1, 1, 1]], ["ranking 0 has 3 documents of grade 1", "cannot occur"]),
+]
+
+
+@pytest.mark.parametrize("measure, rb, runs, needles", BAD_RUNS, ids=[f"{i}-{b[0]}" for i, b in enumerate(BAD_RUNS)])
+def test_malformed_runs_get_422(client, measure, rb, runs, needles):
+    _error(_post(client, {"measure": measure, "rb": rb, "runs": runs}), 422, "RunError", *needles)
+    _alive(client)
+
+
+def test_rankings_of_their_own_lengths(client):
+    runs = [[1], [], [0, 1, 1, 0, 0, 1], [0]]
+    r = _post(client, {"measure": RBPU, "runs": runs})
+    assert r.status_code == 200, r.text
+    assert r.json()["rank"] == irscale.scale(RBPU).rank_runs(runs).tolist()
+    # the empty ranking is not [-1]: refused above, and ranked apart from it here
+    assert r.json()["rank"][1] != r.json()["rank"][3]
+
+
+# -- values beyond the ends of a scale -------------------------------------------------------------
+@pytest.mark.parametrize("value, side", [(-0.5, "below its smallest value 0.0"), (-1e9, "below"),
+                                         (-1e-300, "below"), (1.5, "above its largest value 1.0")])
+def test_rr_values_beyond_the_scale_are_not_values(client, value, side):
+    _error(_post(client, {"measure": "RR@10", "values": [0.5, value]}), 422, "ValueNotInScaleError",
+           "values[1]", "not a value of RR@10", side)
+
+
+def test_rr_ends_of_the_scale_still_rank(client):
+    r = _post(client, {"measure": "RR@10", "values": [0.0, -0.0, 1.0, 0.1]})
+    assert r.status_code == 200 and r.json()["rank"] == [1, 1, 11, 2]
+
+
+# -- no location in any answer -----------------------------------------------------------------------
+def test_missing_per_topic_table_names_no_path(client, store_path):
+    message = _error(_post(client, {"measure": "OIE@6", "rb": [3], "runs": [[1]]}), 404, "TableNotFoundError",
+                     "no table OIE@6 for the per-grade counts (3)", "--rb", "(it has OIE@6 for (2))")
+    assert str(store_path.parent) not in message and store_path.name not in message
+
+
+def test_store_location_is_scrubbed_from_every_message(client, store_path, monkeypatch):
+    service = client.app.state.service
+
+    def leak(body):
+        raise irscale.errors.StoreError(f"{store_path.resolve()}: cannot read table X in {store_path.parent}/other.h5")
+    monkeypatch.setattr(service, "rank_body", leak)
+    message = _error(_post(client, {"measure": "P@8", "values": [0]}), 422, "StoreError", "this store")
+    assert str(store_path.parent) not in message
+
+
+# -- a bug answers 500 and keeps the connection ------------------------------------------------------
+def test_a_bug_answers_500_without_raising_into_the_server(store_path, monkeypatch):
+    app = create_app(store_path)
+
+    def bug(body):
+        raise RuntimeError("a bug")
+    monkeypatch.setattr(app.state.service, "rank_body", bug)
+    with TestClient(app) as c:      # raise_server_exceptions: an exception that reaches the server fails here
+        _error(_post(c, {"measure": "P@8", "values": [0]}), 500, "InternalError", "a bug in irscale")
+        assert c.get("/healthz").status_code == 200
+
+
+# -- worker processes: time and memory budget ----------------------------------------------------------
+def _big_runs(n=600_000):    # about 11 MB, worked on for far more than the 50 ms between checks
+    return {"measure": "P@8", "runs": [[1, 0, 1, 0, 1, 0, 1, 0]] * n}
+
+
+def test_workers_answer_and_enforce_the_time_budget(store_path):
+    app = create_app(store_path, workers=1, time_budget=0.01)
+    with TestClient(app) as c:
+        r = _post(c, {"measure": "P@8", "values": [0.5]})
+        assert r.status_code == 200 and r.json()["rank"] == [5]
+        _error(_post(c, {"measure": "P@8", "runs": [[2] + [0] * 7]}), 422, "RunError", "outside REL")
+        _error(_post(c, _big_runs()), 413, "PayloadTooLargeError", "time budget")
+        r = _post(c, {"measure": "P@8", "values": [0.5]})     # a new worker took over
+        assert r.status_code == 200 and r.json()["rank"] == [5]
+
+
+def test_workers_enforce_the_memory_budget(store_path):
+    app = create_app(store_path, workers=1, memory_budget=16 * 2 ** 20)    # below what a worker needs at rest
+    with TestClient(app) as c:
+        _error(_post(c, _big_runs()), 413, "PayloadTooLargeError", "memory budget", "16 MiB")
+
+
+# -- the attack script against a real server ------------------------------------------------------------
+@pytest.mark.slow
+def test_attack_script_passes(tmp_path):
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "attack_service.py"), "--quick", "--half-open", "300",
+                        "--partial-bodies", "5", "--header-timeout", "2"],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "all 15 attacks answered as expected" in r.stdout
+
+
+# -- big batches: runs read straight from the bytes, the same answers and errors -----------------------
+@pytest.mark.parametrize("measure, rb, n, truncated", [("AP@10", 4, 10, False), (RBPU, None, 6, True),
+                                                      ("OIE@6", [2], 6, True)])
+def test_big_batches_rank_as_the_scale_does(client, measure, rb, n, truncated):
+    rng = random.Random(n)
+    runs = []
+    while len(runs) < 900:
+        run = [rng.randint(0, 1) for _ in range(rng.randint(0, n) if truncated else n)]
+        if sum(run) <= 2 or not isinstance(rb, list) and sum(run) <= 4:
+            runs.append(run)
+    r = _post(client, {"measure": measure, "rb": rb, "runs": runs})
+    assert r.status_code == 200, r.text
+    scale = irscale.open_store(client.app.state.service.store.path).scale(measure, tuple(rb) if isinstance(rb, list)
+                                                                          else rb)
+    assert r.json()["rank"] == scale.rank_runs(runs).tolist()
+
+
+@pytest.mark.parametrize("last, needles", [([-1], ["runs[999]", "degree -1"]), ([True], ["runs[999][0]", "integers"]),
+                                           ([1, 2], ["runs[999]", "degree 2 at rank 2"]),
+                                           ([[1]], ["runs[999]", "list where a relevance degree"]),
+                                           ([0] * 7, ["runs[999] has 7 degrees"]), ([1.0], ["runs[999][0]"])])
+def test_big_batches_name_the_bad_run(client, last, needles):
+    _error(_post(client, {"measure": RBPU, "runs": [[1, 0]] * 999 + [last]}), 422, "RunError", *needles)

@@ -1,0 +1,410 @@
+"""Stores damaged in one place (issue 13, item 2) give one clear error naming the table,
+never a crash, a traceback or a wrong answer.
+
+Each damage of the issue is made on a freshly built store: an edited ``n_entries``, a
+run id word set to 0xFFFFFF00, a flipped strata byte, an edited ``index_cum``, flipped
+bytes in the HDF5 metadata. Tables are validated when opened (small ones verified whole,
+big ones structurally: simulated here by setting the size limit of whole verification to
+0), lookup kernels check the stored run ids they use, and ``irscale info --verify`` finds
+every one. Lookups that could crash the interpreter run in a subprocess. Stores of format
+version 3 (simulated by :func:`as_version_3`) stay readable and are validated too.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import h5py
+import numpy as np
+import pytest
+
+import irscale
+from irscale.errors import CorruptStoreError
+from irscale.store.format import FORMAT_VERSION, UNCOVERED, table_path
+
+LAYOUT_CHECKSUMMED = {"entries": ("ids", "counts", "strata"), "fraction": ("num", "den", "counts"),
+                      "formal": ("keys", "counts"), "implicit": ()}
+
+
+def as_version_3(path) -> None:
+    """Turn a store written by this irscale into one as format version 3 wrote it: no
+    per-table format_version and digests, no block sums, the checksum over the layout's
+    entry datasets only (computed here independently of the reader), root format_version 3."""
+    with h5py.File(path, "a") as f:
+        f.attrs["format_version"] = 3
+        for g in f["tables"].values():
+            layout = g.attrs.get("layout") or ("implicit" if g.attrs.get("implicit") else "entries")
+            h = hashlib.sha256()
+            for name in LAYOUT_CHECKSUMMED[layout]:
+                if name in g:
+                    h.update(np.ascontiguousarray(g[name][()]).tobytes())
+            for name in ("format_version", "digests"):
+                if name in g.attrs:
+                    del g.attrs[name]
+            if "block_sums" in g:
+                del g["block_sums"]
+            g.attrs["checksum"] = h.hexdigest()
+
+
+def run_python(code: str, cwd) -> subprocess.CompletedProcess:
+    """Run ``code`` in a fresh interpreter (a segfault shows as a negative return code)."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+def _outcome(path, tmp_path, lookups: str, big: bool = False) -> dict:
+    """Open the store in a subprocess (``big``: no table verified whole on opening, as for
+    tables of 64 MiB or more) and run ``lookups`` (code computing ``result``); returns
+    {"rc", "kind": "ok" | error class name, "message", "result"}."""
+    code = f"""
+        import json, sys
+        import numpy as np
+        import irscale
+        from irscale.store import reader
+        if {big!r}:
+            reader.VERIFY_ON_OPEN_BYTES = 0
+        out = {{"kind": "ok", "message": "", "result": None}}
+        try:
+            store = irscale.open_store({str(path)!r})
+{textwrap.indent(textwrap.dedent(lookups), " " * 12)}
+            out["result"] = result
+        except Exception as e:
+            out["kind"], out["message"] = type(e).__name__, str(e)
+            out["store_error"] = isinstance(e, irscale.StoreError)
+        print(json.dumps(out, default=lambda v: np.asarray(v).tolist()))
+    """
+    proc = run_python(code, tmp_path)
+    if proc.returncode != 0:
+        return {"rc": proc.returncode, "kind": "crash", "message": proc.stderr[-2000:], "result": None}
+    return {"rc": 0, **json.loads(proc.stdout.strip().splitlines()[-1])}
+
+
+MEASURES = "AP@11,DCG(b=2)@8,RBP(p=0.5)@8,Twist@6"
+RB_COUNTS = {"Twist@6": [(2,)]}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A store of format 4 and the same as format 3 wrote it, and their answers."""
+    folder = tmp_path_factory.mktemp("validation")
+    v4 = folder / "v4.h5"
+    irscale.build_store(v4, MEASURES, n_jobs=1, rb_counts=RB_COUNTS)
+    v3 = folder / "v3.h5"
+    shutil.copyfile(v4, v3)
+    as_version_3(v3)
+    return {"v4": v4, "v3": v3}
+
+
+#: What every damaged store is asked, in the subprocess: AP@11 for rb = 3 and 11, every
+#: feasible run by id and every value (as the intact store ranks them), and k.
+LOOKUPS = """
+    result = {}
+    for rb in (3, 11):
+        s = store.scale("AP@11", rb)
+        ids = [i for i in range(2 ** 11) if bin(i).count("1") <= rb]
+        result[rb] = [int(s.k), s.rank_ids(ids).tolist(), s.rank(VALUES[rb]).tolist()]
+"""
+
+
+def _reference(path) -> tuple[dict, dict]:
+    """(values of AP@11 per rb, the answers of LOOKUPS) of an intact store."""
+    store = irscale.open_store(path)
+    values, result = {}, {}
+    for rb in (3, 11):
+        s = store.scale("AP@11", rb)
+        ids = [i for i in range(2 ** 11) if bin(i).count("1") <= rb]
+        values[rb] = s.values.tolist()
+        result[str(rb)] = [int(s.k), s.rank_ids(ids).tolist(), list(range(1, s.k + 1))]
+    return values, result
+
+
+def _copy(built, version, tmp_path, name="d.h5"):
+    path = tmp_path / name
+    shutil.copyfile(built[version], path)
+    return path
+
+
+def _damage(path, what: str) -> None:
+    """The damages of the issue, on AP@11 (2,074 entries in three blocks)."""
+    with h5py.File(path, "a") as f:
+        g = f[table_path("AP@11")]
+        if what == "n_entries":
+            g.attrs["n_entries"] = int(g.attrs["n_entries"]) - 1
+        elif what == "ids":
+            g["ids"][1500] = 0xFFFFFF00
+        elif what == "strata":
+            g["strata"][1500] ^= 0x01
+        elif what == "index_cum":
+            g["index_cum"][-1, :] += 100            # k becomes 100 more
+        elif what == "index_cum_mid":
+            g["index_cum"][1, 6:] += 1
+        elif what == "counts":
+            g["counts"][1500] += 1
+        else:
+            raise ValueError(what)
+
+
+DAMAGES = ["n_entries", "ids", "strata", "index_cum", "index_cum_mid", "counts"]
+
+
+#: The batch run in one subprocess: per job, open the store (``big``: no table verified
+#: whole on opening, as for tables of 64 MiB or more), run LOOKUPS when given values,
+#: and run the command lines ``argv`` (in-process: exit code, stdout, stderr, or the
+#: exception that escaped). One JSON line per job; a crash ends the output early.
+BATCH = """
+import contextlib, io, json, sys
+import numpy as np
+import irscale
+from irscale.cli import main
+from irscale.store import reader
+limit = reader.VERIFY_ON_OPEN_BYTES
+for job in json.loads(open(sys.argv[1]).read()):
+    reader.VERIFY_ON_OPEN_BYTES = 0 if job["big"] else limit
+    out = {"kind": "ok", "message": "", "result": None, "cli": []}
+    if job.get("values") is not None:
+        VALUES = {int(k): v for k, v in job["values"].items()}
+        try:
+            store = irscale.open_store(job["path"])
+@LOOKUPS@
+            out["result"] = result
+        except Exception as e:
+            out["kind"], out["message"] = type(e).__name__, str(e)
+    for argv in job["argv"]:
+        so, se = io.StringIO(), io.StringIO()
+        try:
+            with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
+                rc = main(argv)
+        except BaseException as e:
+            rc = f"raised {type(e).__name__}: {e}"
+        out["cli"].append([rc, so.getvalue(), se.getvalue()])
+    print(json.dumps(out), flush=True)
+""".replace("@LOOKUPS@", textwrap.indent(textwrap.dedent(LOOKUPS).strip("\n"), " " * 12))
+
+
+def _batch(jobs: list[dict], tmp_path) -> list[dict]:
+    """Results of :data:`BATCH` on ``jobs``; fails the test on a crash."""
+    spec = tmp_path / "jobs.json"
+    spec.write_text(json.dumps(jobs))
+    script = tmp_path / "batch.py"
+    script.write_text(BATCH)
+    proc = subprocess.run([sys.executable, str(script), str(spec)], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=600)
+    results = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert proc.returncode == 0, f"crash (rc {proc.returncode}) at job {len(results)}: {jobs[len(results)]}" \
+                                 f"\n{proc.stderr[-2000:]}"
+    return results
+
+
+def test_issue_damages(built, tmp_path):
+    """Each damage of the issue, on each format, the table read as a small one (verified
+    whole on opening) and as a big one (not): lookups end in one CorruptStoreError naming
+    the table and the command that rebuilds it, never in a crash or a wrong answer; only a
+    big format-3 table (no digests, no block sums) may answer wrongly after a damaged
+    strata byte, count or index_cum cell. ``irscale info --verify`` flags every one: exit
+    status 2, one line naming the table, a CORRUPT verdict for it."""
+    jobs, meta = [], []
+    for version in ("v4", "v3"):
+        values, want = _reference(built[version])
+        for what in DAMAGES:
+            path = _copy(built, version, tmp_path, f"{version}-{what}.h5")
+            _damage(path, what)
+            for big in (False, True):
+                jobs.append({"path": str(path), "big": big, "values": values,
+                             "argv": [["info", str(path), "--verify"]] if big else []})
+                meta.append((version, what, big, want))
+    wrong = []
+    for out, (version, what, big, want) in zip(_batch(jobs, tmp_path), meta):
+        case = f"{version} {what} {'big' if big else 'small'}"
+        may_be_wrong = version == "v3" and big and what in ("strata", "counts", "index_cum_mid")
+        if out["kind"] == "ok":
+            assert may_be_wrong, f"{case}: no error"
+            if {str(k): v for k, v in out["result"].items()} != want:
+                wrong.append(case)
+        else:
+            assert out["kind"] == "CorruptStoreError", (case, out)
+            assert "table AP@11 is corrupt" in out["message"] and "--rebuild" in out["message"], (case, out)
+        for rc, stdout, stderr in out["cli"]:
+            err = stderr.strip().splitlines()
+            assert rc == 2 and len(err) == 1 and err[0].startswith("irscale: error: ") and "AP@11" in err[0], \
+                (case, rc, stderr)
+            assert re.search(r"^\s*CORRUPT\s+AP@11: ", stdout, re.M), (case, stdout)
+    print(f"\nwrong answers (big format-3 tables, found by --verify): {wrong}")
+
+
+def test_issue_damages_fail_on_opening_a_small_table(built, tmp_path):
+    """Tables under the size limit are verified whole the first time they are opened: the
+    damage is found before any lookup (format 4: the digests; format 3: its checksum and
+    the recomputed block index)."""
+    for version in ("v4", "v3"):
+        for what in DAMAGES:
+            path = _copy(built, version, tmp_path, f"{version}-{what}.h5")
+            _damage(path, what)
+            store = irscale.open_store(path)
+            with pytest.raises(CorruptStoreError, match=r"table AP@11 is corrupt") as e:
+                store.table("AP@11")
+            assert "rebuild it with: irscale build --measures \"AP@11\" --rebuild --out" in str(e.value)
+            assert len(store.scale("DCG(b=2)@8").rank_ids([0, 255])) == 2        # the other tables serve on
+
+
+def test_damaged_hdf5_metadata_gives_one_line(built, tmp_path):
+    """Bytes flipped in the HDF5 structures (superblock, object headers, attributes): info,
+    info --verify and lookups end in one line naming the problem, never a traceback."""
+    size = built["v4"].stat().st_size
+    with h5py.File(built["v4"], "r") as f:
+        data = [(ds.id.get_offset(), ds.id.get_offset() + ds.nbytes) for g in f["tables"].values()
+                for ds in g.values() if ds.id.get_offset() is not None]
+    meta = [p for p in range(size) if not any(a <= p < b for a, b in data)]
+    rng = np.random.default_rng(7)
+    jobs = []
+    for i, pos in enumerate(rng.choice(meta, 40, replace=False).tolist() + [0, 8, 100]):
+        path = _copy(built, "v4", tmp_path, f"meta-{i}.h5")
+        with open(path, "r+b") as fh:
+            fh.seek(pos)
+            b = fh.read(1)[0]
+            fh.seek(pos)
+            fh.write(bytes([b ^ 0x5A]))
+        jobs.append({"path": str(path), "big": False, "argv": [
+            ["info", str(path)], ["info", str(path), "--verify"],
+            ["lookup", str(path), "AP@11", "--rb", "3", "0.1"], ["lookup", str(path), "Twist@6", "--rb", "2", "0.5"]]})
+    codes = set()
+    for job, out in zip(jobs, _batch(jobs, tmp_path)):
+        for argv, (rc, _, stderr) in zip(job["argv"], out["cli"]):
+            assert rc in (0, 2), (argv, rc, stderr)
+            if rc == 2:
+                assert len(stderr.strip().split("\n")) == 1 and stderr.startswith("irscale: error: "), (argv, stderr)
+            codes.add(rc)
+    assert codes == {0, 2}
+
+
+def test_kernels_never_index_with_a_stored_value(tmp_path):
+    """The lookup kernels on a table whose run ids lie outside the run space (0xFFFFFF00)
+    and whose strata bytes exceed N: a status or a sentinel, never a crash (in a
+    subprocess: the kernels before issue 13 crashed the interpreter or read past their
+    arrays)."""
+    out = _outcome(tmp_path / "none.h5", tmp_path, "", big=False)
+    assert out["kind"] == "StoreError"          # the helper itself works (no such file)
+    code = """
+        import json
+        import numpy as np
+        from irscale.scales.measures.parse import parse_measure
+        from irscale.scales.tables import lookup_kernels as lk
+        m = parse_measure("AP@11")
+        sf = m.split_form()
+        E = 3000
+        ids = np.arange(E, dtype=np.uint32)
+        ids[1500] = 0xFFFFFF00
+        strata = np.full(E, 0x81, np.uint8)
+        counts = np.ones(E, np.uint8)
+        nr = 12
+        raw, cum = lk.build_index(np.arange(E, dtype=np.uint32), False, E, strata, sf.A, sf.state, sf.B, sf.S, nr)
+        xs = np.sort(sf.raw_of_ids(np.arange(1400, 1600)))
+        st = np.zeros(xs.size, np.int8)
+        lk.rank_raw(xs, np.full(xs.size, 1e9), 11, 0.0, ids, False, E, strata, sf.A, sf.state, sf.B, sf.S, raw, cum,
+                    np.zeros(xs.size, np.int64), st, lk.NO_SEEN)
+        q = np.arange(1400, 1600, dtype=np.int64)
+        st2 = np.zeros(q.size, np.int8)
+        lk.rank_ids(q, 11, sf.exact, 0.0, ids, False, E, strata, sf.A, sf.state, sf.B, sf.S, raw, cum,
+                    np.zeros((q.size, 1), np.uint64), np.zeros((1, 1), np.uint64), np.zeros((1, 1, 1), np.uint64),
+                    2, 11, np.zeros(q.size, np.int64), st2, lk.NO_SEEN)
+        k, lead = lk.present_raw(ids, False, 0, E, strata, counts, 11, sf.A, sf.state, sf.B, sf.S,
+                                 np.zeros(E), np.zeros(E, np.int64))
+        bad = strata.copy()
+        bad[2000] = 0xFF                                   # stratum 127 > N
+        _, cum2 = lk.build_index(np.arange(E, dtype=np.uint32), False, E, bad, sf.A, sf.state, sf.B, sf.S, nr)
+        runs = lk.build_run_index(counts, bad, E, nr)
+        ent = np.zeros(2, np.int64)
+        cum3 = cum.copy()
+        cum3[-1] += 10 ** 6                                 # ranks beyond the entries
+        lk.entries_of_ranks(np.array([1, cum3[-1, 11]], np.int64), 11, strata, cum3, E, ent, lk.NO_SEEN)
+        mid = np.zeros(1)
+        lk.midranks_of_ranks(np.array([cum3[-1, 11]], np.int64), 11, counts, strata, E, cum3, cum, mid, lk.NO_SEEN)
+        print(json.dumps({"rank_raw": sorted(set(st.tolist())), "rank_ids": sorted(set(st2.tolist())), "present": k,
+                          "index": int(cum2[0, 0]), "runs": int(runs[0, 0]), "entries": ent.tolist(),
+                          "mid": str(mid[0])}))
+    """
+    proc = run_python(code, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert 4 in got["rank_raw"] and 4 in got["rank_ids"]
+    assert got["present"] == -1 and got["index"] == -1 and got["runs"] == -1
+    assert got["entries"] == [0, -1] and got["mid"] == "nan"
+
+
+def test_checksum_covers_every_deciding_attribute(built, tmp_path):
+    """The checksum of a format-4 table covers every attribute but when and by what it was
+    written: editing any other is found when the table is opened."""
+    with h5py.File(built["v4"], "r") as f:
+        names = {t: sorted(f[table_path(t, rb)].attrs) for t, rb in (("AP@11", None), ("Twist@6", (2,)),
+                                                                        ("RBP(p=0.5)@8", None))}
+    for (measure, rb), attrs in zip((("AP@11", None), ("Twist@6", (2,)), ("RBP(p=0.5)@8", None)), names.values()):
+        for key in attrs:
+            if key in ("checksum", "complete"):
+                continue
+            path = _copy(built, "v4", tmp_path, "attr.h5")
+            with h5py.File(path, "a") as f:
+                g = f[table_path(measure, rb)]
+                v = g.attrs[key]
+                g.attrs[key] = (not v) if isinstance(v, (bool, np.bool_)) else (
+                    v + 1 if isinstance(v, (int, float, np.number)) else str(v) + " ")
+            store = irscale.open_store(path)
+            if key in UNCOVERED:
+                store.table(measure, table_rb=rb)
+                continue
+            with pytest.raises(CorruptStoreError, match="corrupt"):
+                store.table(measure, table_rb=rb)
+
+
+def test_big_tables_are_checked_where_lookups_read(built, tmp_path):
+    """Tables over the size limit are opened without reading their entries: a damaged
+    run id far from what a lookup reads does not stop it (right answers), one it reads
+    gives the error (format 4: the block sums; format 3: the run id outside the run space)."""
+    want = irscale.open_store(built["v4"]).scale("AP@11", 11).rank_ids([0, 1, 2]).tolist()
+    for version in ("v4", "v3"):
+        path = _copy(built, version, tmp_path, f"{version}.h5")
+        with h5py.File(path, "a") as f:
+            ids = f[table_path("AP@11")]["ids"]
+            j = ids.shape[0] - 10                           # a large value, in the last block
+            run = int(ids[j])
+            ids[j] = 0xFFFFFF00
+        near = _outcome(path, tmp_path, "result = store.scale('AP@11', 11).rank_ids([0, 1, 2]).tolist()", big=True)
+        assert near == {"rc": 0, "kind": "ok", "message": "", "result": want}, near
+        far = _outcome(path, tmp_path, f"result = store.scale('AP@11', 11).rank_ids([{run}]).tolist()", big=True)
+        assert far["kind"] == "CorruptStoreError" and "AP@11" in far["message"], far
+
+
+def test_format_3_stores_stay_readable(built, tmp_path):
+    """A store as format 3 wrote it reads and verifies as before, answers as the format-4
+    one, and gains format-4 tables when a table is added (its own keep their checksums)."""
+    path = _copy(built, "v3", tmp_path)
+    store = irscale.open_store(path)
+    assert store.attrs["format_version"] == 3
+    assert store.verify() == ["AP@11", "DCG(b=2)@8", "RBP(p=0.5)@8", "Twist@6 rb=(2)"]
+    assert _reference(path) == _reference(built["v4"])
+    before = {t["name"]: t["checksum"] for t in store.tables()}
+    store = irscale.build_store(path, "P@6", n_jobs=1)
+    assert store.attrs["format_version"] == FORMAT_VERSION
+    after = {t["name"]: t for t in store.tables()}
+    assert {n: after[n]["checksum"] for n in before} == before
+    assert "format_version" not in after["AP@11"] and after["P@6"]["format_version"] == FORMAT_VERSION
+    assert len(store.verify()) == 5
+    assert _reference(path) == _reference(built["v4"])
+
+
+def test_format_4_records_every_dataset(built):
+    """Every dataset of a format-4 table has its digest, and the checksum is that of the
+    attributes (an independent sha256 over the datasets' bytes)."""
+    with h5py.File(built["v4"], "r") as f:
+        for g in f["tables"].values():
+            digests = json.loads(g.attrs["digests"])
+            assert set(digests) == set(g)
+            for name, (dtype, shape, digest) in digests.items():
+                arr = g[name][()]
+                assert (arr.dtype.str, list(arr.shape)) == (dtype, shape)
+                assert hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest() == digest
+            if g.attrs["layout"] == "entries":
+                assert "block_sums" in digests and "index_cum" in digests and "index_raw" in digests
