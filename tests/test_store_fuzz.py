@@ -38,7 +38,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 import pytest
-from test_store_validation import as_version_3
+from test_store_validation import both_versions
 
 import irscale
 from irscale.cli import main
@@ -338,12 +338,7 @@ def summarise(results: list[dict], cases: list[dict]) -> dict:
 def stores(tmp_path_factory):
     """(folder, {"v4": path, "v3": path}, {"v4": answers, "v3": answers})."""
     folder = tmp_path_factory.mktemp("fuzz")
-    v4 = folder / "v4.h5"
-    irscale.build_store(v4, MEASURES, n_jobs=1, rb_counts=RB_COUNTS)
-    v3 = folder / "v3.h5"
-    shutil.copyfile(v4, v3)
-    as_version_3(v3)
-    paths = {"v4": v4, "v3": v3}
+    paths = both_versions(folder, MEASURES, RB_COUNTS)
     ref = {k: answers(irscale.open_store(p)) for k, p in paths.items()}
     assert ref["v4"] == ref["v3"]
     return folder, paths, ref

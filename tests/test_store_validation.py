@@ -88,16 +88,20 @@ MEASURES = "AP@11,DCG(b=2)@8,RBP(p=0.5)@8,Twist@6"
 RB_COUNTS = {"Twist@6": [(2,)]}
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """A store of format 4 and the same as format 3 wrote it, and their answers."""
-    folder = tmp_path_factory.mktemp("validation")
+def both_versions(folder, measures: str, rb_counts: dict) -> dict:
+    """A store of format 4 in ``folder`` and the same as format 3 wrote it: {"v4": path, "v3": path}."""
     v4 = folder / "v4.h5"
-    irscale.build_store(v4, MEASURES, n_jobs=1, rb_counts=RB_COUNTS)
+    irscale.build_store(v4, measures, n_jobs=1, rb_counts=rb_counts)
     v3 = folder / "v3.h5"
     shutil.copyfile(v4, v3)
     as_version_3(v3)
     return {"v4": v4, "v3": v3}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A store of format 4 and the same as format 3 wrote it."""
+    return both_versions(tmp_path_factory.mktemp("validation"), MEASURES, RB_COUNTS)
 
 
 #: What every damaged store is asked, in the subprocess: AP@11 for rb = 3 and 11, every

@@ -213,38 +213,24 @@ def rank_raw(xs, tols, r, two_bound, ids, implicit, n_entries, strata, A, state,
         s, hint = _lower_from(x - two_bound, hint, ids, implicit, n_entries, A, state, B, S, block_raw, seen)
         best, nbest, bestd = -1, 0, np.inf
         corrupt = False
-        j = s
-        while j < n_entries:                         # upward: raws >= raw[j] - two_bound after j
-            _mark(seen, j)
-            v = _raw(ids, implicit, j, A, state, B, S)
-            if v != v:
-                corrupt = True
-                break
-            if v > x + tol + two_bound or (nbest > 1 and v > x + bestd + two_bound):
-                break
-            if _present(strata, j, r):
-                d = abs(v - x)
-                if d <= tol:
-                    nbest += 1
-                    if d < bestd:
-                        best, bestd = j, d
-            j += 1
-        j = s - 1
-        while j >= 0 and not corrupt:                # downward: raws <= raw[j] + two_bound before j
-            _mark(seen, j)
-            v = _raw(ids, implicit, j, A, state, B, S)
-            if v != v:
-                corrupt = True
-                break
-            if v < x - tol - two_bound or (nbest > 1 and v < x - bestd - two_bound):
-                break
-            if _present(strata, j, r):
-                d = abs(v - x)
-                if d <= tol:
-                    nbest += 1
-                    if d < bestd:
-                        best, bestd = j, d
-            j -= 1
+        for step in (1, -1):                         # upward from s, then downward from s - 1
+            j = s if step == 1 else s - 1
+            while 0 <= j < n_entries and not corrupt:
+                _mark(seen, j)
+                v = _raw(ids, implicit, j, A, state, B, S)
+                if v != v:
+                    corrupt = True
+                    break
+                ahead = step * (v - x)                   # distance beyond x in the scan's direction
+                if ahead > tol + two_bound or (nbest > 1 and ahead > bestd + two_bound):
+                    break
+                if _present(strata, j, r):
+                    d = abs(v - x)
+                    if d <= tol:
+                        nbest += 1
+                        if d < bestd:
+                            best, bestd = j, d
+                j += step
         if corrupt:
             out_status[i] = CORRUPT
         elif nbest == 0:
