@@ -35,14 +35,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from irscale.errors import IrscaleError, IrscaleWarning, MeasureError, TableNotFoundError
 from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.parse import parse_measures, split_measures
+from irscale.scales.runs.inputs import QrelsInput, RunsInput, qrels_of, read_runs
 from irscale.scales.runs.judging import JudgedRuns, grade_counts, judge, qrels_table_rbs, warn_coverage
-from irscale.scales.runs.qrels import Qrels, read_qrels
-from irscale.scales.runs.run_files import Run, read_run
 from irscale.scales.runs.scores import COLUMNS
 from irscale.store.fill import build_store
 from irscale.store.reader import Store, open_store
@@ -63,45 +61,6 @@ def _measures(measures):
     if not ms:
         raise MeasureError("no measure given")
     return list(dict.fromkeys(ms))
-
-
-def _run_files(runs) -> list:
-    """Run paths (folders expand to their files, sorted) or Run objects."""
-    if isinstance(runs, (str, os.PathLike, Run)):
-        runs = [runs]
-    out = []
-    for r in runs:
-        if isinstance(r, Run):
-            out.append(r)
-            continue
-        p = Path(r)
-        if p.is_dir():
-            files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith("."))
-            if not files:
-                raise IrscaleError(f"{p}: folder holds no run files")
-            out.extend(files)
-        else:
-            out.append(p)
-    if not out:
-        raise IrscaleError("no run given")
-    return out
-
-
-def read_runs(runs: str | os.PathLike | Run | Iterable[str | os.PathLike | Run], depth: int | None = None,
-              progress: bool = False) -> list[Run]:
-    """Read run files (paths, folders of run files, or :class:`Run` objects as they are),
-    keeping each topic's top ``depth`` documents (all when None). Two runs with the same
-    name are an error: rows would be ambiguous."""
-    items = _run_files(runs)
-    out = [x if isinstance(x, Run) else read_run(x, depth)
-           for x in tqdm(items, desc="reading runs", unit="run", disable=not progress or len(items) < 2)]
-    seen: dict[str, str] = {}
-    for run in out:
-        if run.name in seen:
-            raise IrscaleError(f"run name {run.name} appears twice ({seen[run.name] or 'in memory'} and "
-                               f"{run.path or 'in memory'}); give each run once")
-        seen[run.name] = run.path
-    return out
 
 
 # -- tables --------------------------------------------------------------------------------
@@ -208,7 +167,7 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
     return out.drop(columns=["_row", "_m"]).reset_index(drop=True)
 
 
-def transform(qrels: str | os.PathLike | Qrels, runs: str | os.PathLike | Run | Iterable[str | os.PathLike | Run],
+def transform(qrels: QrelsInput, runs: RunsInput,
               measures: str | Iterable[str | Measure], store: str | os.PathLike | Store | None = None, *,
               rb_scale: str = "feasible", raw_only: bool = False, midranks: bool = False, build_missing: bool = False,
               max_grade: int | None = None, n_jobs: int = 1, progress: bool = False) -> pd.DataFrame:
@@ -262,7 +221,7 @@ def transform(qrels: str | os.PathLike | Qrels, runs: str | os.PathLike | Run | 
         if per_topic:
             raise IrscaleError(f"{', '.join(map(str, per_topic))} have no common scale (one table per topic); "
                                f"use rb_scale feasible")
-    q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
+    q = qrels_of(qrels)
     if not q.topics:
         raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
     depth = max(m.n for m in ms)
@@ -287,4 +246,4 @@ def transform(qrels: str | os.PathLike | Qrels, runs: str | os.PathLike | Run | 
     return score_judged(judged, ms, tables, rb_scale, midranks)
 
 
-__all__ = ["RB_SCALES", "read_runs", "score_judged", "transform"]
+__all__ = ["RB_SCALES", "score_judged", "transform"]
