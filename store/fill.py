@@ -87,6 +87,8 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     """
     path = Path(path)
     ms = parse_measures(measures)
+    for m in ms:
+        m.check_scales()       # tables exist up to N = MAX_N (raw scores beyond)
     requests = {}
     for m in ms:
         given = rb_counts.get(str(m)) if isinstance(rb_counts, dict) else rb_counts

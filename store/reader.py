@@ -332,6 +332,7 @@ class Store:
         """The :class:`~irscale.scales.tables.scale.Scale` of a stored table for the actual
         ``rb`` (an int, or the per-grade counts (c_1..c_G) for measures keyed by them)."""
         m = parse_measure(measure)
+        m.check_scales()
         rb = m.check_rb(rb)
         m.check_defined(rb)
         return self.table(m, table_rb=m.table_rb(rb)).scale(rb)

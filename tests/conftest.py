@@ -1,9 +1,12 @@
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+TREC_EVAL_BUILD = SHARED.parent / "tools" / "build-trec_eval.sh"
 
 
 def pytest_addoption(parser):
@@ -37,6 +40,21 @@ def shared_data():
     if not SHARED.is_dir():
         pytest.skip(f"shared TREC data not found at {SHARED}")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def trec_eval_bin(tmp_path_factory):
+    """Path of NIST's trec_eval 10.0-rc3 built from source for this test session (about
+    10 s); skips, saying what is missing, without the build script or a C compiler."""
+    if not TREC_EVAL_BUILD.is_file():
+        pytest.skip(f"trec_eval build script not found at {TREC_EVAL_BUILD}")
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler (cc) to build trec_eval")
+    out = tmp_path_factory.mktemp("trec_eval_bin")
+    done = subprocess.run(["bash", str(TREC_EVAL_BUILD), str(out / "te")], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"trec_eval could not be built: {done.stderr.strip()[-200:]}")
+    return done.stdout.strip().splitlines()[-1]
 
 
 @pytest.fixture(autouse=True)

@@ -62,7 +62,7 @@ def test_user_errors(store, tmp_path, capsys):
     _error(capsys, ["build", "--measures", "Foo@10", "--out", out], "unknown measure 'Foo'")
     _error(capsys, ["build", "--measures", "RBP(p=1.5)@10", "--out", out], "p must be a number in (0, 1)")
     _error(capsys, ["build", "--measures", "AP@0", "--out", out], "between 1 and")
-    _error(capsys, ["build", "--measures", "AP@99", "--out", out], "between 1 and")
+    _error(capsys, ["build", "--measures", "AP@99", "--out", out], "scales exist up to N = 32")
     _error(capsys, ["build", "--measures", "AP@5", "--rb", "x", "--out", out], "comma-separated list")
     _error(capsys, ["build", "--preset", "nope", "--depth", "5", "--out", out], "unknown preset")
     _error(capsys, ["build", "--out", out], "give --measures or --preset")

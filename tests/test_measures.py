@@ -2,7 +2,7 @@
 import pytest
 
 from irscale import MeasureError, RecallBaseError, parse_measure, parse_measures, scale
-from irscale.scales.measures.measure import MAX_N
+from irscale.scales.measures.measure import MAX_N, MAX_RAW_N
 
 
 @pytest.mark.parametrize("text,canonical", [
@@ -28,7 +28,8 @@ def test_rbp_p_is_exact():
     ("RBP@10", "needs parameter p"),
     ("AP", "needs a cutoff"),
     ("AP@0", "between 1 and"),
-    (f"AP@{MAX_N + 1}", "between 1 and"),
+    (f"AP@{MAX_RAW_N + 1}", "between 1 and"),
+    (f"Rprec@{MAX_N + 1}", "between 1 and"),
     ("AP@10.5", "cutoff after @ must be a positive integer"),
     ("XYZ@10", "unknown measure 'XYZ'"),
     ("ap@10", "did you mean AP"),

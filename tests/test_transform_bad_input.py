@@ -3,6 +3,7 @@ no output file and no temporary file left behind, an existing output file kept."
 import gzip
 import os
 
+import pandas as pd
 import pytest
 
 from irscale.cli import main
@@ -129,9 +130,19 @@ def test_run_without_common_topic(files, capsys):
 
 
 def test_duplicate_run_names(files, capsys):
+    """Runs whose tags repeat are named by file (with a warning); repeated file names too
+    are an error."""
     inputs, qrels, good, out = files
     copy = _lines(inputs / "copy.run", GOOD_RUN)
-    _fails(capsys, _transform(qrels, [good, copy], out), "run name sysA appears twice", out_dir=out)
+    done = inputs / "done"
+    done.mkdir()
+    assert main(_transform(qrels, [good, copy], done)) == 0
+    names = set(pd.read_csv(done / "scores.csv")["run"])
+    assert len(names) == 2 and any("copy" in n for n in names), names
+    twin = inputs / "twin"
+    twin.mkdir()
+    again = _lines(twin / "good.run", GOOD_RUN)
+    _fails(capsys, _transform(qrels, [good, again], out), "good", out_dir=out)
 
 
 def test_bad_outputs_fail_before_work(files, capsys, tmp_path):

@@ -7,7 +7,7 @@ import click
 
 from irscale.commands.options import ManyValues, check_jobs, measure_names, print_warnings
 from irscale.scales.runs.scores import check_output, write_scores
-from irscale.scales.runs.transform import transform
+from irscale.scales.runs.transform import EMPTY_TOPICS, MISSING_TOPICS, transform
 
 
 @click.command("transform")
@@ -33,11 +33,24 @@ from irscale.scales.runs.transform import transform
 @click.option("--max-grade", type=click.IntRange(min=1), default=None,
               help="Fold qrels levels above this grade into it (graded measures fold levels above their own top "
                    "grade anyway; binary measures count levels >= 1 as relevant).")
+@click.option("--empty-topics", type=click.Choice(EMPTY_TOPICS), default="skip", show_default=True,
+              help="Topics of the qrels without a relevant document: left out with a warning, or scored 0 and "
+                   "counted in means as trec_eval does.")
+@click.option("--missing-topics", type=click.Choice(MISSING_TOPICS), default="zero", show_default=True,
+              help="Topics a run has no ranking for: scored as the all-non-relevant run (trec_eval -c), or left "
+                   "out (trec_eval without -c).")
+@click.option("--rel-level", "-l", type=click.IntRange(min=1), default=None,
+              help="trec_eval's -l: binary measures count levels >= this as relevant (graded measures read "
+                   "levels as grades).")
+@click.option("--run-names", type=click.Choice(["tag", "file"]), default="tag", show_default=True,
+              help="Name runs by their run tag (runs whose tags repeat are named by file, with a warning) or by "
+                   "file name.")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Workers building missing tables.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
 def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str | None, depth: int | None,
             store_path: str | None, out: str, rb_scale: str, raw_only: bool, midranks: bool, build_missing: bool,
-            max_grade: int | None, jobs: int, quiet: bool) -> None:
+            max_grade: int | None, empty_topics: str, missing_topics: str, rel_level: int | None, run_names: str,
+            jobs: int, quiet: bool) -> None:
     """Score TREC runs per topic and map the scores to their interval scales.
 
     Writes one row per (run, topic, measure): run, topic, measure, n, rb, raw, rank, k,
@@ -53,8 +66,9 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scores = transform(qrels, list(runs), names, None if raw_only else store_path, rb_scale=rb_scale,
-                           midranks=midranks, build_missing=build_missing, max_grade=max_grade, n_jobs=jobs,
-                           progress=not quiet)
+                           midranks=midranks, build_missing=build_missing, max_grade=max_grade,
+                           empty_topics=empty_topics, missing_topics=missing_topics, rel_level=rel_level,
+                           run_names=run_names, n_jobs=jobs, progress=not quiet)
     if not quiet:
         print_warnings(caught)
     write_scores(scores, out)

@@ -19,7 +19,7 @@ import dataclasses
 import functools
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -50,7 +50,10 @@ def _split(measure: KeyMeasure) -> SplitForm:
 class KeyMeasure(Measure):
     """A measure with an exact integer key per run (see the module docstring).
 
-    Families implement :meth:`key_spec`."""
+    Families implement :meth:`key_spec`. Raw values exist at any cutoff and for run spaces
+    beyond 64-bit run ids (:meth:`values_of_judged`: exact keys in Python integers)."""
+
+    raw_any_cutoff: ClassVar[bool] = True
 
     def key_spec(self) -> KeySpec:
         """The exact key of this measure (:mod:`irscale.scales.measures.keys`)."""
@@ -91,6 +94,7 @@ class KeyMeasure(Measure):
     # -- scoring ----------------------------------------------------------------------------
     def scoring_job(self) -> ScoringJob:
         """The enumerator's scoring job (:mod:`irscale.enumerate.jobs`)."""
+        self.check_scales()
         spec = self.spec
         kernel, words, weights = spec.kernel_arrays()
         stratum_bits = 8
@@ -104,6 +108,7 @@ class KeyMeasure(Measure):
         """The split form with the default split (prefix of N/2 ranks), cached per
         measure (prefix and suffix tables of 2**15 entries at N = 30 are reused by every
         lookup and transform)."""
+        self.check_scales()
         return _split(self)
 
     def keys_of_runs(self, runs: np.ndarray) -> np.ndarray:
@@ -117,6 +122,22 @@ class KeyMeasure(Measure):
         rb = self.check_rb(rb)
         runs = self.runs_of_ids(np.asarray(ids, dtype=np.int64).reshape(-1))
         return self.spec.float_values(self.keys_of_runs(runs), rb)
+
+    def values_of_judged(self, grades: np.ndarray, lengths: np.ndarray, rb: RecallBase = None) -> np.ndarray:
+        """Raw values of judged rankings; beyond the run spaces with scales (N > MAX_N, or
+        more than 2^63 runs) from each distinct ranking's exact key in Python integers,
+        converted once to float64 (correctly rounded for rational measures, within the
+        stated error bound for log discounts, as in tables)."""
+        if self.has_scales:
+            return super().values_of_judged(grades, lengths, rb)
+        rb = self.check_rb(rb)
+        grades = np.asarray(grades, dtype=np.uint8).reshape(-1, self.n)
+        if grades.shape[0] == 0:
+            return np.zeros(0)
+        distinct, inverse = np.unique(grades, axis=0, return_inverse=True)
+        spec = self.spec
+        values = spec.values_of_python_keys([spec.key_python(row) for row in distinct.tolist()], rb)
+        return values[inverse.reshape(-1)]
 
     def exact_value(self, run: Sequence[int] | np.ndarray, rb: RecallBase = None) -> Fraction | mpmath.mpf:
         spec = self.spec

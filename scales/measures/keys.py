@@ -112,6 +112,11 @@ class KeySpec:
         """Exact value of one key (Fraction, or an mpmath number of MP_DIGITS digits)."""
         raise NotImplementedError
 
+    def values_of_python_keys(self, keys: list[int], rb: RecallBase) -> np.ndarray:
+        """Float64 values of keys given as Python integers (any size: keys of runs beyond
+        the enumerator's cutoffs), as :meth:`float_values` computes them."""
+        return self.float_values(ints_to_words(keys, max(self.words, words_needed(max(keys, default=1)))), rb)
+
     def error_bound(self, rb: RecallBase) -> float:
         """Absolute bound on |float value - true value| for this measure's values."""
         raise NotImplementedError
@@ -191,6 +196,11 @@ class LinearKey(KeySpec):
 
     def exact_value(self, key: int, rb: RecallBase) -> Fraction:
         return key * self.scale(rb)
+
+    def values_of_python_keys(self, keys: list[int], rb: RecallBase) -> np.ndarray:
+        """Correctly rounded float64 values (exact fractions, then one rounding)."""
+        c = self.scale(rb)
+        return np.array([float(key * c) for key in keys], dtype=np.float64)
 
     def value_factor(self, rb: RecallBase) -> float:
         return float(self.scale(rb))

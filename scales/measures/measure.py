@@ -48,8 +48,13 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 #: Largest cutoff N the enumerator accepts (run ids of binary runs fit 64 bits and every
-#: exact key is checked not to overflow up to here).
+#: exact key is checked not to overflow up to here): tables, scales and run ids exist up to
+#: here (and while the run space has fewer than 2^63 runs).
 MAX_N = 32
+
+#: Largest cutoff of raw scores (measures with ``raw_any_cutoff``: no run ids, no tables;
+#: exact values from Python integers, e.g. AP@1000, trec_eval's ``map``).
+MAX_RAW_N = 100_000
 
 #: Largest recall base accepted (values for rb > N are computed in float64 from rb).
 MAX_RB = 2 ** 53
@@ -93,13 +98,19 @@ class Measure:
     rb_dependent: ClassVar[bool] = False
     summary: ClassVar[str] = ""
     run_space: ClassVar[str] = "fixed"
+    #: Whether raw values exist beyond the run spaces that have scales (any cutoff up to
+    #: :data:`MAX_RAW_N`, any number of grades): see :meth:`values_of_judged`.
+    raw_any_cutoff: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         n = self.n
         if not _is_count(n):
             raise MeasureError(f"{self.name}: cutoff must be an integer, got {n!r}")
-        if not 1 <= n <= MAX_N:
-            raise MeasureError(f"{self.name}: cutoff N must be between 1 and {MAX_N}, got {n}")
+        top = MAX_RAW_N if self.raw_any_cutoff else MAX_N
+        if not 1 <= n <= top:
+            raise MeasureError(f"{self.name}: cutoff N must be between 1 and {top}, got {n}"
+                               + (f" (raw scores of {self.name} exist up to N = {MAX_RAW_N}; scales up to "
+                                  f"N = {MAX_N})" if self.raw_any_cutoff else ""))
         object.__setattr__(self, "n", int(n))
         for param in self.params:
             value = getattr(self, param.name)
@@ -107,9 +118,31 @@ class Measure:
                 raise MeasureError(f"{self.name} needs parameter {param.name} ({param.description}), "
                                    f"e.g. {self.example()}")
             object.__setattr__(self, param.name, param.convert(self.name, value))
+        if not self.raw_any_cutoff:
+            self.check_scales()
+
+    # -- where scales exist -----------------------------------------------------------
+    def scales_reason(self) -> str | None:
+        """Why this measure has no scale (no table, no run ids), or None when it has one:
+        scales need N <= :data:`MAX_N` and fewer than 2^63 runs. The reason does not
+        name the measure (messages group measures by reason)."""
+        if self.n > MAX_N:
+            return f"scales exist up to N = {MAX_N} (raw scores at any cutoff)"
         if self.id_count() >= 2 ** 63:
-            raise MeasureError(f"{self}: its run space has {self.id_count():.3g} runs, more than 64-bit run ids "
-                               f"can number; use a smaller N or fewer grades")
+            return (f"the run space has {self.id_count():.3g} runs, more than 64-bit run ids can number "
+                    f"(scales need fewer than 2^63 runs: a smaller N or fewer grades)")
+        return None
+
+    @property
+    def has_scales(self) -> bool:
+        """Whether tables, scales and run ids exist for this measure (see :meth:`scales_reason`)."""
+        return self.scales_reason() is None
+
+    def check_scales(self) -> None:
+        """Raise :class:`~irscale.errors.MeasureError` when the measure has no scale."""
+        reason = self.scales_reason()
+        if reason is not None:
+            raise MeasureError(f"{self}: {reason}")
 
     # -- naming -----------------------------------------------------------------
     @classmethod
@@ -261,6 +294,7 @@ class Measure:
 
     def runs_of_ids(self, ids: ArrayLike) -> np.ndarray:
         """The runs (uint8 (m, N)) with the given ids."""
+        self.check_scales()
         return runspace.runs_of_ids(ids, self.levels, self.n)
 
     def check_runs(self, runs: ArrayLike, rb: RecallBase = None) -> np.ndarray:
@@ -271,12 +305,27 @@ class Measure:
 
     def ids_of_runs(self, runs: np.ndarray) -> np.ndarray:
         """Run ids (int64) of runs validated by :meth:`check_runs`."""
+        self.check_scales()
         return runspace.ids_of_runs(runs, self.levels).astype(np.int64)
 
     def judged_ids(self, grades: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Run ids (int64) of judged rankings: ``grades`` (m, N) already folded to 0..G and
         each ranking's own length (ignored here: rankings are padded to N)."""
+        self.check_scales()
         return runspace.ids_of_runs(grades, self.levels).astype(np.int64)
+
+    def values_of_judged(self, grades: np.ndarray, lengths: np.ndarray, rb: RecallBase = None) -> np.ndarray:
+        """Float64 raw values of judged rankings: ``grades`` (m, N) already folded to
+        0..G, each ranking's own length, the topic's recall base. Works wherever run ids do
+        (through :meth:`values_of_ids`); measures with :attr:`raw_any_cutoff` also beyond."""
+        return self.values_of_ids(self.judged_ids(grades, lengths), rb)
+
+    def topic_value_factor(self, top_grade: int) -> float:
+        """Factor that multiplies the values of a topic whose highest judged grade (qrels
+        levels folded to this measure's grades 0..G) is ``top_grade`` (1 unless a measure
+        normalises per topic, as trec_eval's graded RBP does). Applied to raw values of
+        transforms only; scales and ranks do not depend on it."""
+        return 1.0
 
     # -- values (implemented by kinds) ----------------------------------------------
     def values_of_ids(self, ids: ArrayLike, rb: RecallBase = None) -> np.ndarray:

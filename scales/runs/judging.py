@@ -104,11 +104,13 @@ def qrels_table_rbs(qrels: Qrels, measure: Measure, max_grade: int | None = None
     return sorted(out, key=lambda t: () if t is None else t)
 
 
-def judge(run: Run, qrels: Qrels, depth: int) -> JudgedRuns:
+def judge(run: Run, qrels: Qrels, depth: int, all_topics: bool = False) -> JudgedRuns:
     """Cut each ranking of ``run`` at ``depth``, pad with non-relevant documents and read
     the relevance level of every document from ``qrels`` (negative levels and unjudged
-    documents 0)."""
-    topics, rb, level_counts = qrels.evaluated
+    documents 0). The topics are the qrels' topics with a relevant document, or with
+    ``all_topics`` every judged topic (those without relevant documents included, as
+    trec_eval evaluates them)."""
+    topics, rb, level_counts = qrels.evaluated_all if all_topics else qrels.evaluated
     rankings = run.rankings(depth)
     rel = np.zeros((len(topics), depth), dtype=np.uint8)
     lengths = np.zeros(len(topics), dtype=np.int64)
@@ -126,11 +128,13 @@ def judge(run: Run, qrels: Qrels, depth: int) -> JudgedRuns:
     return JudgedRuns(run.name, topics, rb, rel, missing, ignored, level_counts, lengths)
 
 
-def warn_coverage(judged: JudgedRuns) -> None:
-    """Warn about missing and ignored topics of a judged run."""
+def warn_coverage(judged: JudgedRuns, missing_topics: str = "zero") -> None:
+    """Warn about missing and ignored topics of a judged run (missing ones are scored as
+    all non-relevant, or with ``missing_topics="skip"`` left out)."""
     if judged.missing:
-        warnings.warn(f"run {judged.run}: no ranking for topic(s) {few(judged.missing)}; "
-                      f"scored as all non-relevant", IrscaleWarning, stacklevel=3)
+        what = "left out" if missing_topics == "skip" else "scored as all non-relevant"
+        warnings.warn(f"run {judged.run}: no ranking for topic(s) {few(judged.missing)}; {what}",
+                      IrscaleWarning, stacklevel=3)
     if judged.ignored:
         warnings.warn(f"run {judged.run}: topic(s) {few(judged.ignored)} not in the qrels (or without "
                       f"relevant documents); ignored", IrscaleWarning, stacklevel=3)

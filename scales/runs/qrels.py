@@ -66,10 +66,22 @@ class Qrels:
         return sort_topics(t for t in self.judgments if self.recall_base(t) >= 1)
 
     @functools.cached_property
+    def judged_topics(self) -> list[str]:
+        """Every topic of the qrels, with or without relevant documents, in topic order
+        (trec_eval evaluates them all: a topic without relevant documents scores 0)."""
+        return sort_topics(self.judgments)
+
+    @functools.cached_property
     def evaluated(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         """(topics, recall bases, level counts) of the evaluated topics, computed once and
         shared by every judged run."""
         return self.topics, self.recall_bases(self.topics), self.level_counts(self.topics)
+
+    @functools.cached_property
+    def evaluated_all(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """(topics, recall bases, level counts) of every judged topic (:attr:`judged_topics`)."""
+        topics = self.judged_topics
+        return topics, self.recall_bases(topics), self.level_counts(topics)
 
     def recall_bases(self, topics: Iterable[str]) -> np.ndarray:
         return np.array([self.recall_base(t) for t in topics], dtype=np.int64)

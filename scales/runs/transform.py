@@ -41,11 +41,16 @@ from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.parse import parse_measures, split_measures
 from irscale.scales.runs.inputs import QrelsInput, RunsInput, qrels_of, read_runs
 from irscale.scales.runs.judging import JudgedRuns, grade_counts, judge, qrels_table_rbs, warn_coverage
+from irscale.scales.runs.qrels import sort_topics
 from irscale.scales.runs.scores import COLUMNS
 from irscale.store.fill import build_store
 from irscale.store.reader import Store, open_store
 
 RB_SCALES = ("feasible", "common")
+#: What ``empty_topics`` takes: topics without relevant documents left out, or scored 0 (trec_eval).
+EMPTY_TOPICS = ("skip", "zero")
+#: What ``missing_topics`` takes: topics a run does not answer scored 0 (trec_eval -c), or left out.
+MISSING_TOPICS = ("zero", "skip")
 
 #: Largest run space (runs scored per table) that ``build_missing`` builds on the fly:
 #: 2**24 runs take seconds per measure (binary N <= 24).
@@ -111,44 +116,93 @@ def _rank_rows(scale, ids: np.ndarray, midranks: bool):
     return rank, scale.k, mid, scale.n_runs
 
 
+def measure_grades(measure: Measure, rel: np.ndarray, level_counts: np.ndarray,
+                   rel_level: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The judged grades (rows x N, 0..G) a measure reads and each row's per-grade counts
+    (rows x G): levels above G fold into G; with ``rel_level`` (trec_eval's ``-l``) a
+    binary measure counts levels >= rel_level as relevant (graded measures read levels as
+    grades and ignore it)."""
+    if rel_level is not None and rel_level > 1 and measure.levels == 2:
+        grades = (rel[:, :measure.n] >= rel_level).astype(np.uint8)
+        counts = level_counts[:, rel_level:].sum(axis=1, keepdims=True)
+        return grades, counts
+    return np.minimum(rel[:, :measure.n], measure.levels - 1), grade_counts(level_counts, measure.levels)
+
+
+def _top_grades(counts: np.ndarray) -> np.ndarray:
+    """Per row, the highest grade with a judged document (0 when none)."""
+    present = counts > 0
+    return np.where(present.any(axis=1), counts.shape[1] - np.argmax(present[:, ::-1], axis=1), 0)
+
+
 def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: Store | None = None,
-                 rb_scale: str = "feasible", midranks: bool = False) -> pd.DataFrame:
-    """Rows of :data:`COLUMNS` for judged runs (ranks empty when ``tables`` is None)."""
+                 rb_scale: str = "feasible", midranks: bool = False, empty_topics: str = "skip",
+                 missing_topics: str = "zero", rel_level: int | None = None) -> pd.DataFrame:
+    """Rows of :data:`COLUMNS` for judged runs (ranks empty when ``tables`` is None and
+    for measures without scales); conventions as in :func:`transform`."""
     rel = np.concatenate([j.rel for j in judged]) if judged else np.zeros((0, 1), np.uint8)
     lengths = np.concatenate([j.lengths if j.lengths is not None else np.full(len(j.topics), j.rel.shape[1])
                               for j in judged]) if judged else np.zeros(0, np.int64)
-    rb = np.concatenate([j.rb for j in judged]) if judged else np.zeros(0, np.int64)
+    width = max((j.level_counts.shape[1] for j in judged), default=1)
+    levels_all = (np.concatenate([np.pad(j.level_counts, ((0, 0), (0, width - j.level_counts.shape[1])))
+                                  for j in judged]) if judged else np.zeros((0, 1), np.int64))
     runs = np.repeat(np.array([j.run for j in judged], dtype=object), [len(j.topics) for j in judged])
     topics = np.array([t for j in judged for t in j.topics], dtype=object)
+    missing = np.array([t in set(j.missing) for j in judged for t in j.topics], dtype=bool)
     rows = rel.shape[0]
-    level_counts = {}
     frames = []
+    skipped: dict[str, set] = {}
+    no_scale: dict[str, list[str]] = {}
     for mi, m in enumerate(measures):
-        if m.levels not in level_counts:       # judged documents per grade 1..G of each row's topic
-            level_counts[m.levels] = (np.concatenate([grade_counts(j.level_counts, m.levels) for j in judged])
-                                      if judged else np.zeros((0, m.levels - 1), np.int64))
-        grades = np.minimum(rel[:, :m.n], m.levels - 1)       # levels above G fold into G
-        ids = m.judged_ids(grades, lengths)                  # truncated measures: their own lengths
+        grades, counts = measure_grades(m, rel, levels_all, rel_level)
+        rb = counts.sum(axis=1)
+        empty = rb == 0
+        keep = ~(missing & (missing_topics == "skip"))
+        if empty_topics == "skip":
+            keep &= ~empty
+            if empty.any():
+                skipped.setdefault(str(m), set()).update(topics[empty].tolist())
+        ranked = tables is not None and m.has_scales
+        if tables is not None and not ranked:
+            no_scale.setdefault(m.scales_reason(), []).append(str(m))
         raw = np.full(rows, np.nan)
         rank = np.zeros(rows, np.int64)
         k = np.zeros(rows, np.int64)
         mid = np.full(rows, np.nan)
         n_runs = np.zeros(rows, np.int64)
         undefined: set = set()
-        for topic_rb, sel in _topic_groups(m, level_counts[m.levels]):
+        scored = keep & ~(empty & m.rb_dependent)
+        factor = np.ones(rows)
+        tops = _top_grades(counts)
+        for top in np.unique(tops).tolist():
+            factor[tops == top] = m.topic_value_factor(top)
+        for topic_rb, sel in _topic_groups(m, counts):
+            sel = sel & scored
+            if not sel.any():
+                continue
             if not m.defined(topic_rb):
                 undefined.update(topics[sel].tolist())   # e.g. Twist with N < 2 RB: the topic has no score
                 continue
-            raw[sel] = m.values_of_ids(ids[sel], topic_rb)
-            if tables is not None:
+            raw[sel] = m.values_of_judged(grades[sel], lengths[sel], topic_rb) * factor[sel]
+            if ranked:
+                ids = m.judged_ids(grades[sel], lengths[sel])     # truncated measures: their own lengths
                 scale = tables.scale(m, topic_rb if rb_scale == "feasible" else m.common_rb())
-                rank[sel], k[sel], mid[sel], n_runs[sel] = _rank_rows(scale, ids[sel], midranks)
-        if tables is not None:
-            empty = rank == 0                                  # undefined topics (raw NaN)
-            scaled = np.where(empty, np.nan, np.where(k > 1, (rank - 1) / np.maximum(k - 1, 1), 0.0))
-            rank, k, n_runs = (pd.array(np.where(empty, 0, a), dtype="Int64") for a in (rank, k, n_runs))
+                rank[sel], k[sel], mid[sel], n_runs[sel] = _rank_rows(scale, ids, midranks)
+        zeroed = keep & empty & m.rb_dependent      # empty_topics="zero": trec_eval scores them 0
+        if zeroed.any():
+            raw[zeroed] = 0.0
+            if ranked and rb_scale == "common":
+                scale = tables.scale(m, m.common_rb())
+                ids = m.judged_ids(grades[zeroed], lengths[zeroed])
+                rank[zeroed], k[zeroed], mid[zeroed], n_runs[zeroed] = _rank_rows(scale, ids, midranks)
+            elif ranked:                            # the one feasible run: nothing relevant
+                rank[zeroed], k[zeroed], mid[zeroed], n_runs[zeroed] = 1, 1, 1.0, 1
+        if ranked:
+            unranked = rank == 0                               # undefined topics (raw NaN)
+            scaled = np.where(unranked, np.nan, np.where(k > 1, (rank - 1) / np.maximum(k - 1, 1), 0.0))
+            rank, k, n_runs = (pd.array(np.where(unranked, 0, a), dtype="Int64") for a in (rank, k, n_runs))
             for a in (rank, k, n_runs):
-                a[empty] = pd.NA
+                a[unranked] = pd.NA
         else:
             rank = k = n_runs = pd.array(np.full(rows, pd.NA), dtype="Int64")
             scaled = mid = np.full(rows, np.nan)
@@ -157,10 +211,21 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
                           f"N >= 2 RB; gR and nDCG a judged document with a positive gain), e.g. "
                           f"{', '.join(sorted(undefined)[:3])}: their scores are empty",
                           IrscaleWarning, stacklevel=3)
-        frames.append(pd.DataFrame({
+        frame = pd.DataFrame({
             "run": runs, "topic": topics, "measure": str(m), "n": m.n, "rb": rb, "raw": raw,
             "rank": rank, "k": k, "scaled": scaled, "midrank": mid, "n_runs": n_runs, "rb_scale": rb_scale,
-            "_row": np.arange(rows), "_m": mi}))
+            "_row": np.arange(rows), "_m": mi})
+        frames.append(frame[keep])
+    if skipped:
+        every = set.union(*skipped.values())
+        which = "" if all(v == every for v in skipped.values()) else f" (for {', '.join(skipped)})"
+        warnings.warn(f"{len(every)} topic(s) without relevant documents{which} left out: "
+                      f"{', '.join(sort_topics(every)[:5])}{'...' if len(every) > 5 else ''} "
+                      f"(empty_topics='zero' scores them 0 and counts them, as trec_eval does)",
+                      IrscaleWarning, stacklevel=3)
+    for reason, names in no_scale.items():
+        warnings.warn(f"no scale for {', '.join(names)}: {reason}; their rank and scaled columns are empty",
+                      IrscaleWarning, stacklevel=3)
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
     out = pd.concat(frames, ignore_index=True).sort_values(["_row", "_m"], kind="stable")
@@ -170,7 +235,9 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
 def transform(qrels: QrelsInput, runs: RunsInput,
               measures: str | Iterable[str | Measure], store: str | os.PathLike | Store | None = None, *,
               rb_scale: str = "feasible", raw_only: bool = False, midranks: bool = False, build_missing: bool = False,
-              max_grade: int | None = None, n_jobs: int = 1, progress: bool = False) -> pd.DataFrame:
+              max_grade: int | None = None, empty_topics: str = "skip", missing_topics: str = "zero",
+              rel_level: int | None = None, run_names: str = "tag", n_jobs: int = 1,
+              progress: bool = False) -> pd.DataFrame:
     """Raw and interval-scaled per-topic scores of TREC runs.
 
     Parameters
@@ -194,6 +261,21 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     max_grade : int, optional
         Fold qrels levels above this grade into it before anything else (each measure
         then folds levels above its own top grade G into G).
+    empty_topics : {"skip", "zero"}
+        Topics of the qrels without a relevant document (for a measure): left out with a
+        warning (default), or scored 0 and counted, as trec_eval does (every measure that
+        depends on the recall base is 0 there; on the ``feasible`` scale such a topic has
+        one run, rank 1, scaled 0).
+    missing_topics : {"zero", "skip"}
+        Evaluated topics a run has no ranking for: scored as the all-non-relevant run
+        with a warning (default, trec_eval's ``-c``), or left out (trec_eval without
+        ``-c``: means over the topics the run answers).
+    rel_level : int, optional
+        trec_eval's ``-l``: binary measures count levels >= rel_level as relevant (their
+        recall base too); graded measures read the levels as grades and ignore it.
+    run_names : {"tag", "file"}
+        Name runs by their run tag (default; runs whose tags repeat are named by file
+        with a warning) or by file name.
     n_jobs : int
         Workers building missing tables.
     progress : bool
@@ -213,6 +295,12 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     """
     if rb_scale not in RB_SCALES:
         raise IrscaleError(f"rb_scale must be one of {', '.join(RB_SCALES)}, got {rb_scale!r}")
+    for name, value, allowed in (("empty_topics", empty_topics, EMPTY_TOPICS),
+                                 ("missing_topics", missing_topics, MISSING_TOPICS)):
+        if value not in allowed:
+            raise IrscaleError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    if rel_level is not None and (isinstance(rel_level, bool) or not isinstance(rel_level, int) or rel_level < 1):
+        raise IrscaleError(f"rel_level must be an integer >= 1, got {rel_level!r}")
     if max_grade is not None and (isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1):
         raise IrscaleError(f"max_grade must be an integer >= 1, got {max_grade!r}")
     ms = _measures(measures)
@@ -222,28 +310,29 @@ def transform(qrels: QrelsInput, runs: RunsInput,
             raise IrscaleError(f"{', '.join(map(str, per_topic))} have no common scale (one table per topic); "
                                f"use rb_scale feasible")
     q = qrels_of(qrels)
-    if not q.topics:
+    if not q.topics and empty_topics == "skip":
         raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
     depth = max(m.n for m in ms)
-    run_list = read_runs(runs, depth, progress=progress)     # input errors before any table is built
+    run_list = read_runs(runs, depth, progress=progress, run_names=run_names)   # input errors before any build
     tables = None
-    if store is not None and not raw_only:
+    scaled = [m for m in ms if m.has_scales]
+    if store is not None and not raw_only and scaled:
         table_rbs = {m: (qrels_table_rbs(q, m, max_grade) if rb_scale == "feasible" else m.table_rbs("all"))
                      for m in ms}
         hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
-        tables = _open_tables(store, ms, build_missing, n_jobs, progress, table_rbs, hint)
+        tables = _open_tables(store, scaled, build_missing, n_jobs, progress, table_rbs, hint)
     judged = []
     for run in run_list:
-        j = judge(run, q, depth)
+        j = judge(run, q, depth, all_topics=True)
         if max_grade is not None:
             j = j.folded(max_grade)
         if len(j.missing) == len(j.topics) and j.ignored:
             raise IrscaleError(f"run {run.name} ({run.path or 'in memory'}) has no topic in common with the qrels "
                                f"{q.path or ''} (its topics: {', '.join(j.ignored[:3])}...; the qrels': "
                                f"{', '.join(j.topics[:3])}...): are these the right qrels?")
-        warn_coverage(j)
+        warn_coverage(j, missing_topics)
         judged.append(j)
-    return score_judged(judged, ms, tables, rb_scale, midranks)
+    return score_judged(judged, ms, tables, rb_scale, midranks, empty_topics, missing_topics, rel_level)
 
 
-__all__ = ["RB_SCALES", "score_judged", "transform"]
+__all__ = ["EMPTY_TOPICS", "MISSING_TOPICS", "RB_SCALES", "measure_grades", "score_judged", "transform"]

@@ -52,6 +52,8 @@ def build_tables(measures: Iterable[str | Measure], rbs: RecallBaseRequest | dic
     elif option_values:
         raise TypeError("give options or option keywords, not both")
     ms = list(dict.fromkeys(parse_measure(m) for m in measures))
+    for m in ms:
+        m.check_scales()       # tables exist up to N = MAX_N (raw scores beyond)
     requests = table_requests(ms, rb_counts if rbs is None else rbs)
     by_layout: dict = {}
     for m in ms:
@@ -120,5 +122,6 @@ def scale(measure: str | Measure, rb: RecallBase = None) -> Scale:
     takes more than a few seconds warns with its estimate and shows progress bars.
     """
     m = parse_measure(measure)
+    m.check_scales()
     rb = m.check_rb(rb)
     return _table(m, m.table_rb(rb)).scale(rb)
