@@ -23,8 +23,25 @@ Endpoints
     The store's format and version, and every table's metadata (measure, N, recall base
     dependence, runs, distinct values overall and per recall base, tie method, error
     bound, smallest gap, implicit, creation time, irscale version, checksum).
+``GET /v1/table?measure=AP@30&rb=12&points=1000&bins=40&gaps=log``
+    A bounded view of one scale, for plotting (whatever its size, the answer has at
+    most ``points`` <= 10^4 bins and ``bins`` <= 500 histogram bins): the ranks 1..K cut
+    into ``min(points, K)`` bins of consecutive ranks, each with its first and last rank
+    and their values (``rank_lo``, ``rank_hi``, ``value_lo``, ``value_hi``: the smallest
+    and largest value of the bin, values increasing with rank), and ``gaps``, a histogram
+    of the gaps between consecutive distinct values (bins equally wide in log10 of the
+    gap, or linear from 0; gaps of 0 counted apart), over every gap of scales of at most
+    2^18 values or tables of at most 2^22 entries, else over the gaps within 64 evenly
+    spaced windows of 4096 consecutive ranks (``sampled``). ``rb`` as in POST /v1/rank
+    (per-grade counts written ``3,2``).
 ``GET /healthz``
     ``{"status": "ok", "tables": number of tables}``.
+``GET /``
+    A page for research use (HTML and plain JavaScript, nothing loaded from elsewhere,
+    :mod:`irscale.store.page`): the store's tables; for a chosen table and recall base, a
+    plot of the values against their unq ranks and a histogram of the gaps (from GET
+    /v1/table); a run typed as relevance boxes, or a value, ranked with POST /v1/rank and
+    marked on the plot.
 
 Conventions
 -----------
@@ -128,6 +145,7 @@ from irscale.scales.measures.measure import MAX_N, Measure
 from irscale.scales.measures.params import MAX_LEVELS
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.scale import RTOL
+from irscale.store.page import page_html
 from irscale.store.reader import Store, open_store
 from irscale.version import __version__
 
@@ -184,6 +202,25 @@ EVICTION_GRACE = 1.0
 MAX_HEAD_BYTES = 16 * 1024
 #: Seconds an idle keep-alive connection stays open.
 KEEP_ALIVE_SECONDS = 5
+
+# -- the table view (GET /v1/table) -------------------------------------------------------
+#: Most bins of consecutive ranks in one view (``points``), and the default.
+MAX_VIEW_POINTS = 10_000
+DEFAULT_VIEW_POINTS = 1000
+#: Most bins of the gap histogram (``bins``), and the default.
+MAX_GAP_BINS = 500
+DEFAULT_GAP_BINS = 40
+#: Scales of at most GAP_WINDOWS * GAP_WINDOW values (each located in the table), or of
+#: tables of at most VIEW_EXACT_VALUES entries (streamed once), have every gap counted;
+#: the others, the gaps within :data:`GAP_WINDOWS` windows of :data:`GAP_WINDOW`
+#: consecutive ranks, evenly spaced over the ranks.
+VIEW_EXACT_VALUES = 1 << 22
+GAP_WINDOWS = 64
+GAP_WINDOW = 4096
+#: Views kept ready (their JSON) between requests.
+VIEW_CACHE_SIZE = 16
+#: The parameters of GET /v1/table.
+VIEW_PARAMETERS = ("measure", "rb", "points", "bins", "gaps")
 
 
 # -- errors ----------------------------------------------------------------------------
@@ -627,6 +664,51 @@ class ErrorResponse(BaseModel):
     error: ErrorInfo
 
 
+class GapHistogram(BaseModel):
+    """Histogram of the gaps between consecutive distinct values (every gap, or those
+    within windows of consecutive ranks for big scales: see :data:`VIEW_EXACT_VALUES`)."""
+
+    scale: str = Field(description="'log' (bins equally wide in log10 of the gap) or 'linear' (from 0).")
+    edges: list[float] = Field(description="Bin edges in value units (bins + 1 of them; empty without positive "
+                                           "gaps).")
+    counts: list[int] = Field(description="Positive gaps in each bin.")
+    zero: int = Field(description="Gaps of 0: neighbouring distinct values float64 cannot tell apart.")
+    used: int = Field(description="Gaps counted (zero ones included).")
+    total: int = Field(description="Gaps of the scale: K - 1.")
+    sampled: bool = Field(description="Whether only the gaps within evenly spaced windows of consecutive ranks "
+                                      "were counted (tables too big to read whole for one answer).")
+    min: float | None = Field(description="Smallest gap counted (null without gaps).")
+    max: float | None = Field(description="Largest gap counted.")
+    mean: float | None = Field(description="Mean gap counted.")
+    median: float | None = Field(description="Median gap counted.")
+
+
+class TableViewResponse(BaseModel):
+    """A bounded view of one scale: its ranks 1..K cut into at most ``points`` bins of
+    consecutive ranks, each with its smallest and largest value (the values at its first
+    and last rank: values increase with rank), and a histogram of the gaps."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"measure": "P@4", "rb": None, "k": 5, "n_runs": 16, "points": 5, "exact": True,
+         "rank_lo": [1, 2, 3, 4, 5], "rank_hi": [1, 2, 3, 4, 5], "value_lo": [0.0, 0.25, 0.5, 0.75, 1.0],
+         "value_hi": [0.0, 0.25, 0.5, 0.75, 1.0],
+         "gaps": {"scale": "log", "edges": [0.2228, 0.2805], "counts": [4], "zero": 0, "used": 4, "total": 4,
+                  "sampled": False, "min": 0.25, "max": 0.25, "mean": 0.25, "median": 0.25}},
+    ]})
+
+    measure: str = Field(max_length=200, description="Canonical measure name.")
+    rb: int | list[int] | None = Field(description="The recall base asked for (null for measures without one).")
+    k: int = Field(description="Number of distinct values K.")
+    n_runs: int = Field(description="Runs (feasible for rb) the scale covers.")
+    points: int = Field(description="Bins of consecutive ranks: min(points asked, K).")
+    exact: bool = Field(description="Every rank has a bin of its own (K <= points).")
+    rank_lo: list[int] = Field(description="First rank of each bin.")
+    rank_hi: list[int] = Field(description="Last rank of each bin.")
+    value_lo: list[float] = Field(description="Smallest value of each bin (the value of rank_lo).")
+    value_hi: list[float] = Field(description="Largest value of each bin (the value of rank_hi).")
+    gaps: GapHistogram
+
+
 # -- the lookups -------------------------------------------------------------------------
 def _loc(loc: tuple) -> str:
     """('runs', 0, 2) -> 'runs[0][2]'."""
@@ -789,6 +871,7 @@ class LookupService:
             secrets |= {str(path), str(path.parent) + os.sep}
         self._secrets = sorted(secrets - {os.sep}, key=len, reverse=True)
         self.scale = functools.lru_cache(maxsize=SCALE_CACHE_SIZE)(self._open_scale)
+        self.view = functools.lru_cache(maxsize=VIEW_CACHE_SIZE)(self._view)
         for info in self.tables.values():
             rb = info["rb_counts"] if info["rb_counts"] is not None else (1 if info["rb_dependent"] else None)
             self.scale(info["measure"], tuple(rb) if isinstance(rb, list) else rb)
@@ -953,6 +1036,136 @@ class LookupService:
             raise ValueNotInScaleError(f"values[{i}]: {values[i]!r} is not a value of {scale.measure}")
         return ranks
 
+    # -- GET /v1/table ------------------------------------------------------------------
+    def answer_view(self, query: bytes) -> tuple[int, bytes]:
+        """(HTTP status, JSON) of a GET /v1/table whose parameters, checked by
+        :func:`view_params`, are the JSON object ``query``: the view, or the error of a
+        bad request, or a 500 error (logged) for a bug; never raises."""
+        try:
+            params = pydantic_core.from_json(query)
+            rb = params["rb"]
+            return 200, self.view(params["measure"], tuple(rb) if isinstance(rb, list) else rb, params["points"],
+                                  params["bins"], params["gaps"])
+        except IrscaleError as e:
+            return status_of(e), error_body(type(e).__name__, self.scrub(str(e)), getattr(e, "details", None))
+        except MemoryError:
+            return 413, error_body("PayloadTooLargeError", "the view needs more memory than this service has; "
+                                                           "ask for fewer points")
+        except Exception:
+            log.exception("internal error answering GET /v1/table")
+            return 500, error_body("InternalError", "internal server error (a bug in irscale)")
+
+    def _view(self, measure: str, rb, points: int, bins: int, gaps: str) -> bytes:
+        """The JSON of a :class:`TableViewResponse` (cached by :attr:`view`): the values at
+        the first and last rank of ``min(points, K)`` bins of consecutive ranks, read with
+        :meth:`~irscale.scales.tables.scale.Scale.values_of_ranks` (a few pages of the
+        table per rank), and the histogram of the gaps (:meth:`_gap_histogram`)."""
+        scale = self.scale(measure, rb)
+        k = int(scale.k)
+        m = min(points, k)
+        cuts = (np.arange(m + 1, dtype=np.int64) * k) // m      # bin i: ranks cuts[i] + 1 .. cuts[i + 1]
+        lo, hi = cuts[:-1] + 1, cuts[1:]
+        values = scale.values_of_ranks(np.concatenate([lo, hi]))
+        rb = list(scale.rb) if isinstance(scale.rb, tuple) else scale.rb
+        return pydantic_core.to_json({
+            "measure": str(scale.measure), "rb": rb, "k": k, "n_runs": int(scale.n_runs), "points": m,
+            "exact": m == k, "rank_lo": lo.tolist(), "rank_hi": hi.tolist(), "value_lo": values[:m].tolist(),
+            "value_hi": values[m:].tolist(), "gaps": self._gap_histogram(scale, bins, gaps)})
+
+    @staticmethod
+    def _gap_histogram(scale, bins: int, kind: str) -> dict:
+        """The histogram of the gaps between consecutive distinct values of ``scale`` (see
+        :class:`GapHistogram`). Every gap when K <= :data:`GAP_WINDOWS` *
+        :data:`GAP_WINDOW` (each value located with
+        :meth:`~irscale.scales.tables.scale.Scale.values_of_ranks`) or when the table has
+        at most :data:`VIEW_EXACT_VALUES` entries (streamed once with
+        :meth:`~irscale.scales.tables.scale.Scale.value_blocks`; the table of a small
+        recall base may hold few values among many entries), else the gaps within
+        :data:`GAP_WINDOWS` evenly spaced windows of :data:`GAP_WINDOW` consecutive ranks."""
+        k = int(scale.k)
+        sampled = False
+        if k <= GAP_WINDOWS * GAP_WINDOW:
+            gaps = np.diff(scale.values_of_ranks(np.arange(1, k + 1, dtype=np.int64)))
+        elif int(scale.table.n_entries) > VIEW_EXACT_VALUES:
+            sampled = True
+            starts = np.linspace(1, k - GAP_WINDOW + 1, GAP_WINDOWS).astype(np.int64)
+            ranks = (starts[:, None] + np.arange(GAP_WINDOW, dtype=np.int64)[None, :]).reshape(-1)
+            gaps = np.diff(scale.values_of_ranks(ranks).reshape(GAP_WINDOWS, GAP_WINDOW), axis=1).reshape(-1)
+        else:
+            parts, last = [], None
+            for block, _ in scale.value_blocks():
+                if block.size:
+                    parts.append(np.diff(block) if last is None else np.diff(block, prepend=last))
+                    last = block[-1]
+            gaps = np.concatenate(parts) if parts else np.zeros(0)
+        positive = gaps[gaps > 0]
+        edges: np.ndarray = np.zeros(0)
+        counts: np.ndarray = np.zeros(0, np.int64)
+        if positive.size:
+            if kind == "log":
+                a, b = float(np.log10(positive.min())), float(np.log10(positive.max()))
+                if b - a < 1e-3:        # (nearly) equal gaps: one decade-tenth around them
+                    a, b = (a + b) / 2 - 0.05, (a + b) / 2 + 0.05
+                counts, log_edges = np.histogram(np.log10(positive), bins=bins, range=(a, b))
+                edges = 10.0 ** log_edges
+            else:
+                counts, edges = np.histogram(positive, bins=bins, range=(0.0, float(positive.max())))
+        stats = ((float(gaps.min()), float(gaps.max()), float(gaps.mean()), float(np.median(gaps)))
+                 if gaps.size else (None, None, None, None))
+        return {"scale": kind, "edges": edges.tolist(), "counts": counts.tolist(),
+                "zero": int(gaps.size - positive.size), "used": int(gaps.size), "total": k - 1, "sampled": sampled,
+                **dict(zip(("min", "max", "mean", "median"), stats))}
+
+
+def _view_integer(name: str, text: str, lo: int, hi: int) -> int:
+    if not (text.isascii() and text.isdigit() and len(text) <= 9) or not lo <= int(text) <= hi:
+        raise RequestError(f"{name} must be an integer {lo}..{hi}, got {_short(text)}",
+                           [{"loc": name, "message": f"an integer {lo}..{hi}"}])
+    return int(text)
+
+
+def view_params(items: list[tuple[str, str]]) -> dict:
+    """The parameters of GET /v1/table (query items ``(name, value)``) checked and typed:
+    ``measure`` (required), ``rb`` (``5``, or per-grade counts ``3,2``; brackets or
+    parentheses allowed), ``points`` (2..:data:`MAX_VIEW_POINTS`), ``bins``
+    (1..:data:`MAX_GAP_BINS`), ``gaps`` (``log`` or ``linear``). Raises
+    :class:`RequestError` (422) naming the first bad parameter: unknown or repeated,
+    missing measure, a value of the wrong kind or range."""
+    given: dict[str, str] = {}
+    for name, value in items:
+        if name not in VIEW_PARAMETERS:
+            raise RequestError(f"unknown parameter {_short(name)} (the parameters are {', '.join(VIEW_PARAMETERS)})",
+                               [{"loc": name[:40], "message": "unknown parameter"}])
+        if name in given:
+            raise RequestError(f"parameter {name!r} given twice", [{"loc": name, "message": "given twice"}])
+        given[name] = value
+    measure = given.get("measure", "").strip()
+    if not measure:
+        raise RequestError("measure: parameter required, e.g. /v1/table?measure=AP@10&rb=5",
+                           [{"loc": "measure", "message": "parameter required"}])
+    if len(measure) > 200:
+        raise RequestError("measure: at most 200 characters", [{"loc": "measure", "message": "too long"}])
+    rb: int | list[int] | None = None
+    text = given.get("rb", "").strip()
+    if text:
+        inner = text[1:-1] if text[:1] + text[-1:] in ("()", "[]") else text
+        parts = [part.strip() for part in inner.split(",")]
+        if parts[-1] == "" and len(parts) > 1:      # "(3,)"
+            parts.pop()
+        if len(parts) > MAX_RB_ITEMS or not all(p.isascii() and p.isdigit() and len(p) <= 9 for p in parts):
+            raise RequestError(f"rb must be an integer (the topic's recall base) or per-grade counts like 3,2; "
+                               f"got {_short(text)}", [{"loc": "rb", "message": "an integer or counts like 3,2"}])
+        counts = [int(p) for p in parts]
+        rb = counts if len(counts) > 1 or inner != text else counts[0]
+    gaps = given.get("gaps", "log")
+    if gaps not in ("log", "linear"):
+        raise RequestError(f"gaps must be 'log' or 'linear', got {_short(gaps)}",
+                           [{"loc": "gaps", "message": "'log' or 'linear'"}])
+    return {"measure": measure, "rb": rb,
+            "points": _view_integer("points", given.get("points", str(DEFAULT_VIEW_POINTS)), 2, MAX_VIEW_POINTS),
+            "bins": _view_integer("bins", given.get("bins", str(DEFAULT_GAP_BINS)), 1, MAX_GAP_BINS),
+            "gaps": gaps}
+
 
 # -- HTTP --------------------------------------------------------------------------------
 class _BodyTooLarge(Exception):  # noqa: N818  (a signal inside the middleware, never shown)
@@ -1015,11 +1228,15 @@ class BodySizeLimit:
 WORKER_START_SECONDS = 120.0
 #: How often the time and memory of a working worker are checked, in seconds.
 _WATCH_SECONDS = 0.05
+#: What a worker is asked (the first of the two messages of a request): a POST /v1/rank
+#: body, or the checked parameters of a GET /v1/table (JSON, :func:`view_params`).
+_RANK, _VIEW = b"rank", b"view"
 
 
 def _worker_main(conn, store_path: str, max_items: int) -> None:
-    """A worker process: opens the store, says it is ready, then answers request bodies
-    (status as 2 bytes, then the JSON) until its pipe closes."""
+    """A worker process: opens the store, says it is ready, then answers requests (each
+    two messages: :data:`_RANK` or :data:`_VIEW`, then the body or the view's parameters)
+    with the status as 2 bytes, then the JSON, until its pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the server stops its workers itself
     try:
         service = LookupService(store_path, max_items=max_items)
@@ -1029,10 +1246,11 @@ def _worker_main(conn, store_path: str, max_items: int) -> None:
     conn.send_bytes(b"R")
     while True:
         try:
+            kind = conn.recv_bytes()
             body = conn.recv_bytes()
         except (EOFError, OSError):
             return
-        status, payload = service.answer(body)
+        status, payload = service.answer_view(body) if kind == _VIEW else service.answer(body)
         try:
             conn.send_bytes(status.to_bytes(2, "big") + payload)
         except OSError:
@@ -1047,6 +1265,10 @@ class _Worker:
         self.process = ctx.Process(target=_worker_main, args=(child, *args), daemon=True, name="irscale-worker")
         self.process.start()
         child.close()
+
+    def send(self, kind: bytes, body: bytes) -> None:
+        self.conn.send_bytes(kind)
+        self.conn.send_bytes(body)
 
     def wait_ready(self, timeout: float) -> None:
         if not self.conn.poll(timeout):
@@ -1137,8 +1359,9 @@ class WorkerPool:
         finally:
             self._slots.release()
 
-    async def answer(self, body: bytes) -> tuple[int, bytes]:
-        """(HTTP status, JSON) of a POST /v1/rank body, worked on by a worker process.
+    async def answer(self, body: bytes, kind: bytes = _RANK) -> tuple[int, bytes]:
+        """(HTTP status, JSON) of a POST /v1/rank body (or, ``kind`` :data:`_VIEW`, of the
+        parameters of a GET /v1/table), worked on by a worker process.
 
         Raises
         ------
@@ -1154,7 +1377,7 @@ class WorkerPool:
                                    f"retry later") from None
         worker = self._idle.pop()
         try:
-            result = await self._exchange(worker, body)
+            result = await self._exchange(worker, body, kind)
         except BaseException as e:
             self._all.discard(worker)
             worker.kill()
@@ -1162,7 +1385,8 @@ class WorkerPool:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             if isinstance(e, _Overrun):
-                raise PayloadTooLargeError(str(e)) from None
+                raise PayloadTooLargeError(str(e) if kind == _RANK else
+                                           str(e).replace("split the batch", "ask for fewer points")) from None
             if isinstance(e, (EOFError, OSError)):
                 log.error("a worker process died while answering a request (exit code %s)", worker.process.exitcode)
                 return 500, error_body("InternalError", "internal server error (a worker process died; a bug in "
@@ -1172,10 +1396,10 @@ class WorkerPool:
         self._slots.release()
         return result
 
-    async def _exchange(self, worker: _Worker, body: bytes) -> tuple[int, bytes]:
+    async def _exchange(self, worker: _Worker, body: bytes, kind: bytes = _RANK) -> tuple[int, bytes]:
         loop = asyncio.get_running_loop()
         start = time.monotonic()
-        await loop.run_in_executor(None, worker.conn.send_bytes, body)
+        await loop.run_in_executor(None, worker.send, kind, body)
         ready = asyncio.Event()
         fd = worker.conn.fileno()
         loop.add_reader(fd, ready.set)
@@ -1216,9 +1440,9 @@ class _Threads:
         self.service = service
         self._slots = asyncio.Semaphore(size)
 
-    async def answer(self, body: bytes) -> tuple[int, bytes]:
+    async def answer(self, body: bytes, kind: bytes = _RANK) -> tuple[int, bytes]:
         async with self._slots:
-            return await run_in_threadpool(self.service.answer, body)
+            return await run_in_threadpool(self.service.answer_view if kind == _VIEW else self.service.answer, body)
 
     def close(self) -> None:
         pass
@@ -1265,6 +1489,22 @@ async def _read_body(request: Request, intake: _Intake, total: float, idle: floa
 
 
 _ERRORS = {status: {"model": ErrorResponse} for status in (400, 404, 408, 413, 422, 503)}
+_VIEW_OPENAPI_PARAMETERS = [
+    {"name": "measure", "in": "query", "required": True, "schema": {"type": "string", "maxLength": 200},
+     "description": "Measure name, e.g. AP@30 (as listed by GET /v1/tables).", "example": "AP@10"},
+    {"name": "rb", "in": "query", "required": False, "schema": {"type": "string"},
+     "description": "Recall base: required for RB-dependent measures, refused for the others; per-grade counts "
+                    "as 3,2 for graded RB-dependent measures."},
+    {"name": "points", "in": "query", "required": False,
+     "schema": {"type": "integer", "minimum": 2, "maximum": MAX_VIEW_POINTS, "default": DEFAULT_VIEW_POINTS},
+     "description": "Bins of consecutive ranks (each answered with its smallest and largest value)."},
+    {"name": "bins", "in": "query", "required": False,
+     "schema": {"type": "integer", "minimum": 1, "maximum": MAX_GAP_BINS, "default": DEFAULT_GAP_BINS},
+     "description": "Bins of the gap histogram."},
+    {"name": "gaps", "in": "query", "required": False,
+     "schema": {"type": "string", "enum": ["log", "linear"], "default": "log"},
+     "description": "Gap histogram bins equally wide in log10 of the gap, or linear from 0."},
+]
 
 
 def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_ITEMS,
@@ -1372,6 +1612,34 @@ def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_IT
     def tables() -> dict:
         """The store's format and the metadata of every table served."""
         return {"store": service.store_info, "tables": list(service.tables.values())}
+
+    @app.get("/v1/table", response_model=TableViewResponse, responses=_ERRORS, summary="View one scale",
+             openapi_extra={"parameters": _VIEW_OPENAPI_PARAMETERS})
+    async def table_view(request: Request) -> Response:
+        """A bounded view of the scale of one measure (and recall base) for plotting: the
+        values at the first and last rank of at most ``points`` bins of consecutive ranks,
+        and a histogram of the gaps between consecutive distinct values. Worked on like a
+        rank request (worker processes, time and memory budget), whatever the table's size."""
+        query = pydantic_core.to_json(view_params(request.query_params.multi_items()))
+        if intake.pending >= intake.max_pending:
+            raise ServiceBusyError(f"this service has {intake.max_pending} requests to answer already; retry later")
+        intake.pending += 1
+        try:
+            status, payload = await runner.answer(query, _VIEW)
+        except IrscaleError:
+            raise       # answered by user_error
+        except Exception:
+            log.exception("internal error answering GET /v1/table")
+            status, payload = 500, error_body("InternalError", "internal server error (a bug in irscale)")
+        finally:
+            intake.pending -= 1
+        return _json_response(payload, status)
+
+    @app.get("/", include_in_schema=False)
+    def page(request: Request) -> HTMLResponse:
+        """The page for research use: the store's tables, a plot of a scale's values
+        against their ranks, a histogram of its gaps, and runs or values ranked."""
+        return HTMLResponse(page_html(request.scope.get("root_path", "").rstrip("/")))
 
     @app.get("/healthz", response_model=HealthResponse, summary="Liveness")
     async def healthz() -> dict:

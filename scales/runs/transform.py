@@ -148,7 +148,8 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
                                   for j in judged]) if judged else np.zeros((0, 1), np.int64))
     runs = np.repeat(np.array([j.run for j in judged], dtype=object), [len(j.topics) for j in judged])
     topics = np.array([t for j in judged for t in j.topics], dtype=object)
-    missing = np.array([t in set(j.missing) for j in judged for t in j.topics], dtype=bool)
+    missing = np.concatenate([np.isin(np.array(j.topics, dtype=object), np.array(j.missing, dtype=object))
+                              for j in judged]) if judged else np.zeros(0, bool)
     rows = rel.shape[0]
     frames = []
     skipped: dict[str, set] = {}
