@@ -24,9 +24,13 @@ def test_feasible_space_size_is_exact_at_any_size():
 
 
 def test_run_spaces_beyond_64_bit_ids_and_keys_are_refused():
-    for name in ["Twist(grades=9)@32", "RBPU(grades=3,p=0.5)@32", "DCG(b=2,gains=(0,1,2,3,4,5,6,7,8,9))@32"]:
+    for name in ["Twist(grades=9)@32", "RBPU(grades=3,p=0.5)@32"]:
         with pytest.raises(irscale.MeasureError, match="64-bit run ids"):
             irscale.parse_measure(name)
+    deep = irscale.parse_measure("DCG(b=2,gains=(0,1,2,3,4,5,6,7,8,9))@32")   # raw scores only: no scale
+    assert not deep.has_scales
+    with pytest.raises(irscale.MeasureError, match="64-bit run ids"):
+        irscale.scale(deep)
     with pytest.raises(irscale.MeasureError, match="62 bits"):
         irscale.scale("DCGU(e=0.000000000000000001)@7")
     with pytest.raises(irscale.MeasureError, match="62 bits"):

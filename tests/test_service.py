@@ -111,7 +111,7 @@ def test_tables_and_health(client, store_path):
     assert dcg["distinct"] == len(naive.oracle(naive.DCG(2), N)[2])
     assert ap["tie_method"] == "exact-integer" and dcg["tie_method"] == "formal-log+mpmath60"
     assert ap["n"] == N and ap["runs"] == 2 ** N and ap["rel"] == [0, 1] and not ap["implicit"]
-    assert tables["RBP(p=0.8)@8"]["params"] == {"p": "4/5", "gains": [0, 1]}
+    assert tables["RBP(p=0.8)@8"]["params"] == {"p": "4/5", "gains": [0, 1], "norm": "top"}
     assert dcg["params"] == {"b": 2, "gains": [0, 1]}
     assert ap["min_gap_exact"] == "1/6720" and ap["irscale_version"] == irscale.__version__
     assert ap["error_bound"] > 0 and ap["created"] and len(ap["checksum"]) == 64

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from irscale.commands.options import check_jobs, measure_names, parse_rbs
-from irscale.scales.measures.parse import parse_measures
+from irscale.scales.measures.aliases import NAMES, parse_user_measures
 from irscale.scales.runs.judging import qrels_table_rbs
 from irscale.scales.runs.qrels import read_qrels
 from irscale.store.fill import build_store
@@ -46,14 +46,17 @@ from irscale.store.fill import build_store
               help="When another build is writing OUT, wait at most this long for it to finish (0: fail at once). "
                    "Default: wait as long as it takes (the build says which process it waits for), then build "
                    "what is still missing.")
+@click.option("--names", "vocabulary", type=click.Choice(NAMES), default="irscale", show_default=True,
+              help="How to read measure names that mean different measures in irscale and ir_measures (ERR@20); "
+                   "irm:NAME, irscale:NAME, trec:NAME choose for one name; trec_eval's names are read in any.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def command(measures: str | None, preset: str | None, depth: int | None, rb_text: str, qrels: str | None,
             max_grade: int | None, out: str, jobs: int, rebuild: bool, backend: str | None, scheduler: str | None,
-            method: str, bucket_items: int | None, wait: float | None, quiet: bool) -> None:
+            method: str, bucket_items: int | None, wait: float | None, vocabulary: str, quiet: bool) -> None:
     """Enumerate every run of length N and write the measures' tables to OUT."""
     names = measure_names(measures, preset, depth)
     check_jobs(jobs)
-    ms = parse_measures(names)
+    ms = parse_user_measures(names, vocabulary)
     request = parse_rbs(rb_text)
     if scheduler and backend != "dask":
         raise click.UsageError("--scheduler goes with --backend dask")

@@ -6,6 +6,7 @@ import warnings
 import click
 
 from irscale.commands.options import ManyValues, check_jobs, measure_names, print_warnings
+from irscale.scales.measures.aliases import NAMES
 from irscale.scales.runs.scores import check_output, write_scores
 from irscale.scales.runs.transform import EMPTY_TOPICS, MISSING_TOPICS, transform
 
@@ -42,6 +43,10 @@ from irscale.scales.runs.transform import EMPTY_TOPICS, MISSING_TOPICS, transfor
 @click.option("--rel-level", "-l", type=click.IntRange(min=1), default=None,
               help="trec_eval's -l: binary measures count levels >= this as relevant (graded measures read "
                    "levels as grades).")
+@click.option("--names", "vocabulary", type=click.Choice(NAMES), default="irscale", show_default=True,
+              help="How to read measure names that mean different measures in irscale and ir_measures (ERR@20, "
+                   "nDCG@10); irm:NAME, irscale:NAME, trec:NAME choose for one name. trec_eval's names (map, "
+                   "P_10, ndcg_cut_10) are read in any.")
 @click.option("--run-names", type=click.Choice(["tag", "file"]), default="tag", show_default=True,
               help="Name runs by their run tag (runs whose tags repeat are named by file, with a warning) or by "
                    "file name.")
@@ -49,8 +54,8 @@ from irscale.scales.runs.transform import EMPTY_TOPICS, MISSING_TOPICS, transfor
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
 def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str | None, depth: int | None,
             store_path: str | None, out: str, rb_scale: str, raw_only: bool, midranks: bool, build_missing: bool,
-            max_grade: int | None, empty_topics: str, missing_topics: str, rel_level: int | None, run_names: str,
-            jobs: int, quiet: bool) -> None:
+            max_grade: int | None, empty_topics: str, missing_topics: str, rel_level: int | None, vocabulary: str,
+            run_names: str, jobs: int, quiet: bool) -> None:
     """Score TREC runs per topic and map the scores to their interval scales.
 
     Writes one row per (run, topic, measure): run, topic, measure, n, rb, raw, rank, k,
@@ -68,7 +73,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
         scores = transform(qrels, list(runs), names, None if raw_only else store_path, rb_scale=rb_scale,
                            midranks=midranks, build_missing=build_missing, max_grade=max_grade,
                            empty_topics=empty_topics, missing_topics=missing_topics, rel_level=rel_level,
-                           run_names=run_names, n_jobs=jobs, progress=not quiet)
+                           run_names=run_names, names=vocabulary, n_jobs=jobs, progress=not quiet)
     if not quiet:
         print_warnings(caught)
     write_scores(scores, out)

@@ -25,7 +25,10 @@ REQUIRED = object()
 
 #: Example values of each kind, for help texts and error messages.
 EXAMPLES = {"prob": "0.8", "log_base": "2", "gains": "(0,1,3)", "grade": "2", "positive": "1.05",
-            "count": "20000"}
+            "count": "20000", "exponent": "4"}
+
+#: Largest value of an ``exponent`` parameter (ERR's factors 2^m + 1 - 2^g stay below 2^32).
+MAX_EXPONENT = 31
 
 
 def _integral(value: Any) -> bool:
@@ -80,6 +83,15 @@ def _grade(param: Param, family: str, value: Any) -> int:
     return int(value)
 
 
+def _exponent(param: Param, family: str, value: Any) -> int | None:
+    if value is None:               # the default: the family decides (e.g. the top gain)
+        return None
+    if not _integral(value) or not 1 <= int(value) <= MAX_EXPONENT:
+        raise MeasureError(f"{family}: parameter {param.name} must be an integer from 1 to {MAX_EXPONENT}, "
+                           f"got {value!r}")
+    return int(value)
+
+
 def _log_base(param: Param, family: str, value: Any) -> int:
     if not _integral(value) or int(value) < 2:
         raise MeasureError(f"{family}: parameter {param.name} must be an integer >= 2, got {value!r}")
@@ -89,7 +101,7 @@ def _log_base(param: Param, family: str, value: Any) -> int:
 #: Converter of each parameter kind: (param, family name, given value) -> canonical value.
 CONVERTERS: dict[str, Callable[[Param, str, Any], Any]] = {
     "prob": _rational, "positive": _rational, "gains": _gains, "count": _count, "choice": _choice,
-    "grade": _grade, "log_base": _log_base,
+    "grade": _grade, "log_base": _log_base, "exponent": _exponent,
 }
 
 
@@ -104,7 +116,9 @@ class Param:
     non-negative integers, non-decreasing, g(0) = 0 and g(G) > 0 (its length sets
     REL = {0..G}; ``(0, 1)`` is binary relevance), ``"grade"`` an integer 1..9,
     ``"count"`` a positive integer, ``"choice"`` one of the names ``choices`` (written
-    bare: ``crossing=literal``).
+    bare: ``crossing=literal``), ``"exponent"`` an integer 1..31 or None (its default
+    None stands for a value the family derives from its other parameters, e.g. ERR's
+    ``max_grade``: the top gain).
     """
 
     name: str

@@ -37,11 +37,14 @@ import numpy as np
 import pandas as pd
 
 from irscale.errors import IrscaleError, IrscaleWarning, MeasureError, TableNotFoundError
+from irscale.scales.measures.aliases import NAMES, parse_user_measures
 from irscale.scales.measures.measure import Measure
-from irscale.scales.measures.parse import parse_measures, split_measures
+from irscale.scales.measures.params import MAX_LEVELS
+from irscale.scales.measures.parse import split_measures
 from irscale.scales.runs.inputs import QrelsInput, RunsInput, qrels_of, read_runs
 from irscale.scales.runs.judging import JudgedRuns, grade_counts, judge, qrels_table_rbs, warn_coverage
-from irscale.scales.runs.qrels import sort_topics
+from irscale.scales.runs.qrels import Qrels, sort_topics
+from irscale.scales.runs.run_files import Run
 from irscale.scales.runs.scores import COLUMNS
 from irscale.store.fill import build_store
 from irscale.store.reader import Store, open_store
@@ -59,13 +62,30 @@ BUILD_ON_THE_FLY_MAX_RUNS = 2 ** BUILD_ON_THE_FLY_MAX_N
 
 
 # -- inputs ------------------------------------------------------------------------------
-def _measures(measures):
+def _measures(measures, names: str, qrels: Qrels, runs, run_names: str, progress: bool,
+              max_grade: int | None) -> tuple[list[Measure], list[Run] | None]:
+    """The irscale measures a user named (in the vocabulary ``names``; see
+    :func:`~irscale.scales.measures.aliases.parse_user_measures`), completed by the qrels'
+    highest level; names without a cutoff (trec_eval's ``map``) read at the runs' depth,
+    for which the runs are read whole first (and returned, so they are read once)."""
     if isinstance(measures, str):
         measures = split_measures(measures)
-    ms = parse_measures(list(measures))
-    if not ms:
-        raise MeasureError("no measure given")
-    return list(dict.fromkeys(ms))
+    measures = list(measures)
+    top = max((level for judged in qrels.judgments.values() for level in judged.values()), default=1)
+    top = top if max_grade is None else min(top, max_grade)
+    top_level = max(top, 1) if top < MAX_LEVELS else None      # beyond: the names that need it say so
+    try:
+        return parse_user_measures(measures, names, top_level=top_level), None
+    except MeasureError:
+        if names not in NAMES:
+            raise
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")        # warned once, below
+            parse_user_measures(measures, names, top_level=top_level, depth=1)   # other mistakes: before reading
+    whole = read_runs(runs, None, progress=progress, run_names=run_names)
+    depth = max((int(np.unique(run.topics, return_counts=True)[1].max()) for run in whole if len(run.topics)),
+                default=1)
+    return parse_user_measures(measures, names, top_level=top_level, depth=depth), whole
 
 
 # -- tables --------------------------------------------------------------------------------
@@ -237,7 +257,7 @@ def transform(qrels: QrelsInput, runs: RunsInput,
               measures: str | Iterable[str | Measure], store: str | os.PathLike | Store | None = None, *,
               rb_scale: str = "feasible", raw_only: bool = False, midranks: bool = False, build_missing: bool = False,
               max_grade: int | None = None, empty_topics: str = "skip", missing_topics: str = "zero",
-              rel_level: int | None = None, run_names: str = "tag", n_jobs: int = 1,
+              rel_level: int | None = None, run_names: str = "tag", names: str = "irscale", n_jobs: int = 1,
               progress: bool = False) -> pd.DataFrame:
     """Raw and interval-scaled per-topic scores of TREC runs.
 
@@ -248,7 +268,14 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     runs : path, folder, Run, or a list of them
         Run files (``topic Q0 docno rank score tag``); a folder stands for its files.
     measures : str or list
-        Measure names, e.g. ``"AP@30,nDCG(b=2)@30"`` or ``["P@30", "RR@30"]``.
+        Measure names, e.g. ``"AP@30,nDCG(b=2)@30"`` or ``["P@30", "RR@30"]``, in the
+        vocabulary ``names``; trec_eval's names (``map_cut_30``, ``ndcg_cut_30``) are
+        read in any.
+    names : {"irscale", "ir_measures", "trec_eval"}
+        How to read names that mean different measures in irscale and ir_measures
+        (``ERR@20``, ``nDCG@10``); a prefix ``irm:``, ``irscale:``, ``trec:`` chooses for
+        one name. ir_measures' ``nDCG@k`` and ``ERR@k`` take their gains from the qrels'
+        levels; names without a cutoff (``map``, ``recip_rank``) rank the whole runs.
     store : str, path or Store, optional
         Table file with a table for every measure. Without it (or with ``raw_only``)
         only raw scores are computed and ``rank``, ``k``, ``scaled`` are empty.
@@ -304,17 +331,17 @@ def transform(qrels: QrelsInput, runs: RunsInput,
         raise IrscaleError(f"rel_level must be an integer >= 1, got {rel_level!r}")
     if max_grade is not None and (isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1):
         raise IrscaleError(f"max_grade must be an integer >= 1, got {max_grade!r}")
-    ms = _measures(measures)
+    q = qrels_of(qrels)
+    ms, whole = _measures(measures, names, q, runs, run_names, progress, max_grade)
     if rb_scale == "common" and store is not None and not raw_only:
         per_topic = [m for m in ms if not m.has_common_scale()]
         if per_topic:
             raise IrscaleError(f"{', '.join(map(str, per_topic))} have no common scale (one table per topic); "
                                f"use rb_scale feasible")
-    q = qrels_of(qrels)
     if not q.topics and empty_topics == "skip":
         raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
     depth = max(m.n for m in ms)
-    run_list = read_runs(runs, depth, progress=progress, run_names=run_names)   # input errors before any build
+    run_list = whole or read_runs(runs, depth, progress=progress, run_names=run_names)   # before any build
     tables = None
     scaled = [m for m in ms if m.has_scales]
     if store is not None and not raw_only and scaled:

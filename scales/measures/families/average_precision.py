@@ -20,6 +20,8 @@ import numpy as np
 
 from irscale.enumerate.splitform import EMPTY_KEYS, EXACT_LIMIT, SplitForm, padded_parts
 from irscale.errors import MeasureError
+from irscale.scales.measures.aliases import OtherName
+from irscale.scales.measures.families.precision import BINARY_PARAMS, binary_reader
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import LinearKey, lcm_upto
 
@@ -61,6 +63,15 @@ class AP(KeyMeasure):
     name = "AP"
     rb_dependent = True
     summary = "average precision (trec_eval map_cut)"
+    other_names = (
+        OtherName("ir_measures", "AP", binary_reader(True), "average precision of the top k, without k of the whole "
+                  "ranking (pytrec_eval's map_cut_k, map)", "AP@10", "AP@10 (AP: AP@depth)", BINARY_PARAMS, ("MAP",),
+                  cutoff="optional"),
+        OtherName("trec_eval", "map_cut", binary_reader(False), "average precision of the top k", "map_cut_10",
+                  "AP@10"),
+        OtherName("trec_eval", "map", binary_reader(True), "average precision of the whole ranking", "map",
+                  "AP@depth", cutoff="none"),
+    )
 
     def key_spec(self) -> APKey:
         lcm = lcm_upto(self.n)

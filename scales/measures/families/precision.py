@@ -5,9 +5,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
+from irscale.scales.measures.aliases import OtherName, Request
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import AdditiveKey
-from irscale.scales.measures.measure import RecallBase
+from irscale.scales.measures.measure import Measure, RecallBase
+
+#: ir_measures' parameters of its binary measures P, R, AP, RR, Rprec and their defaults.
+BINARY_PARAMS = {"rel": 1, "judged_only": False}
+#: Why irscale has no judged_only.
+JUDGED_ONLY = "irscale scores unjudged documents as non-relevant (trec_eval -J is not supported)"
+
+
+def binary_reader(whole_ranking: bool) -> Callable[[type, Request], Measure]:
+    """Reader of ir_measures' and trec_eval's names of a binary measure (rel = 1, no
+    judged_only): the family at the name's cutoff (or, for names that rank the whole run
+    when ``whole_ranking``, at the runs' depth)."""
+    def read(cls: type, req: Request) -> Measure:
+        if req.tool == "ir_measures":
+            req.binary(cls.name)
+            req.default("judged_only", JUDGED_ONLY)
+        return cls(n=req.n(whole_ranking))
+    return read
 
 
 def count_key(n: int, scale: Callable[[RecallBase], Fraction]) -> AdditiveKey:
@@ -19,6 +37,11 @@ def count_key(n: int, scale: Callable[[RecallBase], Fraction]) -> AdditiveKey:
 class P(KeyMeasure):
     name = "P"
     summary = "precision: relevant retrieved / N"
+    other_names = (
+        OtherName("ir_measures", "P", binary_reader(False), "precision at k (pytrec_eval's P_k)", "P@10", "P@10",
+                  BINARY_PARAMS, ("Precision",)),
+        OtherName("trec_eval", "P", binary_reader(False), "precision at k", "P_10", "P@10"),
+    )
 
     def key_spec(self) -> AdditiveKey:
         return count_key(self.n, lambda rb: Fraction(1, self.n))

@@ -4,6 +4,14 @@ Zobel; binary by default, g = (0, 1); graded e.g. ``RBP(gains=(0,1,2),p=0.8)@10`
 With p = a/c in lowest terms the exact key is ``sum_k g(r_k) * a^(k-1) * c^(N-k)`` and
 RBP = key * (c - a) / (c^N * g(G)).
 
+``norm`` chooses the divisor of graded gains: ``top`` (default) divides by the top gain
+g(G) for every topic; ``topic`` is trec_eval's rule (``rbp``, trec_eval 10): the gains of a
+topic are divided by the gain of the topic's highest judged grade t, and only when that
+exceeds 1, i.e. by max(g(t), 1). Values, keys and tables are those of a topic with t = G
+(the order of runs is the same for every topic); the transform multiplies a topic's
+values by :meth:`RBP.topic_value_factor`, g(G) / max(g(t), 1). Binary RBP (or any gains
+with g(G) = 1) is the same under both rules and is named with ``norm=top``.
+
 Binary RBP with p <= 1/2 orders runs lexicographically with all values distinct
 (p^(k-1) > sum_{j>k} p^(j-1)), so its table is the identity, rank = run id + 1, and is
 stored as nothing (layout ``implicit``). Not graded RBP: with gains (0,1,2) and p = 1/2,
@@ -14,18 +22,82 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from irscale.scales.measures.aliases import OtherName, Request
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import AdditiveKey
-from irscale.scales.measures.params import GAINS, PERSISTENCE, REQUIRED
+from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.params import GAINS, PERSISTENCE, REQUIRED, Param
+
+#: How graded gains are normalised: by the top gain, or by the topic's highest (trec_eval).
+NORMS = ("top", "topic")
+NORM = Param("norm", "choice", "divisor of the gains: top = the top gain g(G); topic = the gain of the topic's highest "
+             "judged grade when above 1 (trec_eval's rbp)", default="top", choices=NORMS)
+
+
+def _trec_eval_p(req: Request) -> str:
+    """p of trec_eval's ``rbp`` (0.9 unless ``rbp.p=0.8``, printed ``rbp_p=0.8``)."""
+    if req.arg is None:
+        return "0.9"
+    key, _, value = req.arg.partition("=")
+    if key != "p" or not value or "," in value:
+        req.fail("irscale reads trec_eval's rbp with its one parameter p (rbp.p=0.8, printed rbp_p=0.8); gains "
+                 "given as parameters are not supported")
+    return value
+
+
+def _read_other(cls: type, req: Request) -> Measure:
+    """ir_measures' RBP(rel=r,p=x)@k counts levels >= r as relevant: gains (0,..,0,1) of r + 1
+    grades (levels above r fold into r); without rel ir_measures means graded RBP, which
+    none of its providers computes at a cutoff, so only binary qrels read. trec_eval's
+    ``rbp`` ranks the whole run, gains = the qrels' levels divided per topic (norm=topic)."""
+    if req.tool == "trec_eval":
+        p = _trec_eval_p(req)
+        return cls(n=req.n(), p=p, gains=req.levels(), norm="topic")
+    rel = req.params.get("rel")
+    if rel is None:
+        if req.top() > 1:
+            req.fail(f"without rel=, ir_measures' RBP is graded RBP, which none of ir_measures' providers computes at "
+                     f"a cutoff (cwl_eval needs rel=) and whose normalisation ir_measures leaves open, so irscale "
+                     f"cannot match it on qrels with levels 0..{req.top()}: write rel= (RBP(rel=1,p=0.8)@10 counts "
+                     f"levels >= 1 as relevant) or irscale's graded RBP(gains=(0,1,..,T),p=0.8)@10 (divided by the "
+                     f"top gain; norm=topic: trec_eval's per-topic rule)")
+        return cls(n=req.n(), p=req.params["p"])
+    rel = req.threshold()
+    return cls(n=req.n(), p=req.params["p"], gains=(0,) * rel + (1,))
 
 
 @dataclass(frozen=True, repr=False)
 class RBP(KeyMeasure):
     name = "RBP"
-    params = (PERSISTENCE, GAINS)
-    summary = "rank-biased precision with persistence p (graded with gains)"
+    params = (PERSISTENCE, GAINS, NORM)
+    summary = "rank-biased precision with persistence p (graded with gains; norm=topic: trec_eval's per-topic gains)"
     p: Fraction = REQUIRED
     gains: tuple = (0, 1)
+    norm: str = "top"
+    other_names = (
+        OtherName("ir_measures", "RBP", _read_other, "rank-biased precision; rel=r: levels >= r relevant (without "
+                  "rel: graded, read on binary qrels only); without k: the whole ranking", "RBP(rel=2,p=0.8)@10",
+                  "RBP(gains=(0,0,1),p=0.8)@10; RBP(p=0.8)@10 on binary qrels: RBP(p=0.8)@10",
+                  {"p": 0.8, "rel": None}, cutoff="optional"),
+        OtherName("trec_eval", "rbp", _read_other, "rank-biased precision of the whole ranking (p = 0.9 unless "
+                  "rbp.p=..), gains = the qrels' levels divided by the topic's highest level when above 1",
+                  "rbp_p=0.8", "RBP(gains=(0,1,..,T),norm=topic,p=0.8)@depth", cutoff="arg"),
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.gains[-1] == 1:               # nothing to divide: one name for one measure
+            object.__setattr__(self, "norm", "top")
+
+    def topic_value_factor(self, top_grade: int) -> float:
+        """Factor of the values of a topic whose highest judged grade (qrels levels folded
+        to 0..G) is ``top_grade``: 1 for ``norm=top``; g(G) / max(g(top_grade), 1) for
+        ``norm=topic`` (trec_eval divides a topic's gains by its highest gain when that
+        exceeds 1)."""
+        if self.norm == "top":
+            return 1.0
+        g = self.gains
+        return g[-1] / max(g[min(max(int(top_grade), 0), len(g) - 1)], 1)
 
     def key_spec(self) -> AdditiveKey:
         a, c, n, g = self.p.numerator, self.p.denominator, self.n, self.gains

@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from irscale.scales.measures.families.precision import count_key
+from irscale.scales.measures.aliases import OtherName
+from irscale.scales.measures.families.precision import BINARY_PARAMS, binary_reader, count_key
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import AdditiveKey
 
@@ -14,6 +15,11 @@ class R(KeyMeasure):
     name = "R"
     rb_dependent = True
     summary = "recall: relevant retrieved / RB"
+    other_names = (
+        OtherName("ir_measures", "R", binary_reader(False), "recall at k (pytrec_eval's recall_k)", "R@10", "R@10",
+                  BINARY_PARAMS, ("Recall",)),
+        OtherName("trec_eval", "recall", binary_reader(False), "recall at k", "recall_10", "R@10"),
+    )
 
     def key_spec(self) -> AdditiveKey:
         return count_key(self.n, lambda rb: Fraction(1, rb))

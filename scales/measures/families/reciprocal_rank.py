@@ -19,9 +19,11 @@ import numpy as np
 
 from irscale.enumerate.splitform import EMPTY_KEYS, SplitForm, padded_parts
 from irscale.errors import MeasureError
+from irscale.scales.measures.aliases import OtherName, Request
+from irscale.scales.measures.families.precision import BINARY_PARAMS, JUDGED_ONLY
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import KeySpec, U
-from irscale.scales.measures.measure import RecallBase
+from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.measures.params import GAINS, Param
 
 
@@ -81,6 +83,17 @@ class ReciprocalRankKey(KeySpec):
         return SplitForm(n, levels, h, ka, state, B, True, 0.0, EMPTY_KEYS, EMPTY_KEYS, True, stratified, label)
 
 
+def _read_other(cls: type, req: Request) -> Measure:
+    """ir_measures' RR(rel=r)@k: the first document of level >= r, i.e. grades 0..r with
+    rel = r (levels above r fold into r); trec_eval's recip_rank: the whole ranking."""
+    n = req.n()
+    if req.tool == "trec_eval":
+        return cls(n=n)
+    req.default("judged_only", JUDGED_ONLY)
+    rel = req.threshold()
+    return cls(n=n) if rel == 1 else cls(n=n, gains=tuple(range(rel + 1)), rel=rel)
+
+
 @dataclass(frozen=True, repr=False)
 class RR(KeyMeasure):
     name = "RR"
@@ -88,6 +101,14 @@ class RR(KeyMeasure):
     params = (GAINS, Param("rel", "grade", "lowest grade counted as relevant", default=1))
     gains: tuple = (0, 1)
     rel: int = 1
+    other_names = (
+        OtherName("ir_measures", "RR", _read_other, "reciprocal rank of the first document of level >= rel in the top "
+                  "k, without k in the whole ranking (RR@k: MS MARCO's script, which breaks score ties by ascending "
+                  "docno where trec_eval and irscale take descending docno; RR: pytrec_eval's recip_rank)", "RR@10",
+                  "RR@10; RR(rel=2)@10: RR(gains=(0,1,2),rel=2)@10", BINARY_PARAMS, ("MRR",), cutoff="optional"),
+        OtherName("trec_eval", "recip_rank", _read_other, "reciprocal rank in the whole ranking", "recip_rank",
+                  "RR@depth", cutoff="none"),
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -16,6 +16,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from irscale.scales.measures.aliases import OtherName
+from irscale.scales.measures.families.precision import BINARY_PARAMS, binary_reader
 from irscale.scales.measures.fractional import FractionMeasure
 from irscale.scales.measures.measure import RecallBase
 
@@ -24,6 +26,12 @@ from irscale.scales.measures.measure import RecallBase
 class Rprec(FractionMeasure):
     name = "Rprec"
     summary = "R-precision: relevant documents in the top min(RB, N) / RB (trec_eval Rprec, cut at N)"
+    other_names = (
+        OtherName("ir_measures", "Rprec", binary_reader(True), "R-precision of the whole ranking (pytrec_eval's "
+                  "Rprec)", "Rprec", "Rprec@depth", BINARY_PARAMS, ("RPrec",), cutoff="none"),
+        OtherName("trec_eval", "Rprec", binary_reader(True), "R-precision of the whole ranking", "Rprec",
+                  "Rprec@depth", cutoff="none"),
+    )
 
     def fractions_many(self, runs: np.ndarray, rb: tuple) -> tuple[np.ndarray, np.ndarray]:
         total = int(rb[0])
