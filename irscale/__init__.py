@@ -55,6 +55,11 @@ _API = {
     "read_run": "irscale.scales.runs.run_files",
     "read_scores": "irscale.scales.runs.scores",
     "write_scores": "irscale.scales.runs.scores",
+    "Scaled": "irscale.scales.runs.ir_measures_scaled",
+    "wide": "irscale.scales.runs.results",
+    "to_ranx_runs": "irscale.scales.runs.results",
+    "ranx_compare": "irscale.scales.runs.results",
+    "parse_user_measures": "irscale.scales.measures.aliases",
 }
 
 __all__ = [*_API, "IrscaleWarning", "TrecFormatError", "OutputError", "IrscaleError", "MeasureError",

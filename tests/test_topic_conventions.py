@@ -13,6 +13,7 @@ TREC-8 qrels with two topics' judgments made non-relevant and a run without a th
 (files written to a temporary folder), and on TREC-COVID round 5's graded qrels.
 """
 import gzip
+import math
 import subprocess
 import warnings
 from fractions import Fraction
@@ -167,3 +168,19 @@ def test_bad_convention_options(files, options, needle):
     qrels, runs = files
     with pytest.raises(IrscaleError, match=needle):
         transform(qrels, runs, ["AP@10"], **options)
+
+
+def test_rel_level_sets_the_recall_bases_of_per_topic_tables(shared_data, tmp_path):
+    """Rprec has one table per topic recall base: with -l 2 the tables built are those of
+    the level-2 counts, and every topic with a level-2 document is ranked on its own."""
+    covid = shared_data / "trec-covid5"
+    qrels = covid / "qrels" / "qrels.covid-round5.txt"
+    run = sorted((covid / "runs").iterdir())[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrscaleWarning)
+        scores = transform(qrels, [run], ["Rprec@6"], tmp_path / "t.h5", build_missing=True, rel_level=2)
+        loose = transform(qrels, [run], ["Rprec@6"], raw_only=True)
+    assert scores["rank"].notna().all() and (scores["rb"] >= 1).all()
+    assert (scores["n_runs"] == [sum(math.comb(6, j) for j in range(min(rb, 6) + 1)) for rb in scores["rb"]]).all()
+    merged = scores.merge(loose, on="topic", suffixes=("", "_l1"))
+    assert (merged["rb"] <= merged["rb_l1"]).all() and (merged["rb"] < merged["rb_l1"]).any()

@@ -88,16 +88,24 @@ def grade_counts(level_counts: np.ndarray, levels: int) -> np.ndarray:
     return out
 
 
-def qrels_table_rbs(qrels: Qrels, measure: Measure, max_grade: int | None = None) -> list:
+def qrels_table_rbs(qrels: Qrels, measure: Measure, max_grade: int | None = None,
+                    rel_level: int | None = None) -> list:
     """The table recall bases that a transform of runs against ``qrels`` needs for a
     measure (``feasible`` scales): the :meth:`~irscale.scales.measures.measure.Measure.table_rb`
     of every evaluated topic where the measure is defined, deduplicated and sorted
-    (``[None]`` for measures with one table for every recall base)."""
+    (``[None]`` for measures with one table for every recall base). ``rel_level``
+    (trec_eval's ``-l``): binary measures count levels >= rel_level as relevant."""
     lc = qrels.evaluated[2]
     if max_grade is not None:
         lc = fold_level_counts(lc, max_grade)
+    if rel_level is not None and rel_level > 1 and measure.levels == 2:
+        counts = lc[:, rel_level:].sum(axis=1, keepdims=True)
+    else:
+        counts = grade_counts(lc, measure.levels)
     out = set()
-    for row in np.unique(grade_counts(lc, measure.levels), axis=0):
+    for row in np.unique(counts, axis=0):
+        if row.sum() == 0:
+            continue                     # no relevant document at this threshold: no table
         rb = measure.recall_base_of(row)
         if measure.defined(rb):
             out.add(measure.table_rb(rb))

@@ -263,10 +263,13 @@ def transform(qrels: QrelsInput, runs: RunsInput,
 
     Parameters
     ----------
-    qrels : str, path or Qrels
-        Relevance judgments (``topic iteration docno rel``; gzip allowed).
-    runs : path, folder, Run, or a list of them
-        Run files (``topic Q0 docno rank score tag``); a folder stands for its files.
+    qrels : str, path, Qrels, DataFrame, dict, ranx Qrels or iterable of ir_measures Qrel
+        Relevance judgments: a TREC file (``topic iteration docno rel``; gzip allowed)
+        or any form of :mod:`irscale.scales.runs.inputs` (``query_id, doc_id,
+        relevance`` frames, ``{qid: {docid: rel}}``, ...).
+    runs : path, folder, Run, DataFrame, dict, ranx Run, ScoredDoc iterable, or a list of them
+        Run files (``topic Q0 docno rank score tag``; a folder stands for its files) or
+        any form of :mod:`irscale.scales.runs.inputs`.
     measures : str or list
         Measure names, e.g. ``"AP@30,nDCG(b=2)@30"`` or ``["P@30", "RR@30"]``, in the
         vocabulary ``names``; trec_eval's names (``map_cut_30``, ``ndcg_cut_30``) are
@@ -345,7 +348,7 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     tables = None
     scaled = [m for m in ms if m.has_scales]
     if store is not None and not raw_only and scaled:
-        table_rbs = {m: (qrels_table_rbs(q, m, max_grade) if rb_scale == "feasible" else m.table_rbs("all"))
+        table_rbs = {m: (qrels_table_rbs(q, m, max_grade, rel_level) if rb_scale == "feasible" else m.table_rbs("all"))
                      for m in ms}
         hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
         tables = _open_tables(store, scaled, build_missing, n_jobs, progress, table_rbs, hint)
