@@ -362,7 +362,7 @@ CASES = {"v4": 120, "v3": 80}
 VERIFY_EVERY = 4
 
 
-@pytest.mark.parametrize("version", ["v4", "v3"])
+@pytest.mark.parametrize("version", ["v4", pytest.param("v3", marks=pytest.mark.slow)])   # v3: legacy format
 def test_damaged_stores_as_shipped(stores, version):
     """Small tables are verified whole when opened: every damage ends in a StoreError or
     the right answers, and info --verify exits 0 or 2 (2 wherever the answers were not
@@ -381,6 +381,7 @@ def test_damaged_stores_structural_validation_only_v4(stores):
     assert s["errors"] > s["cases"] // 2
 
 
+@pytest.mark.slow
 def test_damaged_stores_structural_validation_only_v3(stores):
     """Big tables of format version 3 (no digests, no block sums): structural validation
     and the kernels' checks only, so never a crash or another exception; a damaged count,
