@@ -2,8 +2,9 @@
 
 Measures with exact keys (AP, P, R, RR, nDCG, nDCG_trec, DCG, RBP, ERR, F1, gP, gR) have
 raw values at every cutoff up to MAX_RAW_N: each judged ranking's exact key in Python
-integers. Scales stay limited to N <= MAX_N and 2^63 runs; where none exists the rank
-and scaled columns are empty and one warning says why.
+integers; so has Rprec (exact fractions of the rankings). Scales stay limited to
+N <= MAX_N and 2^63 runs; where none exists the rank and scaled columns are empty and one
+warning says why.
 
 References: trec_eval's own output of all 129 TREC-8 runs (``map``, ``map_cut_1000``,
 ``P_100``, ``P_1000``, ``recall_1000``, ``ndcg_cut_100``, ``recip_rank``), exact
@@ -26,7 +27,7 @@ from irscale.scales.measures.measure import MAX_N
 #: so trec_eval's uncut ``map`` and ``recip_rank`` are AP@1000 and RR@1000.
 TREC_EVAL = {"map": "AP@1000", "map_cut_1000": "AP@1000", "P_100": "P@100", "P_1000": "P@1000",
              "recall_1000": "R@1000", "ndcg_cut_100": "nDCG_trec@100", "ndcg_cut_1000": "nDCG_trec@1000",
-             "recip_rank": "RR@1000"}
+             "recip_rank": "RR@1000", "Rprec": "Rprec@1000"}
 
 
 def _printed(folder, runs=None):
@@ -172,4 +173,4 @@ def test_tables_beyond_max_n_are_refused_with_the_reason(build):
 
 def test_measures_without_exact_keys_keep_the_table_limit():
     with pytest.raises(MeasureError, match=f"between 1 and {MAX_N}"):
-        parse_measure(f"Rprec@{MAX_N + 1}")
+        parse_measure(f"Twist@{MAX_N + 1}")

@@ -29,7 +29,7 @@ def test_rbp_p_is_exact():
     ("AP", "needs a cutoff"),
     ("AP@0", "between 1 and"),
     (f"AP@{MAX_RAW_N + 1}", "between 1 and"),
-    (f"Rprec@{MAX_N + 1}", "between 1 and"),
+    (f"Twist@{MAX_N + 1}", "between 1 and"),
     ("AP@10.5", "cutoff after @ must be a positive integer"),
     ("XYZ@10", "unknown measure 'XYZ'"),
     ("ap@10", "did you mean AP"),

@@ -12,6 +12,7 @@ import pytest
 
 import irscale
 from irscale import IrscaleWarning, MeasureError, parse_measure
+from irscale.cli import main
 from irscale.scales.measures.aliases import from_ir_measures, from_trec_eval, parse_user_measures
 from irscale.scales.measures.registry import families
 
@@ -333,3 +334,14 @@ def test_rbp_with_rel_equals_ir_measures_cwl_eval(shared_data, tmp_path):
     assert [str(m) for _, m in pairs] == ["RBP(p=0.8)@20", "RBP(gains=(0,0,1),p=0.8)@20",
                                           "RBP(gains=(0,0,1),p=0.5)@20"]
     assert _compare(ir_measures, qrels, cut, pairs) == 50 * len(cut) * len(names)
+
+
+def test_build_reads_the_top_level_of_names_from_its_qrels(tmp_path, capsys):
+    """irm:nDCG@5 takes its gains from the qrels' levels: build --qrels knows them."""
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("1 0 a 2\n1 0 b 1\n2 0 c 1\n")
+    out = tmp_path / "t.h5"
+    assert main(["build", "-q", "-m", "irm:nDCG@5", "--qrels", str(qrels), "--out", str(out)]) == 0
+    assert {t["measure"] for t in irscale.open_store(out).tables()} == {"nDCG_trec(gains=(0,1,2))@5"}
+    assert main(["build", "-q", "-m", "irm:nDCG@5", "--out", str(tmp_path / "u.h5")]) == 2
+    assert "top_level" in capsys.readouterr().err

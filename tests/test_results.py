@@ -144,3 +144,17 @@ def test_errors(trec8):
         with pytest.raises(error) as e:
             make()
         assert message in str(e.value)
+
+
+def test_names_read_as_transform_reads_them_and_raw_only_scores_say_so(shared_data):
+    trec8 = shared_data / "trec8"
+    runs = sorted((trec8 / "runs").iterdir())[:2]
+    scores = irscale.transform(trec8 / "qrels.trec8.adhoc.txt", runs, "map,P_10,ndcg_cut_10")
+    for name, canonical in [("map", "AP@1000"), ("P_10", "P@10"), ("irm:nDCG@10", "nDCG_trec@10"),
+                            ("ndcg_cut_10", "nDCG_trec@10")]:
+        got = irscale.wide(scores, name, column="raw")
+        assert got.equals(irscale.wide(scores, canonical, column="raw")), name
+    for call in (lambda: irscale.wide(scores, "P@10"), lambda: irscale.to_ranx_runs(scores, "P@10"),
+                 lambda: irscale.ranx_compare(scores, ["P@10"]), lambda: irscale.wide(scores, "P@10", "midrank")):
+        with pytest.raises(irscale.IrscaleError, match="no (scaled|midrank) values of P@10"):
+            call()

@@ -184,3 +184,29 @@ def test_rel_level_sets_the_recall_bases_of_per_topic_tables(shared_data, tmp_pa
     assert (scores["n_runs"] == [sum(math.comb(6, j) for j in range(min(rb, 6) + 1)) for rb in scores["rb"]]).all()
     merged = scores.merge(loose, on="topic", suffixes=("", "_l1"))
     assert (merged["rb"] <= merged["rb_l1"]).all() and (merged["rb"] < merged["rb_l1"]).any()
+
+
+def _notes(qrels, runs, measures, **options):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        transform(qrels, runs, measures, **options)
+    return [str(w.message) for w in caught if issubclass(w.category, IrscaleWarning)]
+
+
+def test_graded_qrels_folded_into_fewer_grades_are_said_once(shared_data):
+    covid = shared_data / "trec-covid5"
+    qrels = covid / "qrels" / "qrels.covid-round5.txt"
+    run = sorted((covid / "runs").iterdir())[:1]
+    notes = [n for n in _notes(qrels, run, "nDCG_trec@10,RBP(p=0.8)@10,P@10") if "levels 0..2" in n]
+    assert len(notes) == 1 and "nDCG_trec@10, RBP(p=0.8)@10 read" in notes[0] and "P@10" not in notes[0]
+    assert "nDCG_trec(gains=(0,1,2))@20" in notes[0]
+    assert not [n for n in _notes(qrels, run, "nDCG_trec(gains=(0,1,2))@10") if "levels 0..2" in n]
+    assert not [n for n in _notes(qrels, run, "nDCG_trec@10", max_grade=1) if "levels 0..2" in n]
+
+
+def test_a_name_ir_measures_reads_otherwise_is_said_once(shared_data):
+    """ERR@10 beside a name without a cutoff (map, read at the runs' depth): one warning."""
+    trec8 = shared_data / "trec8"
+    run = sorted((trec8 / "runs").iterdir())[:1]
+    notes = _notes(trec8 / "qrels.trec8.adhoc.txt", run, "ERR@10,map")
+    assert sum("ERR@10 is read as irscale's" in n for n in notes) == 1, notes

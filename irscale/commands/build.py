@@ -10,6 +10,7 @@ import click
 
 from irscale.commands.options import check_jobs, measure_names, parse_rbs
 from irscale.scales.measures.aliases import NAMES, parse_user_measures
+from irscale.scales.measures.params import MAX_LEVELS
 from irscale.scales.runs.judging import qrels_table_rbs
 from irscale.scales.runs.qrels import read_qrels
 from irscale.store.fill import build_store
@@ -27,7 +28,8 @@ from irscale.store.fill import build_store
                    "vector (N,...,N) of the common scale).")
 @click.option("--qrels", type=click.Path(dir_okay=False),
               help="Also build the tables of measures with a table per recall-base vector for the per-grade "
-                   "counts of every topic of this qrels file (what 'transform' needs for it).")
+                   "counts of every topic of this qrels file (what 'transform' needs for it); its highest level "
+                   "completes ir_measures' names (irm:nDCG@10: gains = the levels).")
 @click.option("--max-grade", type=click.IntRange(min=1), default=None,
               help="With --qrels: fold qrels levels above this grade into it (as transform --max-grade).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
@@ -56,7 +58,11 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
     """Enumerate every run of length N and write the measures' tables to OUT."""
     names = measure_names(measures, preset, depth)
     check_jobs(jobs)
-    ms = parse_user_measures(names, vocabulary)
+    q = read_qrels(qrels) if qrels is not None else None
+    top = max((level for judged in q.judgments.values() for level in judged.values()), default=1) if q else None
+    if top is not None and max_grade is not None:
+        top = min(top, max_grade)
+    ms = parse_user_measures(names, vocabulary, top_level=max(top, 1) if top is not None and top < MAX_LEVELS else None)
     request = parse_rbs(rb_text)
     if scheduler and backend != "dask":
         raise click.UsageError("--scheduler goes with --backend dask")
@@ -81,11 +87,7 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
             raise click.BadParameter("recall bases are for binary measures that depend on them (R, F1, AP, nDCG, "
                                      "...); none of the measures given does", param_hint="--rb")
         rbs = request
-    if qrels is not None:
-        if not per_vector:
-            raise click.UsageError("--qrels gives per-grade counts for measures with a table per recall-base "
-                                   "vector (gR, nDCG or nDCG_trec with gains; Twist, CRP, OIE); none was given")
-        q = read_qrels(qrels)
+    if q is not None:                 # the per-grade counts of its topics (and, above, the top level of names)
         for m in per_vector:
             vectors[str(m)] = vectors.get(str(m), []) + qrels_table_rbs(q, m, max_grade)
     store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild, backend=backend,

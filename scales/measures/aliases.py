@@ -145,8 +145,9 @@ class Request:
         relevant; other thresholds are a property of the qrels, not of the measure."""
         if self.threshold() != 1:
             self.fail(f"irscale's {family} counts every level >= 1 as relevant; for a threshold of "
-                      f"{self.params['rel']}, apply it to the qrels (trec_eval's -l {self.params['rel']}: levels below "
-                      f"it become 0) and write {family}@N")
+                      f"{self.params['rel']}, apply it to the qrels: transform --rel-level {self.params['rel']} "
+                      f"(rel_level={self.params['rel']}, trec_eval's -l {self.params['rel']}: levels below it become "
+                      f"0) and write {family}@N")
 
 
 @dataclasses.dataclass(frozen=True)

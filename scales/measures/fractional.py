@@ -113,6 +113,13 @@ class FractionMeasure(Measure):
         rb = self.check_rb(rb)
         return self.values_many(self.runs_of_ids(np.asarray(ids, dtype=np.int64).reshape(-1)), rb)
 
+    def values_of_judged(self, grades: np.ndarray, lengths: np.ndarray, rb: RecallBase = None) -> np.ndarray:
+        """Raw values of judged rankings; beyond the run spaces with scales (families with
+        ``raw_any_cutoff``) straight from the rankings' exact fractions."""
+        if self.has_scales:
+            return super().values_of_judged(grades, lengths, rb)
+        return self.values_many(np.asarray(grades), self.check_rb(rb))
+
 
 def fraction_floats(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """num / den in float64 (correctly rounded), -inf where den = 0."""

@@ -34,7 +34,9 @@ import numpy as np
 import pandas as pd
 
 from irscale.errors import IrscaleError, IrscaleWarning, MeasureError
+from irscale.scales.measures.aliases import parse_user_measures
 from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.params import MAX_LEVELS
 from irscale.scales.measures.parse import parse_measure
 
 #: Statistical tests of ranx (``stat_test`` of :func:`ranx_compare`).
@@ -66,9 +68,32 @@ def _measure_name(scores: pd.DataFrame, measure: str | Measure | None) -> str:
         name = str(parse_measure(measure))
     except MeasureError:
         pass
-    if name not in names:
-        raise MeasureError(f"scores have no measure {measure} (they hold {', '.join(names) or 'none'})")
-    return name
+    if name in names:
+        return name
+    found = _user_name(scores, measure, names) if isinstance(measure, str) else set()
+    if len(found) == 1:
+        return found.pop()
+    raise MeasureError(f"scores have no measure {measure} (they hold {', '.join(names) or 'none'})"
+                       + (f"; {measure} may be any of {', '.join(sorted(found))}" if found else ""))
+
+
+def _user_name(scores: pd.DataFrame, text: str, names: list[str]) -> set[str]:
+    """The measures of ``names`` that ``text`` reads as in a transform (ir_measures' and
+    trec_eval's names, whose meaning may depend on the qrels' top level and the runs'
+    depth: every level and every cutoff of the scores is tried)."""
+    found: set[str] = set()
+    depths = sorted({int(n) for n in scores["n"].dropna().unique()}) if "n" in scores.columns else [None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for depth in depths:
+            for top in range(1, MAX_LEVELS):
+                try:
+                    got = str(parse_user_measures([text], top_level=top, depth=depth)[0])
+                except MeasureError:
+                    continue
+                if got in names:
+                    found.add(got)
+    return found
 
 
 def _rows(scores: pd.DataFrame, measure: str | Measure | None, column: str) -> tuple[str, pd.DataFrame]:
@@ -89,6 +114,10 @@ def _rows(scores: pd.DataFrame, measure: str | Measure | None, column: str) -> t
         raise IrscaleError(f"scores hold several rows of {name} for run {first['run']}, topic {first['topic']}"
                            f"{modes}")
     rows["value"] = pd.to_numeric(rows["value"]).to_numpy(dtype=np.float64, na_value=np.nan)
+    if len(rows) and rows["value"].isna().all() and column != "raw":
+        why = ("transform(..., midranks=True) fills it" if column == "midrank" else
+               "the scores are raw only: transform without a store, with raw_only, or a measure without a scale")
+        raise IrscaleError(f"scores have no {column} values of {name} ({why}); column='raw' takes the raw scores")
     return name, rows
 
 

@@ -75,7 +75,12 @@ def _measures(measures, names: str, qrels: Qrels, runs, run_names: str, progress
     top = top if max_grade is None else min(top, max_grade)
     top_level = max(top, 1) if top < MAX_LEVELS else None      # beyond: the names that need it say so
     try:
-        return parse_user_measures(measures, names, top_level=top_level), None
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            ms = parse_user_measures(measures, names, top_level=top_level)
+        for w in said:                             # said once, whichever attempt succeeds
+            warnings.warn(w.message, w.category, stacklevel=3)
+        return ms, None
     except MeasureError:
         if names not in NAMES:
             raise
@@ -86,6 +91,23 @@ def _measures(measures, names: str, qrels: Qrels, runs, run_names: str, progress
     depth = max((int(np.unique(run.topics, return_counts=True)[1].max()) for run in whole if len(run.topics)),
                 default=1)
     return parse_user_measures(measures, names, top_level=top_level, depth=depth), whole
+
+
+def _warn_folded_levels(measures: list[Measure], qrels: Qrels, max_grade: int | None) -> None:
+    """Warn once when graded qrels meet measures that take gains but were given fewer
+    grades than the qrels have (levels above their top grade fold into it): trec_eval's
+    ``ndcg_cut`` and ``rbp`` use the levels as gains."""
+    top = max((level for judged in qrels.judgments.values() for level in judged.values()), default=0)
+    if max_grade is not None or top <= 1:
+        return
+    folded = [m for m in measures if any(p.name == "gains" for p in m.params) and m.levels - 1 < top]
+    if folded:
+        gains = ",".join(map(str, range(top + 1)))
+        warnings.warn(f"the qrels have levels 0..{top}; {', '.join(map(str, folded))} read levels above their top "
+                      f"grade as it (binary: level >= 1 relevant), unlike trec_eval's ndcg_cut and rbp, which use the "
+                      f"levels as gains: give the gains (e.g. nDCG_trec(gains=({gains}))@20) or "
+                      f"ir_measures' names (irm:nDCG@20), or max_grade to fold on purpose", IrscaleWarning,
+                      stacklevel=3)
 
 
 # -- tables --------------------------------------------------------------------------------
@@ -343,6 +365,7 @@ def transform(qrels: QrelsInput, runs: RunsInput,
                                f"use rb_scale feasible")
     if not q.topics and empty_topics == "skip":
         raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
+    _warn_folded_levels(ms, q, max_grade)
     depth = max(m.n for m in ms)
     run_list = whole or read_runs(runs, depth, progress=progress, run_names=run_names)   # before any build
     tables = None

@@ -25,6 +25,7 @@ from irscale.scales.measures.measure import RecallBase
 @dataclass(frozen=True, repr=False)
 class Rprec(FractionMeasure):
     name = "Rprec"
+    raw_any_cutoff = True          # raw values from the runs themselves: any cutoff (trec_eval's Rprec at N = depth)
     summary = "R-precision: relevant documents in the top min(RB, N) / RB (trec_eval Rprec, cut at N)"
     other_names = (
         OtherName("ir_measures", "Rprec", binary_reader(True), "R-precision of the whole ranking (pytrec_eval's "
