@@ -41,6 +41,7 @@ def _measures(path) -> set:
     return {t["measure"] for t in irscale.open_store(path).tables()}
 
 
+@pytest.mark.slow
 def test_two_builds_of_different_measures_keep_every_table(tmp_path):
     for attempt in range(3):
         path = tmp_path / f"t{attempt}.h5"

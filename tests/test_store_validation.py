@@ -363,6 +363,7 @@ def test_checksum_covers_every_deciding_attribute(built, tmp_path):
                 store.table(measure, table_rb=rb)
 
 
+@pytest.mark.slow
 def test_big_tables_are_checked_where_lookups_read(built, tmp_path):
     """Tables over the size limit are opened without reading their entries: a damaged
     run id far from what a lookup reads does not stop it (right answers), one it reads
