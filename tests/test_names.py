@@ -345,3 +345,14 @@ def test_build_reads_the_top_level_of_names_from_its_qrels(tmp_path, capsys):
     assert {t["measure"] for t in irscale.open_store(out).tables()} == {"nDCG_trec(gains=(0,1,2))@5"}
     assert main(["build", "-q", "-m", "irm:nDCG@5", "--out", str(tmp_path / "u.h5")]) == 2
     assert "top_level" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text,needle,absent", [
+    ("bpref", "unknown measure 'bpref'", "needs a cutoff"),
+    ("P_abc", "unknown measure 'P_abc'", "needs a cutoff"),
+    ("AP@100001", "between 1 and 100000", "two readings"),
+])
+def test_names_no_tool_has_get_one_plain_error(text, needle, absent):
+    with pytest.raises(irscale.MeasureError) as e:
+        parse_user_measures(text, top_level=1)
+    assert needle in str(e.value) and absent not in str(e.value)

@@ -412,8 +412,8 @@ def _read_one(item: str, names: str, top_level: int | None, depth: int | None) -
                       f"ir_measures' meaning, or irscale:{text} to keep irscale's without this warning",
                       IrscaleWarning, stacklevel=3)
         return mine
-    if not irm.known:
-        raise MeasureError(mine_error)
+    if not irm.known or (irm.measure is None and mine_error and mine_error in (irm.error or "")):
+        raise MeasureError(mine_error)      # one reading, or both fail alike
     raise MeasureError(f"{text!r} is an ir_measures name, not an irscale one; the two readings: irscale: {mine_error}; "
                        f"ir_measures: {_describe(irm)}. Choose: irm:{text} (or names='ir_measures') for ir_measures' "
                        f"meaning, or write the irscale name")

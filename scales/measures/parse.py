@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+from typing import NoReturn
 
 from irscale.errors import MeasureError
 from irscale.scales.measures.measure import Measure
@@ -20,6 +21,14 @@ class _Choice(str):
 
 def _known() -> str:
     return ", ".join(cls.example() for cls in families().values())
+
+
+def _unknown(name: str) -> NoReturn:
+    fams = families()
+    close = difflib.get_close_matches(name, list(fams), n=1, cutoff=0.5)
+    lower = [known for known in fams if known.lower() == name.lower()]
+    hint = f" (did you mean {(lower or close)[0]}?)" if (lower or close) else ""
+    raise MeasureError(f"unknown measure {name!r}{hint}; known measures: {_known()}")
 
 
 def parse_measure(text: str | Measure) -> Measure:
@@ -41,6 +50,9 @@ def parse_measure(text: str | Measure) -> Measure:
         raise MeasureError(f"cannot parse measure {src!r}: expected NAME@N or NAME(param=value,...)@N, "
                            f"e.g. AP@10 or RBP(p=0.8)@30") from None
     if not (isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.MatMult)):
+        head = tree.func if isinstance(tree, ast.Call) else tree
+        if isinstance(head, ast.Name) and head.id not in families():
+            _unknown(head.id)
         raise MeasureError(f"measure {src!r} needs a cutoff: write it as NAME@N, e.g. AP@10 or RBP(p=0.8)@30")
     cutoff = tree.right
     if not (isinstance(cutoff, ast.Constant) and isinstance(cutoff.value, int) and not isinstance(cutoff.value, bool)):
@@ -81,13 +93,9 @@ def parse_measure(text: str | Measure) -> Measure:
         head = head.func
     if not isinstance(head, ast.Name):
         raise MeasureError(f"cannot parse measure {src!r}; known measures: {_known()}")
-    fams = families()
-    cls = fams.get(head.id)
+    cls = families().get(head.id)
     if cls is None:
-        close = difflib.get_close_matches(head.id, list(fams), n=1, cutoff=0.5)
-        lower = [name for name in fams if name.lower() == head.id.lower()]
-        hint = f" (did you mean {(lower or close)[0]}?)" if (lower or close) else ""
-        raise MeasureError(f"unknown measure {head.id!r}{hint}; known measures: {_known()}")
+        _unknown(head.id)
     allowed = {p.name: p for p in cls.params}
     for name in kwargs:
         if name not in allowed:
