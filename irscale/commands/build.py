@@ -10,7 +10,6 @@ import click
 
 from irscale.commands.options import check_jobs, measure_names, parse_rbs
 from irscale.scales.measures.aliases import NAMES, parse_user_measures
-from irscale.scales.measures.params import MAX_LEVELS
 from irscale.scales.runs.judging import qrels_table_rbs
 from irscale.scales.runs.qrels import read_qrels
 from irscale.store.fill import build_store
@@ -59,10 +58,7 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
     names = measure_names(measures, preset, depth)
     check_jobs(jobs)
     q = read_qrels(qrels) if qrels is not None else None
-    top = max((level for judged in q.judgments.values() for level in judged.values()), default=1) if q else None
-    if top is not None and max_grade is not None:
-        top = min(top, max_grade)
-    ms = parse_user_measures(names, vocabulary, top_level=max(top, 1) if top is not None and top < MAX_LEVELS else None)
+    ms = parse_user_measures(names, vocabulary, top_level=q.names_top_level(max_grade) if q else None)
     request = parse_rbs(rb_text)
     if scheduler and backend != "dask":
         raise click.UsageError("--scheduler goes with --backend dask")

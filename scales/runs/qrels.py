@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from irscale.errors import IrscaleWarning, TrecFormatError
+from irscale.scales.measures.params import MAX_LEVELS
 from irscale.scales.runs.text_files import (
     BOM,
     bom_warning,
@@ -64,6 +65,18 @@ class Qrels:
         """Topics with at least one relevant document (the evaluated ones), in topic order
         (computed once: judgments are not to be changed after construction)."""
         return sort_topics(t for t in self.judgments if self.recall_base(t) >= 1)
+
+    @functools.cached_property
+    def top_level(self) -> int:
+        """The highest relevance level of the judgments (0 when none is positive)."""
+        return max((level for judged in self.judgments.values() for level in judged.values()), default=0)
+
+    def names_top_level(self, max_grade: int | None = None) -> int | None:
+        """The qrels' highest level as measure names read it (ir_measures' ``nDCG@k``:
+        gains = the levels 0..T): at least 1, at most ``max_grade``; None beyond the
+        levels a gains vector can have."""
+        top = max(self.top_level, 1) if max_grade is None else max(min(self.top_level, max_grade), 1)
+        return top if top < MAX_LEVELS else None
 
     @functools.cached_property
     def judged_topics(self) -> list[str]:

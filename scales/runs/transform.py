@@ -39,7 +39,6 @@ import pandas as pd
 from irscale.errors import IrscaleError, IrscaleWarning, MeasureError, TableNotFoundError
 from irscale.scales.measures.aliases import NAMES, parse_user_measures
 from irscale.scales.measures.measure import Measure
-from irscale.scales.measures.params import MAX_LEVELS
 from irscale.scales.measures.parse import split_measures
 from irscale.scales.runs.inputs import QrelsInput, RunsInput, qrels_of, read_runs
 from irscale.scales.runs.judging import JudgedRuns, grade_counts, judge, qrels_table_rbs, warn_coverage
@@ -71,9 +70,7 @@ def _measures(measures, names: str, qrels: Qrels, runs, run_names: str, progress
     if isinstance(measures, str):
         measures = split_measures(measures)
     measures = list(measures)
-    top = max((level for judged in qrels.judgments.values() for level in judged.values()), default=1)
-    top = top if max_grade is None else min(top, max_grade)
-    top_level = max(top, 1) if top < MAX_LEVELS else None      # beyond: the names that need it say so
+    top_level = qrels.names_top_level(max_grade)          # None beyond nine: the names that need it say so
     try:
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
@@ -97,7 +94,7 @@ def _warn_folded_levels(measures: list[Measure], qrels: Qrels, max_grade: int | 
     """Warn once when graded qrels meet measures that take gains but were given fewer
     grades than the qrels have (levels above their top grade fold into it): trec_eval's
     ``ndcg_cut`` and ``rbp`` use the levels as gains."""
-    top = max((level for judged in qrels.judgments.values() for level in judged.values()), default=0)
+    top = qrels.top_level
     if max_grade is not None or top <= 1:
         return
     folded = [m for m in measures if any(p.name == "gains" for p in m.params) and m.levels - 1 < top]
