@@ -271,16 +271,22 @@ def _nested(d: Mapping, source: str, error: type, leaf: str) -> _Rows:
     return _Rows(topics, docs, values, lambda i: f"topic {topics[i]!r}, document {docs[i]!r}")
 
 
-def _qrels_records(items: Iterable, source: str) -> Qrels:
-    topics, docs, levels = [], [], []
+def _record_rows(items: Iterable, fields: tuple[str, ...], error: type, kind: str, source: str) -> _Rows:
+    """The rows of an iterable of named tuples with ``fields`` (query id, doc id, value),
+    raising ``error`` naming the first item that is not one (``kind``: its class)."""
+    topics, docs, values = [], [], []
     for i, item in enumerate(items):
-        if not _is_record(item, _QREL_FIELDS):
-            raise TrecFormatError(f"{source}: item {i} ({item!r:.80}) is not a named tuple with the fields "
-                                  f"{', '.join(_QREL_FIELDS)} (ir_measures.Qrel)")
-        topics.append(item.query_id)
-        docs.append(item.doc_id)
-        levels.append(item.relevance)
-    return _qrels_from_rows(_Rows(topics, docs, levels, lambda i: f"item {i}"), source)
+        if not _is_record(item, fields):
+            raise error(f"{source}: item {i} ({item!r:.80}) is not a named tuple with the fields "
+                        f"{', '.join(fields)} ({kind})")
+        topics.append(getattr(item, fields[0]))
+        docs.append(getattr(item, fields[1]))
+        values.append(getattr(item, fields[2]))
+    return _Rows(topics, docs, values, lambda i: f"item {i}")
+
+
+def _qrels_records(items: Iterable, source: str) -> Qrels:
+    return _qrels_from_rows(_record_rows(items, _QREL_FIELDS, TrecFormatError, "ir_measures.Qrel", source), source)
 
 
 def qrels_of(qrels: QrelsInput) -> Qrels:
@@ -376,15 +382,8 @@ def _dict_kind(d: Mapping, source: str) -> str:
 
 
 def _run_records(items: Iterable, name: str, depth: int | None, source: str) -> Run:
-    topics, docs, scores = [], [], []
-    for i, item in enumerate(items):
-        if not _is_record(item, _RUN_FIELDS):
-            raise RunError(f"{source}: item {i} ({item!r:.80}) is not a named tuple with the fields "
-                           f"{', '.join(_RUN_FIELDS)} (ir_measures.ScoredDoc)")
-        topics.append(item.query_id)
-        docs.append(item.doc_id)
-        scores.append(item.score)
-    return _run_from_rows(_Rows(topics, docs, scores, lambda i: f"item {i}"), name, depth, f"{source} ({name})")
+    rows = _record_rows(items, _RUN_FIELDS, RunError, "ir_measures.ScoredDoc", source)
+    return _run_from_rows(rows, name, depth, f"{source} ({name})")
 
 
 def _is_one_input(obj) -> bool:
