@@ -212,6 +212,7 @@ def test_sigkill_in_the_middle_of_writing_a_table(tmp_path):
     assert len(store.scale("AP@6", rb=3)) == len(irscale.scale("AP@6", rb=3))
 
 
+@pytest.mark.slow
 def test_cli_build_killed_at_random_time_leaves_only_complete_tables(tmp_path):
     path = tmp_path / "t.h5"
     proc = subprocess.Popen([sys.executable, "-m", "irscale", "build", "--preset", "paper", "--depth", "16",

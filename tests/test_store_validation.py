@@ -255,6 +255,7 @@ def test_issue_damages_fail_on_opening_a_small_table(built, tmp_path):
             assert len(store.scale("DCG(b=2)@8").rank_ids([0, 255])) == 2        # the other tables serve on
 
 
+@pytest.mark.slow
 def test_damaged_hdf5_metadata_gives_one_line(built, tmp_path):
     """Bytes flipped in the HDF5 structures (superblock, object headers, attributes): info,
     info --verify and lookups end in one line naming the problem, never a traceback."""
