@@ -904,15 +904,19 @@ class LookupService:
     def answer(self, body: bytes) -> tuple[int, bytes]:
         """(HTTP status, JSON) of a POST /v1/rank body: the answer, or the error of a bad
         request, or a 500 error (logged) for a bug; never raises."""
+        return self._guarded(lambda: self.rank_body(body), "POST /v1/rank", "the request", "split the batch")
+
+    def _guarded(self, work, route: str, what: str, advice: str) -> tuple[int, bytes]:
+        """(HTTP status, JSON) of ``work()``: 200 and its JSON, the error of a bad request,
+        413 when it runs out of memory, or a 500 error (logged) for a bug; never raises."""
         try:
-            return 200, self.rank_body(body)
+            return 200, work()
         except IrscaleError as e:
             return status_of(e), error_body(type(e).__name__, self.scrub(str(e)), getattr(e, "details", None))
         except MemoryError:
-            return 413, error_body("PayloadTooLargeError", "the request needs more memory than this service has; "
-                                                           "split the batch")
+            return 413, error_body("PayloadTooLargeError", f"{what} needs more memory than this service has; {advice}")
         except Exception:
-            log.exception("internal error answering POST /v1/rank")
+            log.exception(f"internal error answering {route}")
             return 500, error_body("InternalError", "internal server error (a bug in irscale)")
 
     def rank_body(self, body: bytes) -> bytes:
@@ -1041,19 +1045,12 @@ class LookupService:
         """(HTTP status, JSON) of a GET /v1/table whose parameters, checked by
         :func:`view_params`, are the JSON object ``query``: the view, or the error of a
         bad request, or a 500 error (logged) for a bug; never raises."""
-        try:
+        def work() -> bytes:
             params = pydantic_core.from_json(query)
             rb = params["rb"]
-            return 200, self.view(params["measure"], tuple(rb) if isinstance(rb, list) else rb, params["points"],
-                                  params["bins"], params["gaps"])
-        except IrscaleError as e:
-            return status_of(e), error_body(type(e).__name__, self.scrub(str(e)), getattr(e, "details", None))
-        except MemoryError:
-            return 413, error_body("PayloadTooLargeError", "the view needs more memory than this service has; "
-                                                           "ask for fewer points")
-        except Exception:
-            log.exception("internal error answering GET /v1/table")
-            return 500, error_body("InternalError", "internal server error (a bug in irscale)")
+            return self.view(params["measure"], tuple(rb) if isinstance(rb, list) else rb, params["points"],
+                             params["bins"], params["gaps"])
+        return self._guarded(work, "GET /v1/table", "the view", "ask for fewer points")
 
     def _view(self, measure: str, rb, points: int, bins: int, gaps: str) -> bytes:
         """The JSON of a :class:`TableViewResponse` (cached by :attr:`view`): the values at

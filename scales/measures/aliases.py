@@ -303,9 +303,14 @@ def from_ir_measures(measure: Any, top_level: int | None = None, depth: int | No
     >>> str(from_ir_measures("nDCG@10", top_level=2))
     'nDCG_trec(gains=(0,1,2))@10'
     """
+    return _measure_of(_read_ir_measures, measure, top_level, depth)
+
+
+def _measure_of(read: Callable[[str, int | None, int | None], _Reading], name: Any, top_level: int | None,
+                depth: int | None) -> Measure:
+    """The measure a vocabulary's reader reads ``name`` as, or its MeasureError."""
     _check_facts(top_level, depth)
-    text = _text_of(measure)
-    reading = _read_ir_measures(text, top_level, depth)
+    reading = read(_text_of(name), top_level, depth)
     if reading.measure is None:
         raise MeasureError(reading.error)
     return reading.measure
@@ -354,12 +359,7 @@ def from_trec_eval(name: str, top_level: int | None = None, depth: int | None = 
     >>> str(from_trec_eval("map_cut.10"))
     'AP@10'
     """
-    _check_facts(top_level, depth)
-    text = _text_of(name)
-    reading = _read_trec_eval(text, top_level, depth)
-    if reading.measure is None:
-        raise MeasureError(reading.error)
-    return reading.measure
+    return _measure_of(_read_trec_eval, name, top_level, depth)
 
 
 def is_trec_eval_name(text: str) -> bool:
