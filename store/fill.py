@@ -22,6 +22,7 @@ from irscale.scales.measures.parse import parse_measures
 from irscale.scales.tables.build import BuildOptions, build_tables, table_requests
 from irscale.scales.tables.entry_build import safe_name
 from irscale.scales.tables.estimate import Estimate, duration, estimate, size
+from irscale.scales.tables.layouts import layout_of
 from irscale.store.format import table_name
 from irscale.store.lock import StoreLock
 from irscale.store.reader import Store
@@ -41,7 +42,7 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
                 progress: bool = False, rebuild: bool = False, method: str = "auto", backend: str | None = None,
                 scheduler: str | None = None, bucket_items: int | None = None,
                 rb_counts: tuple[int, ...] | list[tuple[int, ...]] | dict[str, list[tuple[int, ...]]] | None = None,
-                wait: float | None = None) -> Store:
+                wait: float | None = None, layout: str = "auto") -> Store:
     """Build the tables of ``measures`` (names or Measure objects; a comma-separated
     string works too) into the store at ``path``.
 
@@ -84,35 +85,49 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     address is ``scheduler``; without an address a local cluster is started). Local worker
     processes end when the building process dies, however it dies.
     ``bucket_items``: work-unit size of the split enumerator (pairs per bucket).
+
+    ``layout``: ``"auto"`` (each measure's default: a rank oracle for RBP with p > 1/2,
+    DCG and nDCG, a few attributes and no datasets, :mod:`irscale.scales.tables.oracles`;
+    a table for the others, and for every measure when ``method`` names an enumerator),
+    ``"table"`` (tables; spacing statistics and figures of big scales read them) or
+    ``"oracle"``. A stored entry of another layout than the one asked for explicitly is
+    replaced.
     """
     path = Path(path)
     ms = parse_measures(measures)
     for m in ms:
-        m.check_scales()       # tables exist up to N = MAX_N (raw scores beyond)
+        m.check_scales()       # tables exist up to N = MAX_N, oracles to MAX_ORACLE_N (raw scores beyond)
+    chosen = {m: layout_of(m, layout, method).name for m in ms}      # refuses a layout a measure lacks
     requests = {}
     for m in ms:
         given = rb_counts.get(str(m)) if isinstance(rb_counts, dict) else rb_counts
         asked = rbs.get(str(m), "all") if isinstance(rbs, dict) else rbs
         requests[str(m)] = given if m.per_grade_rb and given is not None else asked
     requested = table_requests(ms, requests)
-    wanted = _missing(path, requested, rebuild)
+    wanted = _missing(path, requested, rebuild, chosen if layout != "auto" else None)
     if not any(wanted.values()):
         return Store(path)
     if not path.parent.is_dir():
         raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
     with StoreLock(path, wait=wait), _writes_fail_with_efbig():
         if not rebuild:   # the build we may have waited for has written some of them
-            wanted = _missing(path, requested, rebuild)
-        _build(path, ms, wanted, n_jobs, progress, method, backend, scheduler, bucket_items)
+            wanted = _missing(path, requested, rebuild, chosen if layout != "auto" else None)
+        _build(path, ms, wanted, n_jobs, progress, method, backend, scheduler, bucket_items, layout)
     return Store(path)
 
 
-def _missing(path: Path, requested: dict, rebuild: bool) -> dict:
-    """The requested tables that the store lacks (all of them with ``rebuild``)."""
+def _missing(path: Path, requested: dict, rebuild: bool, layouts: dict | None = None) -> dict:
+    """The requested tables that the store lacks (all of them with ``rebuild``; with
+    ``layouts``, measure -> layout asked for, also those stored in another layout)."""
     if rebuild or not path.exists():
         return dict(requested)
     existing = Store(path)
-    return {m: [t for t in ts if not existing.has(m, t)] for m, ts in requested.items()}
+
+    def stored(m, t):
+        if not existing.has(m, t):
+            return False
+        return layouts is None or existing.layout_of(m, t) == layouts[m]
+    return {m: [t for t in ts if not stored(m, t)] for m, ts in requested.items()}
 
 
 @contextlib.contextmanager
@@ -132,7 +147,7 @@ def _writes_fail_with_efbig() -> Iterator[None]:
 
 
 def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: bool, method: str,
-           backend: str | None, scheduler: str | None, bucket_items: int | None) -> None:
+           backend: str | None, scheduler: str | None, bucket_items: int | None, layout: str = "auto") -> None:
     """Build and commit the ``wanted`` tables (the caller holds the store's lock)."""
     todo = [m for m in ms if wanted[m]]
     if not todo:
@@ -141,7 +156,8 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
     fanout = Fanout(n_jobs, backend)
     # estimates first: they refuse what cannot fit on disk, and their small probe builds
     # compile the kernels, so that compile time is not counted as the first table's
-    plans = [estimate(m, t, fanout.workers, method) for m in todo for t in wanted[m]]
+    pairs = [(m, t) for m in todo for t in wanted[m]]
+    plans = [estimate(m, t, fanout.workers, method, layout) for m, t in pairs]
     check_disk(path, wd, plans)
     if progress:
         announce(plans, wd)
@@ -149,7 +165,7 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
               if (status := checkpoint_status(wd / safe_name(str(m)))) is not None}
     client = dask_client(scheduler, n_jobs) if backend == "dask" else None
     options = BuildOptions(fanout=fanout, method=method, progress=progress, workdir=wd,
-                           bucket_items=bucket_items, concatenate=False)
+                           bucket_items=bucket_items, concatenate=False, layout=layout)
     committed = 0
     try:
         t0 = time.perf_counter()
@@ -164,7 +180,10 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
                 committed += len(pending)
                 pending.clear()
 
-        for table in build_tables(todo, {str(m): wanted[m] for m in todo}, options=options):
+        stored = {m: sum(p.stored for p, (mm, _) in zip(plans, pairs) if mm is m) for m in todo}
+        order = sorted(todo, key=lambda m: stored[m])    # small first: each commit copies the store
+        tables = (t for m in order for t in build_tables([m], {str(m): wanted[m]}, options=options))
+        for table in tables:
             if pending and pending[0].measure != table.measure:
                 flush()
                 t0 = time.perf_counter()

@@ -181,6 +181,19 @@ class Store:
         except DAMAGE as e:
             raise self._corrupt(m, trb, f"cannot be read ({_reason(e)})") from None
 
+    def layout_of(self, measure: str | Measure, table_rb: tuple | None = None) -> str | None:
+        """The layout of the stored table of ``measure`` (None when there is none)."""
+        m = parse_measure(measure)
+        path = table_path(str(m), self._table_rb(m, table_rb))
+        try:
+            with h5py.File(self.path, "r") as f:
+                if path not in f:
+                    return None
+                a = _attrs(f[path])
+        except DAMAGE:
+            return None
+        return stored_layout(a).name
+
     @staticmethod
     def _table_rb(m, table_rb):
         """The table recall base meant by ``table_rb`` (None: the common one)."""
@@ -265,8 +278,9 @@ class Store:
         if a.get("rel", json.dumps(list(range(m.levels)))) != json.dumps(list(range(m.levels))):
             raise CorruptStoreError(f"attr rel {a.get('rel')!r}")
         layout = stored_layout(a)
-        if layout.name not in (m.layout, "entries" if m.layout == "implicit" else m.layout):
-            raise CorruptStoreError(f"layout {layout.name!r} for a measure of layout {m.layout!r}")
+        allowed = m.layouts + (("entries",) if "implicit" in m.layouts else ())
+        if layout.name not in allowed:
+            raise CorruptStoreError(f"layout {layout.name!r} for a measure of layouts {', '.join(m.layouts)}")
         for name in ("n_entries", "n_runs"):
             if not isinstance(a.get(name), int) or isinstance(a.get(name), bool):
                 raise CorruptStoreError(f"attr {name} is not an integer: {a.get(name)!r}")

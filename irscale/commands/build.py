@@ -41,6 +41,11 @@ from irscale.store.fill import build_store
               "without it a local cluster is started.")
 @click.option("--method", type=click.Choice(["auto", "split", "generic"]), default="auto", show_default=True,
               help="Enumeration: split (prefix/suffix merge), generic (score every run; the reference).")
+@click.option("--layout", type=click.Choice(["auto", "table", "oracle"]), default="auto", show_default=True,
+              help="auto: a rank oracle (a few attributes, ranks counted on demand, N up to 40) for RBP with "
+                   "p > 1/2, DCG and nDCG, a table for the others (and for every measure with --method split or "
+                   "generic); table: full tables (spacing statistics and figures of big scales read them); "
+                   "oracle: rank oracles (P, R, F1, RR, RBP, DCG, nDCG).")
 @click.option("--bucket-items", type=click.IntRange(min=1000), default=None,
               help="Work-unit size (prefix/suffix pairs per bucket) of the split method; smaller saves memory.")
 @click.option("--wait", "wait", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
@@ -53,7 +58,8 @@ from irscale.store.fill import build_store
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def command(measures: str | None, preset: str | None, depth: int | None, rb_text: str, qrels: str | None,
             max_grade: int | None, out: str, jobs: int, rebuild: bool, backend: str | None, scheduler: str | None,
-            method: str, bucket_items: int | None, wait: float | None, vocabulary: str, quiet: bool) -> None:
+            method: str, layout: str, bucket_items: int | None, wait: float | None, vocabulary: str,
+            quiet: bool) -> None:
     """Enumerate every run of length N and write the measures' tables to OUT."""
     names = measure_names(measures, preset, depth)
     check_jobs(jobs)
@@ -88,6 +94,6 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
             vectors[str(m)] = vectors.get(str(m), []) + qrels_table_rbs(q, m, max_grade)
     store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild, backend=backend,
                         scheduler=scheduler, method=method, bucket_items=bucket_items, rb_counts=vectors or None,
-                        wait=wait)
+                        wait=wait, layout=layout)
     done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
     click.echo(f"{out}: {len(done)} tables for {len(ms)} measure(s) ({len(store.tables())} tables in the file)")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, ClassVar
@@ -27,8 +28,9 @@ from irscale.enumerate import runspace
 from irscale.enumerate.jobs import ScoringJob
 from irscale.enumerate.reduce import KeyCodec
 from irscale.enumerate.splitform import SplitForm
+from irscale.scales.measures.groups import SIDE_LIMIT, Grouping
 from irscale.scales.measures.keys import KeySpec
-from irscale.scales.measures.measure import Measure, RecallBase
+from irscale.scales.measures.measure import MAX_N, MAX_ORACLE_N, Measure, RecallBase
 
 if TYPE_CHECKING:
     import mpmath
@@ -38,6 +40,18 @@ if TYPE_CHECKING:
 @functools.lru_cache(maxsize=256)
 def _spec(measure: KeyMeasure) -> KeySpec:
     return measure.key_spec()
+
+
+@functools.lru_cache(maxsize=256)
+def _grouping(measure: KeyMeasure) -> Grouping | str:
+    if measure.n > MAX_ORACLE_N:
+        return f"rank oracles count up to N = {MAX_ORACLE_N}"
+    if measure.id_count() >= 2 ** 63:
+        return "run ids of this run space do not fit 64 bits"
+    got = measure.rank_grouping()
+    if isinstance(got, Grouping) and math.isqrt(got.k) > SIDE_LIMIT:
+        return f"its {got.k:.3g} distinct values are too many to count (more than {SIDE_LIMIT} per side)"
+    return got
 
 
 @functools.lru_cache(maxsize=64)
@@ -64,9 +78,38 @@ class KeyMeasure(Measure):
         """:meth:`key_spec`, built once per measure."""
         return _spec(self)
 
+    #: Whether the family's scales default to the rank oracle where there is one (big
+    #: tables: RBP, DCG, nDCG) rather than to its table (tables of N + 1 values: P, R, RR).
+    prefers_oracle: ClassVar[bool] = False
+
+    @property
+    def table_layout(self) -> str:
+        """The layout of this measure's tables (``entries``; ``implicit`` for identity tables)."""
+        return "entries"
+
+    @property
+    def layouts(self) -> tuple[str, ...]:
+        tables = (self.table_layout,) if self.n <= MAX_N and self.id_count() < 2 ** 63 else ()
+        oracle = ("oracle",) if self.oracle_reason() is None else ()
+        return oracle + tables if self.prefers_oracle else tables + oracle
+
     @property
     def layout(self) -> str:
-        return "entries"
+        layouts = self.layouts
+        return layouts[0] if layouts else self.table_layout
+
+    def grouping(self) -> Grouping | str:
+        """The rank grouping (cached; see :meth:`rank_grouping`), or why there is none."""
+        return _grouping(self)
+
+    def rank_grouping(self) -> Grouping | str:
+        """The family's grouping of ranks (:mod:`irscale.scales.measures.groups`), or a
+        string saying why it has none. Families with rank oracles override it."""
+        return super().grouping()
+
+    def oracle_reason(self) -> str | None:
+        got = self.grouping()
+        return None if isinstance(got, Grouping) else got
 
     @property
     def strata_kind(self) -> str | None:

@@ -53,6 +53,7 @@ from irscale.enumerate.jobs import score
 from irscale.enumerate.splitform import EMPTY_KEYS, EXACT_LIMIT, SplitForm, padded_parts
 from irscale.enumerate.words import ints_to_words, limbs32, words_needed, words_to_float, words_to_ints
 from irscale.errors import MeasureError
+from irscale.scales.measures.groups import subset_group
 from irscale.scales.measures.measure import RecallBase
 
 #: Decimal digits used to re-decide close pairs of irrational values.
@@ -120,6 +121,22 @@ class KeySpec:
     def error_bound(self, rb: RecallBase) -> float:
         """Absolute bound on |float value - true value| for this measure's values."""
         raise NotImplementedError
+
+    # -- raw values (the unit of split forms and rank oracles) -----------------------------
+    def raw_exact(self, key: int) -> int | mpmath.mpf:
+        """The exact raw value of a key: the key itself for keys in value order (the
+        value is a fixed increasing function of it)."""
+        if not self.ordered:
+            raise NotImplementedError(f"{type(self).__name__} keys are not in value order")
+        return key
+
+    def raw_floats(self, keys: np.ndarray) -> np.ndarray:
+        """Float64 raw values of keys (uint64 (m, words)), within :meth:`raw_float_bound`."""
+        return words_to_float(keys)
+
+    def raw_float_bound(self, max_raw: float) -> float:
+        """Absolute error bound of :meth:`raw_floats` for raw values up to ``max_raw``."""
+        return 4 * U * max_raw
 
     def value_factor(self, rb: RecallBase) -> float:
         """value = raw * factor, raw being the key (or the unnormalised float value)."""
@@ -400,6 +417,32 @@ class FormalLogKey(AdditiveScoring, KeySpec):
 
     def raw_error_bound(self, max_value: float) -> float:
         return 2 * (len(self.coords) + 4) * U * max_value
+
+    def raw_exact(self, key: int) -> mpmath.mpf:
+        return self.raw_mp(key)
+
+    def raw_floats(self, keys: np.ndarray) -> np.ndarray:
+        return self.raw_float(keys)
+
+    def raw_float_bound(self, max_raw: float) -> float:
+        return self.raw_error_bound(max_raw)
+
+    def coordinate_of_rank(self, k: int) -> int:
+        """The coordinate (field) rank ``k`` (1-based) writes into: the field of its
+        nonzero weights (every rank's weights lie in one field)."""
+        w = next((x for x in self.weights[k - 1] if x), 0)
+        for c, (off, nbits) in enumerate(zip(self.offsets, self.bits)):
+            if w >> off and not w >> (off + nbits):
+                return c
+        return 0
+
+    def coordinate_groups(self, levels: int, n: int) -> tuple:
+        """One group of ranks per coordinate (:mod:`irscale.scales.measures.groups`): the
+        ranks whose discounts are rational multiples of one ln(base)/ln(m), or rational."""
+        by: dict[int, list[int]] = {}
+        for k in range(1, n + 1):
+            by.setdefault(self.coordinate_of_rank(k), []).append(k)
+        return tuple(subset_group(ranks, self.weights, levels, n) for _, ranks in sorted(by.items()))
 
     # -- values -------------------------------------------------------------------------
     def ideal_float(self, rb: RecallBase) -> float | None:

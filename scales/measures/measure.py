@@ -52,6 +52,11 @@ if TYPE_CHECKING:
 #: here (and while the run space has fewer than 2^63 runs).
 MAX_N = 32
 
+#: Largest cutoff of rank oracles (:mod:`irscale.scales.tables.oracles`): measures whose
+#: values are sums of independent parts (binary RBP, DCG, nDCG, P, R, F1, RR) have scales up
+#: to here without tables (run ids of binary runs of length 40 fit 64 bits).
+MAX_ORACLE_N = 40
+
 #: Largest cutoff of raw scores (measures with ``raw_any_cutoff``: no run ids, no tables;
 #: exact values from Python integers, e.g. AP@1000, trec_eval's ``map``).
 MAX_RAW_N = 100_000
@@ -126,8 +131,11 @@ class Measure:
         """Why this measure has no scale (no table, no run ids), or None when it has one:
         scales need N <= :data:`MAX_N` and fewer than 2^63 runs. The reason does not
         name the measure (messages group measures by reason)."""
+        if (self.n > MAX_N or self.id_count() >= 2 ** 63) and "oracle" in self.layouts:
+            return None
         if self.n > MAX_N:
-            return f"scales exist up to N = {MAX_N} (raw scores at any cutoff)"
+            return (f"scales exist up to N = {MAX_N} (N = {MAX_ORACLE_N} for measures with rank oracles; raw scores "
+                    f"at any cutoff)")
         if self.id_count() >= 2 ** 63:
             return (f"the run space has {self.id_count():.3g} runs, more than 64-bit run ids can number "
                     f"(scales need fewer than 2^63 runs: a smaller N or fewer grades)")
@@ -355,9 +363,24 @@ class Measure:
     # -- tables ---------------------------------------------------------------------
     @property
     def layout(self) -> str:
-        """Name of the table layout of this measure (a module of
+        """Name of the default table layout of this measure (a module of
         :mod:`irscale.scales.tables`, see :mod:`irscale.scales.tables.layouts`)."""
         raise NotImplementedError
+
+    @property
+    def layouts(self) -> tuple[str, ...]:
+        """The layouts this measure's scales can have, the default first (``"oracle"``
+        among them when it has a rank oracle, :meth:`oracle_reason`)."""
+        return (self.layout,)
+
+    def grouping(self) -> Any:
+        """The rank grouping of this measure (:class:`~irscale.scales.measures.groups.Grouping`),
+        or a string saying why it has none (then it has no rank oracle)."""
+        return f"{self.name} has no rank oracle (its values are not sums of independent parts of the ranking)"
+
+    def oracle_reason(self) -> str | None:
+        """Why this measure has no rank oracle, or None when it has one."""
+        return "no rank oracle"
 
     def table_runs(self, table_rb: tuple[int, ...] | None = None) -> int:
         """Number of runs scored to build the table named by ``table_rb``."""

@@ -57,28 +57,30 @@ def build_tables(measures: Iterable[str | Measure], rbs: RecallBaseRequest | dic
     requests = table_requests(ms, rb_counts if rbs is None else rbs)
     by_layout: dict = {}
     for m in ms:
-        by_layout.setdefault(layout_of(m), []).append(m)
+        by_layout.setdefault(layout_of(m, options.layout, options.method), []).append(m)
     for layout, group in by_layout.items():
         yield from layout.build(group, requests, options)
 
 
 #: Tables built in memory by :func:`scale`, most recent last (at most :data:`CACHED_TABLES`).
-_TABLES: dict[tuple[Measure, tuple | None], Table] = {}
+_TABLES: dict[tuple[Measure, tuple | None, str], Table] = {}
 CACHED_TABLES = 32
 
 
-def _table(measure: Measure, table_rb: tuple | None) -> Table:
+def _table(measure: Measure, table_rb: tuple | None, layout: str = "auto") -> Table:
     """The table of ``measure`` for ``table_rb``, built in memory once (cached). Builds of
     millions of runs are estimated first: refused when they cannot fit in the memory
     available, announced (a warning with the estimate) and shown with progress bars when
     they take more than a few seconds."""
-    key = (measure, table_rb)
+    key = (measure, table_rb, layout)
     if key in _TABLES:
         return _TABLES[key]
     progress = False
-    runs, limit = measure.table_runs(table_rb), layout_of(measure).max_runs
-    if runs >= QUIET_RUNS and (limit is None or runs <= limit):    # beyond its limit the layout refuses
-        guess = estimate(measure, table_rb)
+    chosen = layout_of(measure, layout)
+    runs, limit = measure.table_runs(table_rb), chosen.max_runs
+    enumerates = bool(chosen.seconds_per_run or chosen.seconds_per_entry)     # oracles build nothing
+    if enumerates and runs >= QUIET_RUNS and (limit is None or runs <= limit):    # beyond its limit it refuses
+        guess = estimate(measure, table_rb, layout=layout)
         free = available_memory()
         if free is not None and guess.memory > free:
             raise BuildTooLargeError(
@@ -89,14 +91,14 @@ def _table(measure: Measure, table_rb: tuple | None) -> Table:
             progress = True
             warnings.warn(f"building in memory: {guess.describe(in_memory=True)}; irscale build stores it once "
                           f"for every later use", IrscaleWarning, stacklevel=3)
-    [t] = build_tables([measure], {str(measure): [table_rb]}, progress=progress)
+    [t] = build_tables([measure], {str(measure): [table_rb]}, progress=progress, layout=layout)
     if len(_TABLES) >= CACHED_TABLES:
         del _TABLES[next(iter(_TABLES))]
     _TABLES[key] = t
     return t
 
 
-def scale(measure: str | Measure, rb: RecallBase = None) -> Scale:
+def scale(measure: str | Measure, rb: RecallBase = None, layout: str = "auto") -> Scale:
     """Build the unq interval scale of ``measure`` in memory.
 
     Parameters
@@ -109,6 +111,11 @@ def scale(measure: str | Measure, rb: RecallBase = None) -> Scale:
         others. For rb > N the order of rb = N is used with values for the actual rb.
         Graded measures take the per-grade counts (c_1..c_G) of the topic's judged
         documents.
+    layout : {"auto", "table", "oracle"}
+        ``"auto"``: the measure's default, a rank oracle for RBP (p > 1/2), DCG and nDCG
+        (:mod:`irscale.scales.tables.oracles`: nothing enumerated, N up to 40), else a
+        table; ``"table"`` builds the table (what spacing statistics of big scales read);
+        ``"oracle"`` the rank oracle.
 
     Returns
     -------
@@ -124,4 +131,4 @@ def scale(measure: str | Measure, rb: RecallBase = None) -> Scale:
     m = parse_measure(measure)
     m.check_scales()
     rb = m.check_rb(rb)
-    return _table(m, m.table_rb(rb)).scale(rb)
+    return _table(m, m.table_rb(rb), layout).scale(rb)

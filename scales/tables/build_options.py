@@ -8,6 +8,10 @@ from pathlib import Path
 from irscale.enumerate.fanout import Fanout
 from irscale.scales.measures.keys import METHODS
 
+#: What ``layout`` takes: each measure's default (its rank oracle where it prefers one, else its
+#: table; a table whenever an enumeration ``method`` is named), its table, or its rank oracle.
+LAYOUT_CHOICES = ("auto", "table", "oracle")
+
 
 @dataclasses.dataclass(frozen=True)
 class BuildOptions:
@@ -16,7 +20,8 @@ class BuildOptions:
     progress bars, a ``workdir`` for resumable checkpoints (one subfolder per measure),
     the split enumerator's work-unit size (``bucket_items`` pairs per bucket), the generic
     enumerator's ``chunk_size``, and whether split tables are ``concatenate``-d in memory
-    (else kept as parts that the store writes slice by slice)."""
+    (else kept as parts that the store writes slice by slice). ``layout``: ``"auto"``,
+    ``"table"`` or ``"oracle"`` (:data:`LAYOUT_CHOICES`)."""
 
     fanout: Fanout = Fanout()
     method: str = "auto"
@@ -25,7 +30,10 @@ class BuildOptions:
     bucket_items: int | None = None
     chunk_size: int | None = None
     concatenate: bool = True
+    layout: str = "auto"
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}")
+        if self.layout not in LAYOUT_CHOICES:
+            raise ValueError(f"layout must be one of {LAYOUT_CHOICES}")

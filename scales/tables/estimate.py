@@ -87,35 +87,38 @@ def _probe_cutoffs(measure: Measure) -> tuple[int, int] | None:
 
 
 @functools.lru_cache(maxsize=256)
-def _small_table(measure: Measure, n: int, method: str) -> tuple[int, int] | None:
+def _small_table(measure: Measure, n: int, method: str, layout: str = "auto") -> tuple[int, int] | None:
     """(entries, stored bytes) of the measure's default table at cutoff ``n``, or None when
     the measure has no such variant."""
     try:
         small = dataclasses.replace(measure, n=n)
         table_rb = small.table_rbs("all")[0]
-        [table] = layout_of(small).build([small], {small: [table_rb]}, BuildOptions(method=method))
+        [table] = layout_of(small, layout, method).build([small], {small: [table_rb]}, BuildOptions(method=method))
     except (IrscaleError, ValueError, TypeError):
         return None
     return table.n_entries, table.stored_bytes()
 
 
 def estimate(measure: Measure, table_rb: tuple[int, ...] | None = None, workers: int = 1,
-             method: str = "auto") -> Estimate:
+             method: str = "auto", layout: str = "auto") -> Estimate:
     """Estimate building the table of ``measure`` for ``table_rb`` with ``workers``
-    workers (see :class:`Estimate`). Builds the measure at two small cutoffs (milliseconds
-    once the kernels are compiled)."""
+    workers in ``layout`` (see :class:`Estimate`). Builds the measure at two small cutoffs
+    (milliseconds once the kernels are compiled); rank oracles build nothing and store
+    nothing."""
+    chosen = layout_of(measure, layout, method)
+    if chosen.name == "oracle":
+        return Estimate(f"{measure} (rank oracle)", measure.table_runs(table_rb), 0, 0.0, max(1, workers), 0, 0, 0)
     runs = measure.table_runs(table_rb)
     entries, per_entry = runs, 8.0
     cutoffs = _probe_cutoffs(measure)
     if cutoffs is not None:
-        lo, hi = _small_table(measure, cutoffs[0], method), _small_table(measure, cutoffs[1], method)
+        lo, hi = _small_table(measure, cutoffs[0], method, layout), _small_table(measure, cutoffs[1], method, layout)
         if lo is not None and hi is not None and lo[0] > 0 and hi[0] > 0:
             growth = min(max(hi[0] / lo[0], 1.0), float(measure.levels))
             extra = measure.n - cutoffs[1]
             entries = min(runs, int(hi[0] * growth ** extra)) if table_rb is None or extra == 0 else runs
             per_entry = hi[1] / hi[0]
-    layout = layout_of(measure)
-    seconds = (layout.seconds_per_run * runs + layout.seconds_per_entry * entries) / max(1, workers)
+    seconds = (chosen.seconds_per_run * runs + chosen.seconds_per_entry * entries) / max(1, workers)
     stored = int(entries * per_entry)
     return Estimate(str(measure) + ("" if table_rb is None else f" {table_rb}"), runs, entries, seconds,
                     max(1, workers), int(entries * per_entry * MEMORY_PER_ENTRY), stored,

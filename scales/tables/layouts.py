@@ -38,21 +38,43 @@ Adding a layout is adding its module and one line here.
 """
 from __future__ import annotations
 
-from irscale.errors import StoreError
+from irscale.errors import MeasureError, StoreError
 from irscale.scales.measures.measure import Measure
-from irscale.scales.tables import entries, formal, fraction, implicit
+from irscale.scales.tables import entries, formal, fraction, implicit, oracles
+from irscale.scales.tables.build_options import LAYOUT_CHOICES
 
-LAYOUTS = {layout.name: layout for layout in (entries.LAYOUT, implicit.LAYOUT, fraction.LAYOUT, formal.LAYOUT)}
-
-
-def layout_of(measure: Measure
-              ) -> entries.EntriesLayout | implicit.ImplicitLayout | fraction.FractionLayout | formal.FormalLayout:
-    """The layout of a measure's tables."""
-    return LAYOUTS[measure.layout]
+LAYOUTS = {layout.name: layout for layout in (entries.LAYOUT, implicit.LAYOUT, fraction.LAYOUT, formal.LAYOUT,
+                                              oracles.LAYOUT)}
 
 
-def stored_layout(attrs: dict
-                  ) -> entries.EntriesLayout | implicit.ImplicitLayout | fraction.FractionLayout | formal.FormalLayout:
+Layout = (entries.EntriesLayout | implicit.ImplicitLayout | fraction.FractionLayout | formal.FormalLayout
+          | oracles.OracleLayout)
+
+
+def layout_of(measure: Measure, choice: str = "auto", method: str = "auto") -> Layout:
+    """The layout of a measure's scales: ``"auto"`` its default (its table when an
+    enumeration ``method`` other than ``"auto"`` is named), ``"table"`` its table layout,
+    ``"oracle"`` its rank oracle (raises :class:`~irscale.errors.MeasureError` saying why
+    when the measure has no such layout)."""
+    if choice not in LAYOUT_CHOICES:
+        raise MeasureError(f"layout must be one of {', '.join(LAYOUT_CHOICES)}, got {choice!r}")
+    layouts = measure.layouts
+    if choice == "auto" and method != "auto" and any(name != "oracle" for name in layouts):
+        choice = "table"
+    if choice == "auto":
+        return LAYOUTS[measure.layout]
+    if choice == "oracle":
+        if "oracle" not in layouts:
+            raise MeasureError(f"{measure} has no rank oracle: {measure.oracle_reason()}")
+        return LAYOUTS["oracle"]
+    tables = [name for name in layouts if name != "oracle"]
+    if not tables:
+        raise MeasureError(f"{measure} has no table: {measure.scales_reason() or 'tables exist up to N = 32'}; its "
+                           f"rank oracle serves it")
+    return LAYOUTS[tables[0]]
+
+
+def stored_layout(attrs: dict) -> Layout:
     """The layout of a stored table, from its attributes."""
     name = attrs.get("layout") or ("implicit" if attrs.get("implicit") else "entries")
     layout = LAYOUTS.get(name)

@@ -7,9 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import FormalLogKey, log_discount
 from irscale.scales.measures.params import GAINS, REQUIRED, Param
+
+
+#: Why the rank groups of logarithmic discounts give distinct values (oracle certificates).
+LOG_GROUPS = ("groups of ranks whose discounts are rational multiples of one ln(b)/ln(m): distinct tuples of group "
+              "sums are distinct values when 1 and the ln(b)/ln(m) are linearly independent over the rationals "
+              "(every close pair re-decided in 60 digits)")
 
 
 def jk_discounts(b: int, n: int) -> list[tuple[Fraction, int | None]]:
@@ -27,3 +34,8 @@ class DCG(KeyMeasure):
 
     def key_spec(self) -> FormalLogKey:
         return FormalLogKey.build(jk_discounts(self.b, self.n), gains=list(self.gains), base=self.b)
+
+    prefers_oracle = True
+
+    def rank_grouping(self) -> Grouping:
+        return Grouping(self.spec.coordinate_groups(self.levels, self.n), LOG_GROUPS, False)

@@ -4,7 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from irscale.scales.measures.families.precision import count_key
+from irscale.scales.measures.families.precision import count_grouping, count_key
+from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import AdditiveKey
 
@@ -17,3 +18,6 @@ class F1(KeyMeasure):
 
     def key_spec(self) -> AdditiveKey:
         return count_key(self.n, lambda rb: Fraction(2, self.n + rb))
+
+    def rank_grouping(self) -> Grouping:
+        return count_grouping(self)

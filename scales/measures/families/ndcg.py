@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from irscale.errors import RecallBaseError
-from irscale.scales.measures.families.dcg import jk_discounts
+from irscale.scales.measures.families.dcg import LOG_GROUPS, jk_discounts
+from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import FormalLogKey
 from irscale.scales.measures.params import GAINS, REQUIRED, Param
@@ -32,6 +33,16 @@ class nDCG(KeyMeasure):  # noqa: N801  (the measure's own name)
         spec = FormalLogKey.build(jk_discounts(self.b, self.n), gains=list(self.gains), base=self.b)
         spec.normaliser = normaliser(spec, self.n)
         return spec
+
+    prefers_oracle = True
+
+    def rank_grouping(self) -> Grouping | str:
+        """Binary: the groups of the logarithmic discounts, a tuple feasible for RB when its
+        fewest relevant documents are at most RB. Graded recall bases (count vectors per
+        grade) have no oracle yet."""
+        if self.levels != 2:
+            return "graded normalised measures have no rank oracle (recall bases per grade): build their tables"
+        return Grouping(self.spec.coordinate_groups(self.levels, self.n), LOG_GROUPS, False)
 
 
 def normaliser(spec: FormalLogKey, n: int) -> Callable[[int | tuple[int, ...]], int]:

@@ -7,8 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from irscale.scales.measures.aliases import OtherName, Request
+from irscale.scales.measures.families.dcg import LOG_GROUPS
 from irscale.scales.measures.families.ndcg import normaliser
 from irscale.scales.measures.families.precision import JUDGED_ONLY
+from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import FormalLogKey, log_discount
 from irscale.scales.measures.measure import Measure
@@ -72,4 +74,14 @@ class nDCG_trec(KeyMeasure):  # noqa: N801
                                   base=2)
         spec.normaliser = normaliser(spec, self.n)
         return spec
+
+    prefers_oracle = True
+
+    def rank_grouping(self) -> Grouping | str:
+        """Binary: the groups of the logarithmic discounts, a tuple feasible for RB when its
+        fewest relevant documents are at most RB. Graded recall bases (count vectors per
+        grade) have no oracle yet."""
+        if self.levels != 2:
+            return "graded normalised measures have no rank oracle (recall bases per grade): build their tables"
+        return Grouping(self.spec.coordinate_groups(self.levels, self.n), LOG_GROUPS, False)
 

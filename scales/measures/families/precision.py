@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from irscale.scales.measures.aliases import OtherName, Request
+from irscale.scales.measures.groups import Grouping, subset_group
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import AdditiveKey
 from irscale.scales.measures.measure import Measure, RecallBase
@@ -28,6 +29,13 @@ def binary_reader(whole_ranking: bool) -> Callable[[type, Request], Measure]:
     return read
 
 
+def count_grouping(measure: KeyMeasure) -> Grouping:
+    """One group of all ranks, options 0..N relevant documents (shared by P, R and F1)."""
+    n = measure.n
+    return Grouping((subset_group(list(range(1, n + 1)), measure.spec.weights, 2, n),),
+                    "one group: the value is a function of the number of relevant documents", True)
+
+
 def count_key(n: int, scale: Callable[[RecallBase], Fraction]) -> AdditiveKey:
     """Key = number of relevant documents retrieved (shared by P, R and F1)."""
     return AdditiveKey(weights=[[0, 1]] * n, max_key=n, ordered=True, scale=scale)
@@ -45,3 +53,6 @@ class P(KeyMeasure):
 
     def key_spec(self) -> AdditiveKey:
         return count_key(self.n, lambda rb: Fraction(1, self.n))
+
+    def rank_grouping(self) -> Grouping:
+        return count_grouping(self)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from irscale.scales.measures.aliases import OtherName, Request
+from irscale.scales.measures.groups import Grouping, per_rank_groups
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import AdditiveKey
 from irscale.scales.measures.measure import Measure
@@ -106,8 +107,29 @@ class RBP(KeyMeasure):
                            scale=lambda rb: Fraction(c - a, c ** n * g[-1]))
 
     @property
-    def layout(self) -> str:
+    def table_layout(self) -> str:
         return "implicit" if self.levels == 2 and self.p <= Fraction(1, 2) else "entries"
+
+    @property
+    def prefers_oracle(self) -> bool:
+        """Tables of RBP with p > 1/2 hold a value per run: the oracle by default."""
+        return self.table_layout != "implicit"
+
+    def rank_grouping(self) -> Grouping | str:
+        """One group per rank when the distinct gains are pairwise incongruent modulo c
+        (p = a/c): the key then determines r_N modulo c, then r_(N-1), ..., so every
+        assignment of gains has its own value (binary RBP always)."""
+        c = self.p.denominator
+        distinct = sorted(set(self.gains))
+        clash = [(x, y) for i, x in enumerate(distinct) for y in distinct[i + 1:] if (y - x) % c == 0]
+        if clash:
+            x, y = clash[0]
+            return (f"gains {x} and {y} differ by a multiple of c = {c} (p = {self.p}): two runs may share a value, "
+                    f"so runs are not counted as values; build its table")
+        spec = self.spec
+        return Grouping(per_rank_groups(spec.weights, self.levels, self.n),
+                        f"one group per rank: the key determines r_N modulo c = {c}, then r_(N-1), ... (gains "
+                        f"pairwise incongruent modulo c)", True)
 
     def lexicographic_gap(self) -> Fraction:
         """Smallest gap between lexicographic neighbours x, x+1 of the implicit table:

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from irscale.scales.measures.aliases import OtherName
-from irscale.scales.measures.families.precision import BINARY_PARAMS, binary_reader, count_key
+from irscale.scales.measures.families.precision import count_grouping, BINARY_PARAMS, binary_reader, count_key
+from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import AdditiveKey
 
@@ -23,3 +24,6 @@ class R(KeyMeasure):
 
     def key_spec(self) -> AdditiveKey:
         return count_key(self.n, lambda rb: Fraction(1, rb))
+
+    def rank_grouping(self) -> Grouping:
+        return count_grouping(self)

@@ -21,6 +21,7 @@ from irscale.enumerate.splitform import EMPTY_KEYS, SplitForm, padded_parts
 from irscale.errors import MeasureError
 from irscale.scales.measures.aliases import OtherName, Request
 from irscale.scales.measures.families.precision import BINARY_PARAMS, JUDGED_ONLY
+from irscale.scales.measures.groups import Grouping, first_relevant_group
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import KeySpec, U
 from irscale.scales.measures.measure import Measure, RecallBase
@@ -118,3 +119,10 @@ class RR(KeyMeasure):
     def key_spec(self) -> ReciprocalRankKey:
         weights = [] if self.rel == 1 else [[self.rel]]
         return ReciprocalRankKey(weights=weights, max_key=self.n, ordered=True)
+
+    def rank_grouping(self) -> Grouping | str:
+        """Binary RR: one group, the rank of the first relevant document (its key)."""
+        if self.levels != 2:
+            return "graded RR has no rank oracle (its table has N + 1 values: build it)"
+        return Grouping((first_relevant_group(self.n),), "one group: the key is the rank of the first relevant "
+                        "document", True)

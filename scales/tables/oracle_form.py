@@ -1,0 +1,363 @@
+"""The counting form of a rank oracle: a measure's grouping split into two searchable sides.
+
+A measure with a grouping (:mod:`irscale.scales.measures.groups`) has one distinct value per
+tuple of group options. The groups are split into two sides, A (the groups with the widest
+value ranges: the top ranks) and B (the rest); each side lists the tuples of its groups'
+options as entries with
+
+* ``s``: the raw value (the measure's raw unit: the exact key for rational measures, the
+  unnormalised DCG for logarithmic ones) in float64, the sum of the options' correctly
+  rounded raw values, within ``(groups + 1) * u * s_max`` of the exact one;
+* ``c``: the count of relevant documents (the fewest any realisation has, in the *distinct*
+  view; the exact count, in the *runs* view);
+* ``w``: the weight (1 in the distinct view; the number of realisations in the runs view);
+* the exact partial key (uint64 words, most significant first) and the smallest run id
+  part of the realisations with the fewest relevant documents.
+
+Every distinct value feasible for a recall base r is then one pair (a, b) of the distinct
+view with c_a + c_b <= r, and every feasible run one pair of the runs view counted w_a w_b
+times. :mod:`irscale.scales.tables.oracle_kernels` counts pairs below a bound; the pairs
+whose float sum lies within the proven error of a query are listed and decided exactly
+(integer keys for rational measures; equal keys, else
+:data:`~irscale.scales.measures.keys.MP_DIGITS`-digit arithmetic, for logarithmic ones).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import mpmath
+import numpy as np
+
+from irscale.enumerate.words import ints_to_words, words_to_ints
+from irscale.errors import CertificationError, MeasureError
+from irscale.scales.measures.groups import SIDE_LIMIT, Grouping, RankGroup
+from irscale.scales.measures.keys import MP_DIGITS, U
+from irscale.scales.measures.measure import Measure
+from irscale.scales.tables import oracle_kernels as ok
+
+#: Largest number of distinct values an oracle lists (``values``, ``counts``).
+LIST_LIMIT = 1 << 22
+#: Pairs per query a scan keeps in its first pass (queries with more are scanned again).
+SCAN_SLOTS = 4
+#: Memory the B side of one view may take (bytes; about 24 per entry per count threshold).
+B_BUDGET = 1 << 28
+#: Entries per bucket of the index of B's lists.
+BUCKET_ENTRIES = 2
+#: The split of a measure's groups into sides is chosen for this many queries ...
+SPLIT_QUERIES = 10_000
+#: ... and building a side entry costing this many visits of an entry by a query.
+SPLIT_BUILD = 2
+#: Queries whose band holds more pairs than this are answered as ambiguous (value lookups
+#: with a tolerance that covers many distinct values).
+BAND_LIMIT = 1 << 16
+
+
+def add_words(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Sum of multi-word unsigned integers (uint64 rows, most significant word first,
+    broadcast against each other), exactly; raises OverflowError on a carry out."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.uint64), np.asarray(b, np.uint64))
+    out = np.empty(a.shape, np.uint64)
+    carry = np.zeros(a.shape[:-1], np.uint64)
+    for j in range(a.shape[-1] - 1, -1, -1):
+        s = a[..., j] + b[..., j]
+        c1 = s < a[..., j]
+        s2 = s + carry
+        c2 = s2 < s
+        out[..., j] = s2
+        carry = (c1 | c2).astype(np.uint64)
+    if carry.any():
+        raise OverflowError("key sum does not fit its words")
+    return out
+
+
+def compare_words(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """-1, 0 or 1 per row: the order of multi-word integers a and b (int8)."""
+    out = np.zeros(a.shape[0], np.int8)
+    for j in range(a.shape[1]):
+        undecided = out == 0
+        out[undecided & (a[:, j] < b[:, j])] = -1
+        out[undecided & (a[:, j] > b[:, j])] = 1
+    return out
+
+
+@dataclasses.dataclass
+class Side:
+    """Entries of one side in one view, sorted by ``s`` (see the module docstring).
+    ``code``: the entry's mixed-radix code over the side's groups (first group most
+    significant), digit = item index; ``options``: per group, the option of each item."""
+
+    s: np.ndarray
+    c: np.ndarray
+    w: np.ndarray
+    keys: np.ndarray
+    first_id: np.ndarray
+    code: np.ndarray
+    radices: list[int]
+    options: list[np.ndarray]
+
+    def __len__(self) -> int:
+        return self.s.shape[0]
+
+
+@dataclasses.dataclass
+class Searchable:
+    """One view's arrays for the kernels: side A as it is, side B by count threshold."""
+
+    A: Side
+    B: Side
+    T: int
+    Bx: np.ndarray
+    Bpos: np.ndarray
+    Bcw: np.ndarray
+    WB: np.ndarray
+    Boff: np.ndarray
+    Bidx: np.ndarray
+    Bidx_off: np.ndarray
+    Bmin: np.ndarray
+    Binv: np.ndarray
+    bmin_all: float
+    bmax_all: float
+    full: dict = dataclasses.field(default_factory=dict)
+
+    def fullA(self, r: int) -> np.ndarray:
+        """Prefix sums over A of w_a * (weight of B's list for threshold r - c_a)."""
+        got = self.full.get(r)
+        if got is None:
+            t = r - self.A.c
+            per = np.where(t >= 0, self.A.w * self.WB[np.clip(t, 0, self.T)], 0)
+            got = np.concatenate(([0], np.cumsum(per))).astype(np.int64)
+            self.full[r] = got
+        return got
+
+    def count(self, ys: np.ndarray, strict: bool, r: int) -> np.ndarray:
+        """count(y) of :mod:`~irscale.scales.tables.oracle_kernels` for every bound."""
+        ys = np.ascontiguousarray(ys, np.float64).reshape(-1)
+        out = np.zeros(ys.shape[0], np.int64)
+        A = self.A
+        ok.count_many(ys, strict, r, A.s, A.c, A.w, self.fullA(r), self.Bx, self.Bcw, self.WB, self.Boff, self.Bidx,
+                      self.Bidx_off, self.Bmin, self.Binv, self.T, self.bmin_all, self.bmax_all, out)
+        return out
+
+    def scan(self, los: np.ndarray, his: np.ndarray, r: int, limit: int = BAND_LIMIT
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per query: count(lo) (strict) and the pairs counted at ``hi`` (<=) but not at
+        ``lo``, as (counts, starts, A entries, B entries, over): query q's pairs at
+        ``starts[q]:starts[q + 1]``; queries with more than ``limit`` pairs (``over``) get
+        none listed."""
+        los = np.ascontiguousarray(los, np.float64).reshape(-1)
+        his = np.ascontiguousarray(his, np.float64).reshape(-1)
+        nq = los.shape[0]
+        order = np.argsort(los, kind="stable")         # neighbouring queries read neighbouring entries
+        lo_s, hi_s = los[order], his[order]
+        A = self.A
+        args = (r, A.s, A.c, A.w, self.fullA(r), self.Bx, self.Bpos, self.Bcw, self.WB, self.Boff, self.Bidx, self.Bidx_off,
+                self.Bmin, self.Binv, self.T, self.bmin_all, self.bmax_all)
+        cap = SCAN_SLOTS
+        counts = np.zeros(nq, np.int64)
+        sizes = np.zeros(nq, np.int64)
+        pa = np.zeros(nq * cap, np.int64)
+        pb = np.zeros(nq * cap, np.int64)
+        ok.scan_many(lo_s, hi_s, *args, cap, counts, sizes, pa, pb)
+        over = sizes > limit
+        redo = np.flatnonzero((sizes > cap) & ~over)
+        kept = np.where(over, 0, sizes)
+        offset = np.arange(nq, dtype=np.int64) * cap         # where each sorted query's pairs are
+        if redo.size:                                         # the few queries with more pairs than slots
+            big = int(sizes[redo].max())
+            c2, s2 = np.zeros(redo.size, np.int64), np.zeros(redo.size, np.int64)
+            a2, b2 = np.zeros(redo.size * big, np.int64), np.zeros(redo.size * big, np.int64)
+            ok.scan_many(lo_s[redo], hi_s[redo], *args, big, c2, s2, a2, b2)
+            pa, pb = np.concatenate((pa, a2)), np.concatenate((pb, b2))
+            offset[redo] = nq * cap + np.arange(redo.size, dtype=np.int64) * big
+        inv = np.empty(nq, np.int64)                          # back to the callers' order
+        inv[order] = np.arange(nq)
+        sizes_o = kept[inv]
+        starts = np.concatenate(([0], np.cumsum(sizes_o))).astype(np.int64)
+        idx = np.repeat(offset[inv], sizes_o) + (np.arange(int(starts[-1])) - np.repeat(starts[:-1], sizes_o))
+        return counts[inv], starts, pa[idx], pb[idx], over[inv]
+
+    def count_band(self, lo: float, hi: float, r: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """count(lo) and every pair of the band [lo, hi] of one query, however many."""
+        counts, starts, pa, pb, over = self.scan(np.array([lo]), np.array([hi]), r, limit=1 << 62)
+        return int(counts[0]), pa, pb
+
+
+class OracleForm:
+    """The sides of one measure's grouping in the distinct and runs views (built once per
+    measure, :func:`oracle_form`). ``bound``: absolute error bound of a pair's float raw
+    value; ``margin``: how far from a query bound pairs are decided exactly."""
+
+    def __init__(self, measure: Measure):
+        grouping = measure.grouping()
+        if not isinstance(grouping, Grouping):
+            raise MeasureError(f"{measure}: {grouping}")
+        self.measure = measure
+        self.grouping = grouping
+        self.spec = spec = measure.spec
+        self.ordered = spec.ordered
+        self.words = spec.words
+        self.rb_dependent = measure.rb_dependent
+        groups = list(grouping.groups)
+        raws = [np.array([self.raw_float(k) for k in g.keys]) for g in groups]
+        spans = [float(r.max() - r.min()) for r in raws]
+        order = sorted(range(len(groups)), key=lambda i: (-spans[i], i))
+        self.same_views = all(len(runs) == 1 and next(iter(runs.values())) == 1 for g in groups for runs in g.runs)
+        a_groups = _split(groups, raws, order, measure.rb_dependent, 1 if self.same_views else 2)
+        if a_groups is None:
+            raise MeasureError(f"{measure}: a rank oracle would need more than {SIDE_LIMIT} entries per side")
+        b_groups = [i for i in order if i not in a_groups]
+        self.a_groups, self.b_groups = sorted(a_groups), sorted(b_groups)
+        self._groups, self._raws = groups, raws
+        self._views: dict[str, Searchable] = {}
+        smax = sum(float(r.max()) for r in raws)
+        self.smax = smax
+        self.bound = 2 * (len(groups) + 3) * U * smax
+        self.query_bound = spec.raw_float_bound(smax)
+        self.margin = 2 * (self.bound + self.query_bound) + 16 * U * smax + 4 * np.nextafter(0, 1)
+
+    # -- exact raw values ------------------------------------------------------------------
+    def raw_float(self, key: int) -> float:
+        """The correctly rounded float64 raw value of an exact key."""
+        raw = self.spec.raw_exact(key)
+        if isinstance(raw, int):
+            return float(raw)
+        with mpmath.workdps(MP_DIGITS):
+            return float(raw)
+
+    def compare_keys(self, a: int, b: int) -> int:
+        """-1, 0, 1: the order of the values of two exact keys (re-decided in MP_DIGITS
+        digits for logarithmic keys; two different keys of values equal to that precision
+        raise :class:`~irscale.errors.CertificationError`)."""
+        if a == b:
+            return 0
+        if self.ordered:
+            return -1 if a < b else 1
+        with mpmath.workdps(MP_DIGITS):
+            va, vb = self.spec.raw_exact(a), self.spec.raw_exact(b)
+            tiny = mpmath.mpf(10) ** (-(MP_DIGITS - 10)) * max(1, abs(va))
+            if abs(va - vb) <= tiny:
+                raise CertificationError(f"{self.measure}: keys {a} and {b} have values equal to {MP_DIGITS - 10} "
+                                         f"digits but different formal forms; cannot certify the rank")
+            return -1 if va < vb else 1
+
+    # -- sides -----------------------------------------------------------------------------
+    def view(self, name: str) -> Searchable:
+        """The ``"distinct"`` or ``"runs"`` view (built on first use)."""
+        if name == "runs" and self.same_views:
+            name = "distinct"
+        got = self._views.get(name)
+        if got is None:
+            got = self._searchable(name == "runs")
+            self._views[name] = got
+        return got
+
+    def _items(self, i: int, runs: bool):
+        g: RankGroup = self._groups[i]
+        raws = self._raws[i]
+        rows = []
+        for o in range(len(g)):
+            if runs:
+                rows += [(o, c, m) for c, m in sorted(g.runs[o].items())]
+            else:
+                rows.append((o, g.first[o][0], 1))
+        opt = np.array([r[0] for r in rows], np.int64)
+        c = np.array([r[1] for r in rows], np.int64)
+        w = np.array([r[2] for r in rows], np.int64)
+        keys = ints_to_words([g.keys[o] for o in opt], self.words)
+        first = np.array([g.first[o][1] if self.rb_dependent else g.min_id[o] for o in opt], np.int64)
+        if not self.rb_dependent:
+            c[:] = 0
+        return raws[opt], c, w, keys, first, opt
+
+    def _side(self, idx: list[int], runs: bool) -> Side:
+        s = np.zeros(1)
+        c = np.zeros(1, np.int64)
+        w = np.ones(1, np.int64)
+        keys = np.zeros((1, self.words), np.uint64)
+        first = np.zeros(1, np.int64)
+        radices, options = [], []
+        for i in idx:
+            gs, gc, gw, gk, gf, opt = self._items(i, runs)
+            s = (s[:, None] + gs[None, :]).reshape(-1)
+            c = (c[:, None] + gc[None, :]).reshape(-1)
+            w = (w[:, None] * gw[None, :]).reshape(-1)
+            keys = add_words(keys[:, None, :], gk[None, :, :]).reshape(-1, self.words)
+            first = (first[:, None] + gf[None, :]).reshape(-1)
+            radices.append(len(gs))
+            options.append(opt)
+        order = np.argsort(s)
+        return Side(s[order], c[order], w[order], keys[order], first[order], order.astype(np.int64), radices,
+                    options)
+
+    def _searchable(self, runs: bool) -> Searchable:
+        A, B = self._side(self.a_groups, runs), self._side(self.b_groups, runs)
+        T = int(B.c.max()) if self.rb_dependent and len(B) else 0
+        unit = bool((B.w == 1).all())
+        xs, pos, cws, totals, idxs, bmins, binvs = [], [], [], [], [], [], []
+        for t in range(T + 1):
+            sel = np.flatnonzero(B.c <= t)
+            x = B.s[sel]
+            idx, xmin, inv = ok.bucket_index(x, max(1, x.shape[0] // BUCKET_ENTRIES))
+            w = np.cumsum(B.w[sel])
+            xs.append(x)
+            pos.append(sel.astype(np.int32))
+            if not unit:
+                cws.append(np.concatenate(([0], w[:-1])).astype(np.int64))
+            totals.append(int(w[-1]) if w.size else 0)
+            idxs.append(idx.astype(np.int32))
+            bmins.append(xmin)
+            binvs.append(inv)
+        Boff = np.concatenate(([0], np.cumsum([x.shape[0] for x in xs]))).astype(np.int64)
+        Bidx_off = np.concatenate(([0], np.cumsum([i.shape[0] for i in idxs]))).astype(np.int64)
+        return Searchable(A, B, T, np.concatenate(xs), np.concatenate(pos),
+                          np.concatenate(cws) if cws else np.zeros(0, np.int64), np.array(totals, np.int64), Boff,
+                          np.concatenate(idxs), Bidx_off, np.array(bmins, np.float64), np.array(binvs, np.float64),
+                          float(B.s.min()) if len(B) else 0.0, float(B.s.max()) if len(B) else 0.0)
+
+    # -- pairs -------------------------------------------------------------------------------
+    def pair_keys(self, view: Searchable, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
+        """Exact keys (uint64 words) of pairs (A entry, B entry)."""
+        return add_words(view.A.keys[pa], view.B.keys[pb])
+
+    def pair_ints(self, view: Searchable, pa: np.ndarray, pb: np.ndarray) -> list[int]:
+        return words_to_ints(self.pair_keys(view, pa, pb))
+
+
+def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], rb_dependent: bool, views: int
+           ) -> list[int] | None:
+    """The groups of side A: a prefix of ``order`` (groups by decreasing span of values),
+    chosen to make :data:`SPLIT_QUERIES` queries (each visits the A entries within B's span
+    of it, about |A| * span(B) / span(A)) and building the sides (about
+    :data:`SPLIT_BUILD` times as much per entry) cheap while B's lists (one per count threshold for measures with a
+    recall base, about 24 bytes an entry) fit :data:`B_BUDGET` and no side exceeds
+    :data:`~irscale.scales.measures.groups.SIDE_LIMIT`; None when no split fits."""
+    sizes = [len(groups[i]) for i in order]
+    spans = [float(raws[i].max() - raws[i].min()) for i in order]
+    tops = [max(max(r) for r in groups[i].runs) for i in order]
+    total = math.prod(sizes)
+    best, best_cost = None, None
+    size_a, span_a = 1, 0.0
+    for j in range(1, len(order) + 1):
+        size_a *= sizes[j - 1]
+        span_a += spans[j - 1]
+        size_b = total // size_a
+        span_b = sum(spans[j:])
+        lists = (sum(tops[j:]) + 1) if rb_dependent else 1
+        if size_a > SIDE_LIMIT or size_b > SIDE_LIMIT:
+            continue
+        memory = size_b * 24 * lists * views
+        query = size_a * min(1.0, span_b / span_a if span_a > 0 else 1.0) + math.log2(size_a + 1)
+        cost = SPLIT_QUERIES * query + SPLIT_BUILD * (size_a + size_b * lists) * views
+        fits = memory <= B_BUDGET
+        key = (not fits, cost if fits else memory)
+        if best_cost is None or key < best_cost:
+            best, best_cost = order[:j], key
+    return best
+
+
+@functools.lru_cache(maxsize=8)
+def oracle_form(measure: Measure) -> OracleForm:
+    """The oracle form of a measure (built once; its views are built on first use)."""
+    return OracleForm(measure)

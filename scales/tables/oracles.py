@@ -1,0 +1,422 @@
+"""Layout ``oracle``: scales that count ranks on demand and store nothing but a few attributes.
+
+A measure whose exact key is a sum of independent parts over groups of ranks
+(:mod:`irscale.scales.measures.groups`: binary RBP with p = a/c, DCG and nDCG with their
+logarithmic discounts, P, R, F1, RR) has one distinct value per tuple of group options.
+The unq rank of a value is then the number of feasible tuples whose value is at most it, a
+count answered by meet-in-the-middle over two sides of about sqrt(K) entries each
+(:mod:`irscale.scales.tables.oracle_form`, :mod:`irscale.scales.tables.oracle_kernels`):
+exactly, since every pair whose float sum lies within the proven error of the query is
+decided with exact keys (integers; for logarithms equal keys or
+:data:`~irscale.scales.measures.keys.MP_DIGITS`-digit arithmetic). No table is built, so
+scales exist up to N = 40 (:data:`~irscale.scales.measures.measure.MAX_ORACLE_N`), where a
+table of RBP(p=0.8)@40 would hold 2^40 entries.
+
+An oracle serves every recall base, as a stratified table does: a tuple is feasible for
+RB = r when its realisation with the fewest relevant documents has at most r of them.
+``k``, ``n_runs``, ``rank``, ``rank_runs``, ``rank_ids``, ``scaled``, ``midranks_of_ranks``
+and ``values_of_ranks`` work at any K; ``values``, ``counts``, ``representatives`` and
+``value_blocks`` list every distinct value and exist only up to :data:`LIST_LIMIT` of them
+(spacing statistics and figures read them: build the table, ``--layout table``, for more).
+
+Stored: attributes only (``oracle_groups``: the number of options of every group, and
+``distinct_by_rb``: K for RB = 1..N), checked against the measure when read.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from irscale.enumerate.split_kernels import popcount_ids
+from irscale.enumerate.words import words_to_ints
+from irscale.errors import CorruptStoreError, RunError
+from irscale.scales.measures.groups import Grouping
+from irscale.scales.measures.keyed import KeyMeasure
+from irscale.scales.measures.measure import Measure, RecallBase
+from irscale.scales.tables.certificate import Certificate
+from irscale.scales.tables.entries import check_counts
+from irscale.scales.tables.oracle_form import LIST_LIMIT, OracleForm, Searchable, compare_words, oracle_form
+from irscale.scales.tables.scale import BLOCK_VALUES, BuildSettings, Scale, Table, TableSink, TableSource
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+
+class OracleListError(ValueError):
+    """Raised when an oracle is asked to list more distinct values than it lists."""
+
+
+@dataclasses.dataclass(kw_only=True)
+class OracleTable(Table):
+    """A rank oracle: no datasets. ``n_entries`` is K over all runs (the common recall
+    base), ``n_runs`` the size of the run space; ``table_rb`` is None (one oracle serves
+    every recall base)."""
+
+    layout: ClassVar[str] = "oracle"
+
+    def stored_bytes(self) -> int:
+        return 0
+
+    def scale(self, rb: RecallBase = None) -> OracleScale:
+        return OracleScale(self, rb)
+
+
+def oracle_table(measure: KeyMeasure) -> OracleTable:
+    """The oracle of a measure (raises :class:`~irscale.errors.MeasureError` when it has none)."""
+    form = oracle_form(measure)
+    g = form.grouping
+    rb = measure.common_rb()
+    factor = abs(measure.spec.value_factor(rb)) if rb is not None or not measure.rb_dependent else 1.0
+    method = "oracle:exact-integer" if g.proven and form.ordered else "oracle:formal-log+mpmath60"
+    cert = Certificate(method, form.bound * factor, float("nan"), "not enumerated (rank oracle)", 0)
+    return OracleTable(measure=measure, n_entries=g.k, n_runs=measure.id_count(), certificate=cert)
+
+
+def _keys_int(words: np.ndarray) -> list[int]:
+    return words_to_ints(words)
+
+
+class OracleScale(Scale):
+    """The unq scale of a rank oracle for one recall base (see the module docstring).
+    ``r``: the table recall base min(rb, N) (0 for measures without recall base)."""
+
+    def __init__(self, table: OracleTable, rb=None):
+        super().__init__(table, rb)
+        m = self.measure
+        self.r = min(self.rb, m.n) if m.rb_dependent else 0
+        self.form: OracleForm = oracle_form(m)
+        self._listed = None
+        self._k = None
+        self._n_runs = None
+        self._recent: dict[int, int] = {}       # rank -> exact key of runs ranked lately (for mid-ranks)
+
+    @property
+    def _distinct(self) -> Searchable:
+        return self.form.view("distinct")
+
+    @property
+    def _runs(self) -> Searchable:
+        return self.form.view("runs")
+
+    # -- facts ----------------------------------------------------------------------------
+    @property
+    def k(self) -> int:
+        if self._k is None:
+            self._k = int(self._distinct.count(np.array([np.inf]), False, self.r)[0])
+        return self._k
+
+    @property
+    def n_runs(self) -> int:
+        if self._n_runs is None:
+            self._n_runs = int(self._runs.count(np.array([np.inf]), False, self.r)[0])
+        return self._n_runs
+
+    def _check_listable(self, what: str) -> None:
+        if self.k > LIST_LIMIT:
+            raise OracleListError(
+                f"{self._label()} is a rank oracle of {self.k:,} distinct values: it lists {what} only up to "
+                f"{LIST_LIMIT:,} (ranks, rank_runs, values_of_ranks and midranks_of_ranks work at any size); build "
+                f"its table for statistics over every value (irscale build --layout table)")
+
+    def _list(self):
+        """(values, counts, representatives) of every feasible distinct value."""
+        if self._listed is None:
+            self._check_listable("its values")
+            D, form = self._distinct, self.form
+            _, pa, pb = D.count_band(-np.inf, np.inf, self.r)
+            s = D.A.s[pa] + D.B.s[pb]
+            order = np.argsort(s, kind="stable")
+            pa, pb, s = pa[order], pb[order], s[order]
+            keys = form.pair_keys(D, pa, pb)
+            close = np.flatnonzero(np.diff(s) <= 2 * form.bound)
+            if close.size and not (form.ordered and form.grouping.proven and keys.shape[1] == 1):
+                perm = np.arange(s.shape[0])
+                i = 0
+                while i < close.size:                     # clusters of neighbours too close to order
+                    lo = close[i]
+                    hi = lo + 1
+                    while i + 1 < close.size and close[i + 1] == hi:
+                        i += 1
+                        hi += 1
+                    i += 1
+                    members = list(range(lo, hi + 1))
+                    ks = _keys_int(keys[members])
+                    srt = sorted(range(len(members)), key=functools.cmp_to_key(
+                        lambda x, y: form.compare_keys(ks[x], ks[y])))
+                    perm[lo:hi + 1] = [members[j] for j in srt]
+                pa, pb, s, keys = pa[perm], pb[perm], s[perm], keys[perm]
+            elif close.size:
+                perm = np.lexsort(tuple(keys[:, j] for j in range(keys.shape[1] - 1, -1, -1)))
+                pa, pb, keys = pa[perm], pb[perm], keys[perm]
+            values = self.measure.spec.float_values(keys, self.rb)
+            reps = D.A.first_id[pa] + D.B.first_id[pb]
+            counts = self._list_counts(pa, pb)
+            self._listed = (np.asarray(values, np.float64), counts, reps)
+        return self._listed
+
+    def _list_counts(self, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
+        """Feasible runs of each listed distinct value (pairs of the distinct view)."""
+        D, R = self._distinct, self._runs
+        if R is D:
+            return np.ones(pa.shape[0], np.int64)
+        _, ra, rb_ = R.count_band(-np.inf, np.inf, self.r)
+        w = R.A.w[ra] * R.B.w[rb_]
+        ta = _option_code(R.A, D.A, R.A.code[ra])
+        tb = _option_code(R.B, D.B, R.B.code[rb_])
+        nb = max(len(D.B), 1)
+        tuple_of_run = ta * nb + tb
+        tuple_of_value = D.A.code[pa] * nb + D.B.code[pb]
+        order = np.argsort(tuple_of_value)
+        where = np.searchsorted(tuple_of_value[order], tuple_of_run)
+        counts = np.zeros(pa.shape[0], np.int64)
+        np.add.at(counts, order[where], w)
+        return counts
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._list()[0]
+
+    @property
+    def counts(self) -> np.ndarray:
+        return self._list()[1]
+
+    @property
+    def representatives(self) -> np.ndarray:
+        return self._list()[2]
+
+    def value_blocks(self, chunk: int = BLOCK_VALUES) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        self._check_listable("its values (spacing statistics and figures read every one)")
+        return super().value_blocks(chunk)
+
+    def value_range(self) -> tuple[float, float]:
+        if self.k <= LIST_LIMIT:
+            return super().value_range()
+        lo, hi = self.values_of_ranks(np.array([1, self.k]))
+        return float(lo), float(hi)
+
+    # -- value -> rank ------------------------------------------------------------------------
+    def _default_atol(self) -> float:
+        """The float error of the oracle's values in value units (0 when the raw values are
+        integers below 2^53, exact in float64)."""
+        if self.form.ordered and self.form.smax < 2 ** 53:
+            return 0.0
+        return 2 * self.form.bound * abs(self.measure.spec.value_factor(self.rb))
+
+    def _rank_values(self, x: np.ndarray, rtol: float, atol: float | np.ndarray | None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+        finite = np.isfinite(x)
+        x = np.where(finite, x, -1.0)
+        if atol is None:
+            atol = self._default_atol()
+        spec, form, D = self.measure.spec, self.form, self._distinct
+        raw, dfac = spec.raw_of_values(x, self.rb)
+        tols = (atol + rtol * np.abs(x)) * abs(dfac) + 4 * np.spacing(np.abs(raw) + 1)
+        lo, hi = raw - tols, raw + tols
+        M = form.margin
+        below, starts, pa, pb, over = D.scan(lo - M, hi + M, self.r)
+        s = D.A.s[pa] + D.B.s[pb]
+        edge = form.bound + 4 * np.spacing(np.abs(s) + 1)
+        q_of = np.repeat(np.arange(x.shape[0]), np.diff(starts))
+        # classify each candidate against [lo, hi]: by its float sum where that is certain,
+        # else by the correctly rounded float of its exact raw value
+        rawf = s.copy()
+        unsure = (np.abs(s - lo[q_of]) <= edge) | (np.abs(s - hi[q_of]) <= edge)
+        if unsure.any():
+            idx = np.flatnonzero(unsure)
+            for j, key in zip(idx, form.pair_ints(D, pa[idx], pb[idx])):
+                rawf[j] = form.raw_float(key)
+        is_below = rawf < lo[q_of]
+        inside = (rawf >= lo[q_of]) & (rawf <= hi[q_of])
+        n_below = below + np.bincount(q_of, weights=is_below, minlength=x.shape[0]).astype(np.int64)
+        n_inside = np.bincount(q_of, weights=inside, minlength=x.shape[0]).astype(np.int64)
+        ranks = n_below + 1
+        status = np.where(n_inside == 1, 0, np.where(n_inside == 0, 1, 2)).astype(np.int8)
+        several = np.flatnonzero(n_inside > 1)
+        for q in several:                       # the nearest of the values within tolerance
+            sel = np.flatnonzero((q_of == q) & inside)
+            order = np.argsort(rawf[sel], kind="stable")
+            near = int(np.argmin(np.abs(rawf[sel][order] - raw[q])))
+            ranks[q] = n_below[q] + near + 1
+        if over.any():                          # more values within tolerance than listed: ambiguous
+            approx = D.count(raw[over], True, self.r) + 1
+            ranks[over] = np.clip(approx, 1, max(self.k, 1))
+            status[over] = 2
+        status[~finite] = 1
+        ranks = np.minimum(ranks, max(self.k, 1))
+        return ranks.astype(np.int64), status
+
+    # -- run -> rank --------------------------------------------------------------------------
+    def rank_ids(self, ids: ArrayLike) -> np.ndarray:
+        q = np.asarray(ids, dtype=np.int64).reshape(-1)
+        m = self.measure
+        if q.size == 0:
+            return np.zeros(0, np.int64)
+        if m.rb_dependent:
+            c = popcount_ids(q, m.levels, m.n)
+            bad = np.flatnonzero(c > self.r)
+            if bad.size:
+                i = int(bad[0])
+                raise RunError(f"run {i} has {int(c[i])} relevant documents, more than the recall base "
+                               f"rb={self.rb}: it cannot occur for this topic")
+        runs = m.runs_of_ids(q)
+        keys = m.keys_of_runs(runs)
+        ranks, _ = self._rank_keys(self._distinct, keys, m.spec.raw_floats(keys))
+        for rank, key in zip(ranks[:4096].tolist(), keys[:4096]):
+            self._recent[rank] = key
+        if len(self._recent) > 1 << 16:
+            self._recent.clear()
+        return ranks + 1
+
+    def _rank_keys(self, view: Searchable, keys: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per exact key (uint64 words) with float raw ``y``: the weight of the pairs of
+        ``view`` whose value is below the key's value, and of those whose value equals it."""
+        form = self.form
+        M = form.margin
+        lo, hi = y - M, y + M
+        below, starts, pa, pb, _ = view.scan(lo, hi, self.r, limit=1 << 62)
+        q_of = np.repeat(np.arange(y.shape[0]), np.diff(starts))
+        pk = form.pair_keys(view, pa, pb)
+        cmp = compare_words(pk, keys[q_of])
+        if not form.ordered:
+            # different keys: the order of their values, by floats where certain, else exactly
+            s = view.A.s[pa] + view.B.s[pb]
+            gap = form.bound + form.query_bound + 4 * np.spacing(np.abs(s) + 1)
+            diff = np.flatnonzero(cmp != 0)
+            cmp[diff] = np.where(s[diff] < y[q_of[diff]], -1, 1)
+            unsure = diff[np.abs(s[diff] - y[q_of[diff]]) <= 2 * gap[diff]]
+            if unsure.size:
+                a = form.pair_ints(view, pa[unsure], pb[unsure])
+                b = _keys_int(keys[q_of[unsure]])
+                cmp[unsure] = [form.compare_keys(u, v) for u, v in zip(a, b)]
+        w = view.A.w[pa] * view.B.w[pb]
+        less = below + np.bincount(q_of, weights=np.where(cmp < 0, w, 0), minlength=y.shape[0]).astype(np.int64)
+        equal = np.bincount(q_of, weights=np.where(cmp == 0, w, 0), minlength=y.shape[0]).astype(np.int64)
+        return less, equal
+
+    # -- rank -> value, mid-rank ------------------------------------------------------------
+    def _select_keys(self, q: np.ndarray) -> np.ndarray:
+        """Exact keys (uint64 words) of the distinct values of ranks ``q`` (1..K): the
+        smallest float y with count(y) >= rank, then the band around y decided exactly."""
+        D, form = self._distinct, self.form
+        out = np.zeros((q.shape[0], form.words), np.uint64)
+        top = float(form.smax) * (1 + 1e-9) + 1.0
+        lo_bits, hi_bits = np.float64(-0.0).view(np.int64) * 0, np.float64(top).view(np.int64)
+        for i, rank in enumerate(q.tolist()):
+            a, b = int(lo_bits), int(hi_bits)           # count(float at b) >= rank
+            if D.count(np.array([0.0]), False, self.r)[0] >= rank:
+                b = 0
+            while b - a > 1:
+                mid = (a + b) // 2
+                if D.count(np.array([np.int64(mid).view(np.float64)]), False, self.r)[0] >= rank:
+                    b = mid
+                else:
+                    a = mid
+            y = float(np.int64(b).view(np.float64))
+            M = 2 * form.margin
+            n0, pa, pb = D.count_band(y - M, y + M, self.r)
+            ks = form.pair_ints(D, pa, pb)
+            order = sorted(range(len(ks)), key=functools.cmp_to_key(lambda u, v: form.compare_keys(ks[u], ks[v])))
+            j = order[rank - n0 - 1]
+            out[i] = form.pair_keys(D, pa[j:j + 1], pb[j:j + 1])[0]
+        return out
+
+    def values_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
+        q = self._check_ranks(ranks)
+        if self.k <= LIST_LIMIT:
+            return self.values[q - 1].reshape(np.shape(ranks))
+        uniq, inverse = np.unique(q, return_inverse=True)
+        keys = self._select_keys(uniq)
+        return self.measure.spec.float_values(keys, self.rb)[inverse].reshape(np.shape(ranks))
+
+    def midranks_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
+        """Mid-ranks: listed oracles from their counts; else from the exact key of each rank
+        (the runs ranked lately, or selected) and the runs view: runs below + (runs equal
+        + 1) / 2."""
+        q = self._check_ranks(ranks)
+        if self.form.same_views:                 # one run per value: mid-rank = rank
+            return q.astype(np.float64)
+        if self.k <= LIST_LIMIT:
+            return super().midranks_of_ranks(q)
+        uniq, inverse = np.unique(q, return_inverse=True)
+        missing = [int(u) for u in uniq if int(u) not in self._recent]
+        chosen = dict(self._recent)
+        if missing:
+            for u, key in zip(missing, self._select_keys(np.array(missing, np.int64))):
+                chosen[u] = key
+        keys = np.stack([chosen[int(u)] for u in uniq]).astype(np.uint64)
+        less, equal = self._rank_keys(self._runs, keys, self.measure.spec.raw_floats(keys))
+        return (less + (equal + 1) / 2.0)[inverse]
+
+
+def _option_code(side_runs, side_distinct, code: np.ndarray) -> np.ndarray:
+    """The distinct-view code of runs-view entries (their items' options, mixed radix)."""
+    out = np.zeros(code.shape[0], np.int64)
+    rest = code.copy()
+    digits = []
+    for radix in reversed(side_runs.radices):
+        digits.append(rest % radix)
+        rest //= radix
+    digits.reverse()
+    for g, d in enumerate(digits):
+        out = out * side_distinct.radices[g] + side_runs.options[g][d]
+    return out
+
+
+class OracleLayout:
+    """How rank oracles are built (nothing to enumerate), written and read (attributes)."""
+
+    name = "oracle"
+    seconds_per_run = 0.0
+    seconds_per_entry = 0.0
+    max_runs = None
+    checksummed = ()
+    lazy = ()
+
+    def build(self, measures: Iterable[KeyMeasure], rbs: dict[Measure, list[tuple[int, ...] | None]],
+              options: BuildSettings) -> Iterator[OracleTable]:
+        for m in measures:
+            yield oracle_table(m)
+
+    def write(self, table: OracleTable, sink: TableSink) -> None:
+        m = table.measure
+        g: Grouping = oracle_form(m).grouping
+        by_rb: list[int] = []
+        if m.rb_dependent:
+            D = oracle_form(m).view("distinct")
+            by_rb = [int(v) for v in (D.count(np.array([np.inf]), False, r)[0] for r in range(1, m.n + 1))]
+        sink.attrs(implicit=False, n_distinct=int(g.k), distinct_by_rb=json.dumps(by_rb),
+                   oracle_groups=json.dumps([len(x) for x in g.groups]), oracle_reason=g.reason)
+
+    def read(self, source: TableSource, **common: Any) -> OracleTable:
+        return OracleTable(**common)
+
+    def validate(self, table: OracleTable, source: TableSource, deep: bool) -> None:
+        """Raise :class:`~irscale.errors.CorruptStoreError` unless the attributes are those
+        of the measure's oracle (its groups, K, the run space)."""
+        m, a = table.measure, source.attrs
+        check_counts(table.n_entries, table.n_runs, m, table.table_rb, a)
+        if "oracle" not in m.layouts:
+            raise CorruptStoreError(f"an oracle for {m}, which has none ({m.oracle_reason()})")
+        g = m.grouping()
+        if table.table_rb is not None:
+            raise CorruptStoreError("an oracle for one recall base (oracles serve every recall base)")
+        if (table.n_entries, a["n_distinct"], table.n_runs) != (g.k, g.k, m.id_count()):
+            raise CorruptStoreError(f"n_entries={table.n_entries}, n_distinct={a['n_distinct']}, n_runs={table.n_runs}"
+                                    f" for an oracle of {g.k} values over {m.id_count()} runs")
+        if a.get("oracle_groups") != json.dumps([len(x) for x in g.groups]):
+            raise CorruptStoreError(f"oracle_groups {a.get('oracle_groups')!r} differ from the measure's groups")
+        try:
+            by_rb = json.loads(a.get("distinct_by_rb", "[]"))
+        except ValueError:
+            raise CorruptStoreError("distinct_by_rb is not JSON") from None
+        if not isinstance(by_rb, list) or len(by_rb) != (m.n if m.rb_dependent else 0):
+            raise CorruptStoreError(f"distinct_by_rb {a.get('distinct_by_rb')!r}")
+
+
+LAYOUT = OracleLayout()
+
