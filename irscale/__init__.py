@@ -24,6 +24,7 @@ from irscale.errors import (
     IrscaleError,
     IrscaleWarning,
     MeasureError,
+    OracleListError,
     OutputError,
     RecallBaseError,
     RunError,
@@ -64,7 +65,8 @@ _API = {
 
 __all__ = [*_API, "IrscaleWarning", "TrecFormatError", "OutputError", "IrscaleError", "MeasureError",
            "RecallBaseError", "RunError", "BuildTooLargeError", "StoreError", "TableNotFoundError",
-           "ValueNotInScaleError", "CertificationError", "StoreBusyError", "CorruptStoreError", "DiskFullError"]
+           "ValueNotInScaleError", "CertificationError", "StoreBusyError", "CorruptStoreError", "DiskFullError",
+           "OracleListError"]
 
 
 def __getattr__(name: str):

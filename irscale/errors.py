@@ -37,6 +37,11 @@ class BuildTooLargeError(IrscaleError, MemoryError):
     estimate, what is available, and the way around)."""
 
 
+class OracleListError(IrscaleError, ValueError):
+    """A rank oracle was asked to list more distinct values than it lists (spacing statistics
+    and figures read every value: build the measure's table for them)."""
+
+
 class OutputError(IrscaleError):
     """An output file cannot be written (unknown format, missing folder, permission)."""
 

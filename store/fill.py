@@ -181,7 +181,7 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
                 pending.clear()
 
         stored = {m: sum(p.stored for p, (mm, _) in zip(plans, pairs) if mm is m) for m in todo}
-        order = sorted(todo, key=lambda m: stored[m])    # small first: each commit copies the store
+        order = sorted(todo, key=lambda m: stored[m] > 0)    # what stores nothing first: commits copy the store
         tables = (t for m in order for t in build_tables([m], {str(m): wanted[m]}, options=options))
         for table in tables:
             if pending and pending[0].measure != table.measure:

@@ -499,3 +499,26 @@ def all_pairs(r1, r2, runs, G, max_examples):
                 if len(examples) < max_examples:
                     examples.append(pair)
     return disc, comp, examples
+
+
+# -- rank oracles (irscale.scales.tables.oracle_kernels) -------------------------------------------
+def oracle_count(a_side, b_side, r, y, strict):
+    """count(y): sum of w_a * w_b over pairs of entries (s, c, w) of the two sides with
+    c_a + c_b <= r and s_b < y - s_a (<= when not ``strict``), the difference in float64."""
+    total = 0
+    for sa, ca, wa in a_side:
+        for sb, cb, wb in b_side:
+            d = y - sa
+            if ca + cb <= r and (sb < d if strict else sb <= d):
+                total += wa * wb
+    return total
+
+
+def oracle_band(a_side, b_side, r, lo, hi):
+    """The pairs (index in A, index in B) counted by count(hi) (<=) and not by count(lo) (<)."""
+    out = []
+    for i, (sa, ca, _) in enumerate(a_side):
+        for j, (sb, cb, _) in enumerate(b_side):
+            if ca + cb <= r and not sb < lo - sa and sb <= hi - sa:
+                out.append((i, j))
+    return sorted(out)

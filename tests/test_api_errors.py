@@ -1,5 +1,5 @@
 """Bad input to the Python API raises irscale's own errors, naming the first bad item, on
-every table layout (entries, implicit, fraction, formal), fixed and truncated run spaces,
+every table layout (entries, implicit, fraction, formal, oracle), fixed and truncated run spaces,
 binary and graded measures (issue 13, items 4 and 7).
 
 Values: ValueNotInScaleError (not a number; below the smallest or above the largest
@@ -17,10 +17,13 @@ from irscale.scales.tables.scale import FOUND, NOT_A_VALUE
 
 #: (measure, rb, layout) covering every layout, both run spaces, binary and graded.
 SCALES = [
-    ("DCG(b=2)@4", None, "entries"),
+    ("DCG(b=2)@4", None, "oracle"),
+    ("nDCG(b=2)@4", 2, "oracle"),
+    ("RBP(p=0.8)@4", None, "oracle"),
     ("AP@4", 2, "entries"),
     ("RR@4", None, "entries"),
-    ("DCG(b=2,gains=(0,1,2))@3", None, "entries"),
+    ("DCG(b=2,gains=(0,1,2))@3", None, "oracle"),
+    ("ERR@3", None, "entries"),
     ("gR(gains=(0,1,2))@3", (1, 1), "entries"),
     ("RBP(p=0.5)@4", None, "implicit"),
     ("Rprec@4", 2, "fraction"),

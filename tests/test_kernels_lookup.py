@@ -84,7 +84,7 @@ CASES = [*REAL, *SYNTHETIC, "AP@12-nocounts", "empty"]
 @functools.cache
 def case(name):
     if name in REAL:
-        s = irscale.scale(name, rb=REAL[name])
+        s = irscale.scale(name, rb=REAL[name], layout="table")
         t, sf = s.table, s.measure.split_form()
         ids = np.zeros(0, np.int64) if t.implicit else np.asarray(t.ids)
         strata = np.zeros(0, np.uint8) if t.strata is None else np.asarray(t.strata)

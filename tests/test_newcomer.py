@@ -144,8 +144,8 @@ def test_numba_compile_is_not_counted_as_the_first_tables_build_time(tmp_path):
 @pytest.mark.parametrize("name", ["AP@16", "DCG(b=2)@16", "RBP(p=0.8)@16", "ERR@14"])
 def test_estimates_are_close_to_the_build(name):
     m = parse_measure(name)
-    guess = estimate(m, None, workers=1)
-    [table] = build_tables([m])
+    guess = estimate(m, None, workers=1, layout="table")
+    [table] = build_tables([m], layout="table")
     assert guess.runs == m.id_count()
     assert 0.5 <= guess.entries / table.n_entries <= 2.0
     assert 0.5 <= guess.stored / table.stored_bytes() <= 2.0
@@ -164,7 +164,7 @@ def test_in_memory_scale_refuses_what_cannot_fit(monkeypatch):
     monkeypatch.setattr(build_module, "available_memory", lambda: 10 << 20)
     build_module._TABLES.clear()
     with pytest.raises(BuildTooLargeError, match=r"(?s)4\.19e\+06 runs.*10 MB are available.*irscale build"):
-        irscale.scale("DCG(b=2)@22")
+        irscale.scale("DCG(b=2)@22", layout="table")
 
 
 def test_in_memory_scale_announces_slow_builds(monkeypatch):
@@ -172,13 +172,13 @@ def test_in_memory_scale_announces_slow_builds(monkeypatch):
     build_module._TABLES.clear()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        s = irscale.scale("RBP(p=0.8)@22")
+        s = irscale.scale("RBP(p=0.8)@22", layout="table")
     said = [str(w.message) for w in caught if issubclass(w.category, IrscaleWarning)]
     assert s.k == 2 ** 22
     assert len(said) == 1 and "4.19e+06 runs" in said[0] and "of memory" in said[0]
     with warnings.catch_warnings():
         warnings.simplefilter("error")                   # cached: no second estimate, no warning
-        assert irscale.scale("RBP(p=0.8)@22") is not None
+        assert irscale.scale("RBP(p=0.8)@22", layout="table") is not None
 
 
 def test_store_build_refuses_what_cannot_fit_on_disk(tmp_path, monkeypatch):
@@ -187,7 +187,7 @@ def test_store_build_refuses_what_cannot_fit_on_disk(tmp_path, monkeypatch):
 
     monkeypatch.setattr(fill.shutil, "disk_usage", lambda folder: Full)
     with pytest.raises(BuildTooLargeError, match=r"needs about .* of disk .* 1\.0 MB free"):
-        irscale.build_store(tmp_path / "t.h5", "DCG(b=2)@25")
+        irscale.build_store(tmp_path / "t.h5", "DCG(b=2)@25", layout="table")
     assert not (tmp_path / "t.h5").exists() and not fill.workdir_for(tmp_path / "t.h5").exists()
 
 

@@ -22,7 +22,7 @@ def _checksums(path):
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     path = tmp_path_factory.mktemp("ref") / "ref.h5"
-    irscale.build_store(path, MEASURES, bucket_items=BUCKET)
+    irscale.build_store(path, MEASURES, bucket_items=BUCKET, layout="table")
     return _checksums(path)
 
 
@@ -40,7 +40,7 @@ def test_kill_after_some_buckets_then_resume(tmp_path, reference):
             if len(saved) == 7:             # in the middle of the first table
                 os.kill(os.getpid(), signal.SIGKILL)
         split.BucketResult.save = save
-        irscale.build_store({str(path)!r}, {MEASURES!r}, bucket_items={BUCKET})
+        irscale.build_store({str(path)!r}, {MEASURES!r}, bucket_items={BUCKET}, layout="table")
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
@@ -57,10 +57,10 @@ def test_kill_after_some_buckets_then_resume(tmp_path, reference):
         return real(*args, **kw)
     split.process_bucket = counting
     try:
-        irscale.build_store(path, MEASURES, bucket_items=BUCKET)
+        irscale.build_store(path, MEASURES, bucket_items=BUCKET, layout="table")
         resumed = len(calls)
         calls.clear()
-        irscale.build_store(tmp_path / "fresh.h5", MEASURES, bucket_items=BUCKET)
+        irscale.build_store(tmp_path / "fresh.h5", MEASURES, bucket_items=BUCKET, layout="table")
         total = len(calls)
     finally:
         split.process_bucket = real
@@ -87,8 +87,9 @@ def test_cli_killed_at_random_times_resumes_bit_identical(tmp_path, reference):
 
 
 def test_workers_and_threads_give_identical_tables(tmp_path, reference):
-    a = irscale.build_store(tmp_path / "a.h5", MEASURES, bucket_items=BUCKET, n_jobs=2)
-    b = irscale.build_store(tmp_path / "b.h5", MEASURES, bucket_items=BUCKET, n_jobs=2, backend="threading")
+    a = irscale.build_store(tmp_path / "a.h5", MEASURES, bucket_items=BUCKET, n_jobs=2, layout="table")
+    b = irscale.build_store(tmp_path / "b.h5", MEASURES, bucket_items=BUCKET, n_jobs=2, backend="threading",
+                            layout="table")
     assert _checksums(a.path) == reference == _checksums(b.path)
 
 

@@ -109,7 +109,7 @@ def test_tables_and_health(client, store_path):
     assert ap["distinct_by_rb"] == [len(naive.oracle(naive.AP, N, rb)[2]) for rb in range(1, N + 1)]
     assert dcg["distinct_by_rb"] is None
     assert dcg["distinct"] == len(naive.oracle(naive.DCG(2), N)[2])
-    assert ap["tie_method"] == "exact-integer" and dcg["tie_method"] == "formal-log+mpmath60"
+    assert ap["tie_method"] == "exact-integer" and dcg["tie_method"] == "oracle:formal-log+mpmath60"
     assert ap["n"] == N and ap["runs"] == 2 ** N and ap["rel"] == [0, 1] and not ap["implicit"]
     assert tables["RBP(p=0.8)@8"]["params"] == {"p": "4/5", "gains": [0, 1], "norm": "top"}
     assert dcg["params"] == {"b": 2, "gains": [0, 1]}

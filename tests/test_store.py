@@ -39,7 +39,7 @@ def _same_arrays(a, b):
 
 def test_round_trip(tmp_path):
     path = tmp_path / "t.h5"
-    store = irscale.build_store(path, MEASURES + ",RBP(p=0.5)@8")
+    store = irscale.build_store(path, MEASURES + ",RBP(p=0.5)@8", layout="table")
     tables = store.tables()
     assert [t["measure"] for t in tables] == sorted(MEASURES.split(",") + ["RBP(p=0.5)@8"])
     with h5py.File(path) as f:
@@ -50,12 +50,12 @@ def test_round_trip(tmp_path):
     for meta in tables:
         assert META <= set(meta)
         m = irscale.parse_measure(meta["measure"])
-        mem_table = irscale.scales.tables.build._table(m, None)
+        mem_table = irscale.scales.tables.build._table(m, None, "table")
         disk_table = reopened.table(m, verify=True)
         assert _same_arrays(_arrays(mem_table), _arrays(disk_table))
         assert isinstance(disk_table.ids, (np.memmap, type(None))) or disk_table.n_entries == 0
         for rb in ([1, 3, 8, 11] if m.rb_dependent else [None]):
-            mem, disk = irscale.scale(m, rb=rb), reopened.scale(m, rb=rb)
+            mem, disk = irscale.scale(m, rb=rb, layout="table"), reopened.scale(m, rb=rb)
             assert np.array_equal(mem.values, disk.values)
             assert np.array_equal(mem.counts, disk.counts)
             assert mem.k == disk.k
@@ -243,7 +243,7 @@ def test_stored_block_index_equals_recomputed(tmp_path):
     the whole arrays, so lazy lookups need not read a table to index it."""
     from irscale.scales.tables import lookup_kernels as lk
     path = tmp_path / "t.h5"
-    store = irscale.build_store(path, "AP@13,DCG(b=2)@13,nDCG(b=10)@13", bucket_items=1500)
+    store = irscale.build_store(path, "AP@13,DCG(b=2)@13,nDCG(b=10)@13", bucket_items=1500, layout="table")
     for meta in store.tables():
         t = store.table(meta["measure"])
         assert t.index is not None and t.n_entries > 2 * lk.BLOCK or meta["measure"] == "nDCG(b=10)@13"

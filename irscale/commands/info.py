@@ -30,6 +30,10 @@ TIE_METHODS = {
     "exact-integer+implicit-lexicographic":
         "every run has a value of its own and value order is the lexicographic order of the runs (proven "
         "from the measure's weights): the table is the identity and stores no entries.",
+    "oracle:exact-integer":
+        "a rank oracle: no table is stored; ranks are counted on demand over the measure's groups of ranks "
+        "(one distinct value per tuple of group options), pairs within the float error of a query decided "
+        "with exact integer keys.",
     "exact-fraction":
         "each run's value computed as an exact fraction (integer numerator and denominator): ties and "
         "order decided in exact rational arithmetic.",
@@ -50,6 +54,11 @@ def tie_method_text(method: str) -> str:
     """What the tie method ``method`` of a table certificate means, in a sentence or two."""
     if method in TIE_METHODS:
         return TIE_METHODS[method]
+    if method.startswith("oracle:"):
+        return ("a rank oracle: no table is stored; ranks are counted on demand over the measure's groups of ranks "
+                "(one distinct value per tuple of group sums, as long as 1 and the logarithm ratios are linearly "
+                "independent over the rationals), pairs within the float error of a query decided with exact keys "
+                "and mpmath. " + tie_method_text(method.removeprefix("oracle:")))
     match = _FORMAL_LOG.fullmatch(method)
     if match:
         return (f"values are rational combinations of fixed logarithms (DCG discounts, OIE, ...): equal "
@@ -83,6 +92,8 @@ def _by_rb(table: dict) -> list[int]:
 
 def _gap(table: dict) -> str:
     gap, exact = float(table["min_gap"]), str(table.get("min_gap_exact", ""))
+    if table.get("layout") == "oracle":
+        return "not enumerated"
     if not math.isfinite(gap):
         return "none (1 value)"
     text = f"{gap:.3g}"
@@ -95,6 +106,7 @@ def _row(t: dict) -> list[str]:
     ties = t["tie_method"] + (f", {t['redecided']} re-decided" if t.get("redecided", 0) else "")
     seconds = t.get("build_seconds", -1)
     return [t["name"], str(t["n_runs"]), str(t["n_distinct"]),
+            "0 (oracle)" if t.get("layout") == "oracle" else
             str(t["n_entries"]) + (" (implicit)" if t.get("implicit") else ""),
             ties, f"{t['error_bound']:.2g}", _gap(t), f"{seconds:.1f}" if seconds >= 0 else "-"]
 

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from irscale.errors import IrscaleWarning, MeasureError
+from irscale.errors import IrscaleWarning, MeasureError, OracleListError
 from irscale.scales.analysis import spacing_kernels as sk
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.scale import Scale
@@ -258,7 +258,14 @@ def store_spacing(store: Store | str | os.PathLike, measures: Iterable[str] | No
             warnings.warn(f"{what} left out of the spacing statistics: its values are not all finite",
                           IrscaleWarning, stacklevel=2)
             continue
-        d = spacing_stats(s, chunk)
+        try:
+            d = spacing_stats(s, chunk)
+        except OracleListError as e:
+            if not every:
+                raise
+            warnings.warn(f"{table_name(str(m), table_rb)} left out of the spacing statistics: {e}", IrscaleWarning,
+                          stacklevel=2)
+            continue
         if table_rb is not None:
             d["table"] = table_name(str(m), table_rb)
         out.append(d)

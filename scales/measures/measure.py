@@ -376,7 +376,7 @@ class Measure:
     def grouping(self) -> Any:
         """The rank grouping of this measure (:class:`~irscale.scales.measures.groups.Grouping`),
         or a string saying why it has none (then it has no rank oracle)."""
-        return f"{self.name} has no rank oracle (its values are not sums of independent parts of the ranking)"
+        return "its values are not sums of independent parts of the ranking"
 
     def oracle_reason(self) -> str | None:
         """Why this measure has no rank oracle, or None when it has one."""

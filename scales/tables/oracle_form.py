@@ -86,19 +86,46 @@ def compare_words(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class Side:
     """Entries of one side in one view, sorted by ``s`` (see the module docstring).
     ``code``: the entry's mixed-radix code over the side's groups (first group most
-    significant), digit = item index; ``options``: per group, the option of each item."""
+    significant), digit = the group's item; per group, ``options`` (the option of each
+    item), ``item_keys`` (uint64 words of each item's partial key) and ``item_first``
+    (each item's smallest run id part). Keys and run ids of entries are decoded from their
+    codes when asked for (:meth:`keys_at`, :meth:`first_at`): sides of 2^24 entries keep
+    25 bytes each."""
 
     s: np.ndarray
     c: np.ndarray
     w: np.ndarray
-    keys: np.ndarray
-    first_id: np.ndarray
     code: np.ndarray
     radices: list[int]
     options: list[np.ndarray]
+    item_keys: list[np.ndarray]
+    item_first: list[np.ndarray]
 
     def __len__(self) -> int:
         return self.s.shape[0]
+
+    def digits(self, pos: np.ndarray) -> list[np.ndarray]:
+        """The item of every group of the entries at sorted positions ``pos``."""
+        rest = self.code[np.asarray(pos, np.int64)]
+        out = []
+        for radix in reversed(self.radices):
+            out.append(rest % radix)
+            rest = rest // radix
+        return out[::-1]
+
+    def keys_at(self, pos: np.ndarray, words: int) -> np.ndarray:
+        """Exact partial keys (uint64 words) of the entries at ``pos``."""
+        keys = np.zeros((np.asarray(pos).shape[0], words), np.uint64)
+        for keys_g, d in zip(self.item_keys, self.digits(pos)):
+            keys = add_words(keys, keys_g[d])
+        return keys
+
+    def first_at(self, pos: np.ndarray) -> np.ndarray:
+        """Smallest run id parts of the entries at ``pos`` (see :class:`RankGroup`)."""
+        out = np.zeros(np.asarray(pos).shape[0], np.int64)
+        for first_g, d in zip(self.item_first, self.digits(pos)):
+            out += first_g[d]
+        return out
 
 
 @dataclasses.dataclass
@@ -121,7 +148,7 @@ class Searchable:
     bmax_all: float
     full: dict = dataclasses.field(default_factory=dict)
 
-    def fullA(self, r: int) -> np.ndarray:
+    def full_a(self, r: int) -> np.ndarray:
         """Prefix sums over A of w_a * (weight of B's list for threshold r - c_a)."""
         got = self.full.get(r)
         if got is None:
@@ -136,7 +163,7 @@ class Searchable:
         ys = np.ascontiguousarray(ys, np.float64).reshape(-1)
         out = np.zeros(ys.shape[0], np.int64)
         A = self.A
-        ok.count_many(ys, strict, r, A.s, A.c, A.w, self.fullA(r), self.Bx, self.Bcw, self.WB, self.Boff, self.Bidx,
+        ok.count_many(ys, strict, r, A.s, A.c, A.w, self.full_a(r), self.Bx, self.Bcw, self.WB, self.Boff, self.Bidx,
                       self.Bidx_off, self.Bmin, self.Binv, self.T, self.bmin_all, self.bmax_all, out)
         return out
 
@@ -152,8 +179,8 @@ class Searchable:
         order = np.argsort(los, kind="stable")         # neighbouring queries read neighbouring entries
         lo_s, hi_s = los[order], his[order]
         A = self.A
-        args = (r, A.s, A.c, A.w, self.fullA(r), self.Bx, self.Bpos, self.Bcw, self.WB, self.Boff, self.Bidx, self.Bidx_off,
-                self.Bmin, self.Binv, self.T, self.bmin_all, self.bmax_all)
+        args = (r, A.s, A.c, A.w, self.full_a(r), self.Bx, self.Bpos, self.Bcw, self.WB, self.Boff, self.Bidx,
+                self.Bidx_off, self.Bmin, self.Binv, self.T, self.bmin_all, self.bmax_all)
         cap = SCAN_SLOTS
         counts = np.zeros(nq, np.int64)
         sizes = np.zeros(nq, np.int64)
@@ -226,6 +253,10 @@ class OracleForm:
         with mpmath.workdps(MP_DIGITS):
             return float(raw)
 
+    def sort_keys(self, keys: list[int]) -> list[int]:
+        """Positions of ``keys`` in increasing order of their values (exactly)."""
+        return sorted(range(len(keys)), key=functools.cmp_to_key(lambda u, v: self.compare_keys(keys[u], keys[v])))
+
     def compare_keys(self, a: int, b: int) -> int:
         """-1, 0, 1: the order of the values of two exact keys (re-decided in MP_DIGITS
         digits for logarithmic keys; two different keys of values equal to that precision
@@ -263,66 +294,72 @@ class OracleForm:
             else:
                 rows.append((o, g.first[o][0], 1))
         opt = np.array([r[0] for r in rows], np.int64)
-        c = np.array([r[1] for r in rows], np.int64)
+        c = np.array([r[1] for r in rows], np.int16) if self.rb_dependent else np.zeros(len(rows), np.int16)
         w = np.array([r[2] for r in rows], np.int64)
         keys = ints_to_words([g.keys[o] for o in opt], self.words)
         first = np.array([g.first[o][1] if self.rb_dependent else g.min_id[o] for o in opt], np.int64)
-        if not self.rb_dependent:
-            c[:] = 0
         return raws[opt], c, w, keys, first, opt
 
     def _side(self, idx: list[int], runs: bool) -> Side:
         s = np.zeros(1)
-        c = np.zeros(1, np.int64)
+        c = np.zeros(1, np.int16)
         w = np.ones(1, np.int64)
-        keys = np.zeros((1, self.words), np.uint64)
-        first = np.zeros(1, np.int64)
-        radices, options = [], []
+        code = np.zeros(1, np.int64)
+        radices, options, item_keys, item_first = [], [], [], []
         for i in idx:
             gs, gc, gw, gk, gf, opt = self._items(i, runs)
+            m = len(gs)
             s = (s[:, None] + gs[None, :]).reshape(-1)
             c = (c[:, None] + gc[None, :]).reshape(-1)
-            w = (w[:, None] * gw[None, :]).reshape(-1)
-            keys = add_words(keys[:, None, :], gk[None, :, :]).reshape(-1, self.words)
-            first = (first[:, None] + gf[None, :]).reshape(-1)
-            radices.append(len(gs))
+            if (gw != 1).any() or (w != 1).any():
+                w = (w[:, None] * gw[None, :]).reshape(-1)
+            else:
+                w = np.ones(s.shape[0], np.int64)
+            code = (code[:, None] * m + np.arange(m)[None, :]).reshape(-1)
+            radices.append(m)
             options.append(opt)
+            item_keys.append(gk)
+            item_first.append(gf)
         order = np.argsort(s)
-        return Side(s[order], c[order], w[order], keys[order], first[order], order.astype(np.int64), radices,
-                    options)
+        return Side(s[order], c[order], w[order], code[order], radices, options, item_keys, item_first)
 
     def _searchable(self, runs: bool) -> Searchable:
-        A, B = self._side(self.a_groups, runs), self._side(self.b_groups, runs)
-        T = int(B.c.max()) if self.rb_dependent and len(B) else 0
-        unit = bool((B.w == 1).all())
-        xs, pos, cws, totals, idxs, bmins, binvs = [], [], [], [], [], [], []
-        for t in range(T + 1):
-            sel = np.flatnonzero(B.c <= t)
-            x = B.s[sel]
-            idx, xmin, inv = ok.bucket_index(x, max(1, x.shape[0] // BUCKET_ENTRIES))
-            w = np.cumsum(B.w[sel])
-            xs.append(x)
-            pos.append(sel.astype(np.int32))
-            if not unit:
-                cws.append(np.concatenate(([0], w[:-1])).astype(np.int64))
-            totals.append(int(w[-1]) if w.size else 0)
-            idxs.append(idx.astype(np.int32))
-            bmins.append(xmin)
-            binvs.append(inv)
-        Boff = np.concatenate(([0], np.cumsum([x.shape[0] for x in xs]))).astype(np.int64)
-        Bidx_off = np.concatenate(([0], np.cumsum([i.shape[0] for i in idxs]))).astype(np.int64)
-        return Searchable(A, B, T, np.concatenate(xs), np.concatenate(pos),
-                          np.concatenate(cws) if cws else np.zeros(0, np.int64), np.array(totals, np.int64), Boff,
-                          np.concatenate(idxs), Bidx_off, np.array(bmins, np.float64), np.array(binvs, np.float64),
-                          float(B.s.min()) if len(B) else 0.0, float(B.s.max()) if len(B) else 0.0)
+        return searchable(self._side(self.a_groups, runs), self._side(self.b_groups, runs), self.rb_dependent)
 
     # -- pairs -------------------------------------------------------------------------------
     def pair_keys(self, view: Searchable, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
         """Exact keys (uint64 words) of pairs (A entry, B entry)."""
-        return add_words(view.A.keys[pa], view.B.keys[pb])
+        return add_words(view.A.keys_at(pa, self.words), view.B.keys_at(pb, self.words))
 
     def pair_ints(self, view: Searchable, pa: np.ndarray, pb: np.ndarray) -> list[int]:
         return words_to_ints(self.pair_keys(view, pa, pb))
+
+
+def searchable(A: Side, B: Side, rb_dependent: bool) -> Searchable:
+    """The kernels' arrays of two sides: B as one list per count threshold 0..T (T = 0
+    for measures without recall base) with a bucket index each."""
+    T = int(B.c.max()) if rb_dependent and len(B) else 0
+    unit = bool((B.w == 1).all())
+    xs, pos, cws, totals, idxs, bmins, binvs = [], [], [], [], [], [], []
+    for t in range(T + 1):
+        sel = np.flatnonzero(B.c <= t) if T else np.arange(len(B))
+        x = B.s[sel]
+        idx, xmin, inv = ok.bucket_index(x, max(1, x.shape[0] // BUCKET_ENTRIES))
+        w = np.cumsum(B.w[sel])
+        xs.append(x)
+        pos.append(sel.astype(np.int32))
+        if not unit:
+            cws.append(np.concatenate(([0], w[:-1])).astype(np.int64))
+        totals.append(int(w[-1]) if w.size else 0)
+        idxs.append(idx.astype(np.int32))
+        bmins.append(xmin)
+        binvs.append(inv)
+    Boff = np.concatenate(([0], np.cumsum([x.shape[0] for x in xs]))).astype(np.int64)
+    Bidx_off = np.concatenate(([0], np.cumsum([i.shape[0] for i in idxs]))).astype(np.int64)
+    return Searchable(A, B, T, np.concatenate(xs), np.concatenate(pos),
+                      np.concatenate(cws) if cws else np.zeros(0, np.int64), np.array(totals, np.int64), Boff,
+                      np.concatenate(idxs), Bidx_off, np.array(bmins, np.float64), np.array(binvs, np.float64),
+                      float(B.s.min()) if len(B) else 0.0, float(B.s.max()) if len(B) else 0.0)
 
 
 def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], rb_dependent: bool, views: int

@@ -25,7 +25,6 @@ Stored: attributes only (``oracle_groups``: the number of options of every group
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -34,7 +33,7 @@ import numpy as np
 
 from irscale.enumerate.split_kernels import popcount_ids
 from irscale.enumerate.words import words_to_ints
-from irscale.errors import CorruptStoreError, RunError
+from irscale.errors import CorruptStoreError, OracleListError, RunError
 from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.measure import Measure, RecallBase
@@ -45,10 +44,6 @@ from irscale.scales.tables.scale import BLOCK_VALUES, BuildSettings, Scale, Tabl
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
-
-
-class OracleListError(ValueError):
-    """Raised when an oracle is asked to list more distinct values than it lists."""
 
 
 @dataclasses.dataclass(kw_only=True)
@@ -146,15 +141,14 @@ class OracleScale(Scale):
                     i += 1
                     members = list(range(lo, hi + 1))
                     ks = _keys_int(keys[members])
-                    srt = sorted(range(len(members)), key=functools.cmp_to_key(
-                        lambda x, y: form.compare_keys(ks[x], ks[y])))
+                    srt = form.sort_keys(ks)
                     perm[lo:hi + 1] = [members[j] for j in srt]
                 pa, pb, s, keys = pa[perm], pb[perm], s[perm], keys[perm]
             elif close.size:
                 perm = np.lexsort(tuple(keys[:, j] for j in range(keys.shape[1] - 1, -1, -1)))
                 pa, pb, keys = pa[perm], pb[perm], keys[perm]
             values = self.measure.spec.float_values(keys, self.rb)
-            reps = D.A.first_id[pa] + D.B.first_id[pb]
+            reps = D.A.first_at(pa) + D.B.first_at(pb)
             counts = self._list_counts(pa, pb)
             self._listed = (np.asarray(values, np.float64), counts, reps)
         return self._listed
@@ -320,7 +314,7 @@ class OracleScale(Scale):
             M = 2 * form.margin
             n0, pa, pb = D.count_band(y - M, y + M, self.r)
             ks = form.pair_ints(D, pa, pb)
-            order = sorted(range(len(ks)), key=functools.cmp_to_key(lambda u, v: form.compare_keys(ks[u], ks[v])))
+            order = form.sort_keys(ks)
             j = order[rank - n0 - 1]
             out[i] = form.pair_keys(D, pa[j:j + 1], pb[j:j + 1])[0]
         return out

@@ -12,7 +12,6 @@ from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import FormalLogKey, log_discount
 from irscale.scales.measures.params import GAINS, REQUIRED, Param
 
-
 #: Why the rank groups of logarithmic discounts give distinct values (oracle certificates).
 LOG_GROUPS = ("groups of ranks whose discounts are rational multiples of one ln(b)/ln(m): distinct tuples of group "
               "sums are distinct values when 1 and the ln(b)/ln(m) are linearly independent over the rationals "

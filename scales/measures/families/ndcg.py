@@ -41,7 +41,7 @@ class nDCG(KeyMeasure):  # noqa: N801  (the measure's own name)
         fewest relevant documents are at most RB. Graded recall bases (count vectors per
         grade) have no oracle yet."""
         if self.levels != 2:
-            return "graded normalised measures have no rank oracle (recall bases per grade): build their tables"
+            return "its recall bases are per-grade count vectors, which rank oracles do not count: build its tables"
         return Grouping(self.spec.coordinate_groups(self.levels, self.n), LOG_GROUPS, False)
 
 

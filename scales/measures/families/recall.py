@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from irscale.scales.measures.aliases import OtherName
-from irscale.scales.measures.families.precision import count_grouping, BINARY_PARAMS, binary_reader, count_key
+from irscale.scales.measures.families.precision import BINARY_PARAMS, binary_reader, count_grouping, count_key
 from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import AdditiveKey

@@ -123,6 +123,6 @@ class RR(KeyMeasure):
     def rank_grouping(self) -> Grouping | str:
         """Binary RR: one group, the rank of the first relevant document (its key)."""
         if self.levels != 2:
-            return "graded RR has no rank oracle (its table has N + 1 values: build it)"
+            return "graded RR is not counted by rank oracles (its table has N + 1 values: build it)"
         return Grouping((first_relevant_group(self.n),), "one group: the key is the rank of the first relevant "
                         "document", True)

@@ -1,0 +1,265 @@
+"""Rank oracles (issue 15): scales counted on demand, checked against brute force
+(tests/oracle_reference.py: every run scored from the definitions with fractions and
+50-digit mpmath) and against the tables, for every run and every recall base; K against
+closed forms; the store's tiny oracle entries; N up to 40."""
+from fractions import Fraction
+
+import h5py
+import numpy as np
+import oracle_reference as ref
+import pytest
+from click.testing import CliRunner
+
+import irscale
+from irscale.cli import cli
+from irscale.errors import CorruptStoreError, MeasureError, OracleListError
+from irscale.scales.tables import oracle_form, oracles
+from irscale.scales.tables.scale import AMBIGUOUS, FOUND, NOT_A_VALUE
+
+#: (measure, reference value function, levels): every family with a rank oracle.
+REFERENCES = [
+    ("RBP(p=0.8)@{n}", ref.rbp(Fraction(4, 5)), 2),
+    ("RBP(p=0.6)@{n}", ref.rbp(Fraction(3, 5)), 2),
+    ("DCG(b=2)@{n}", ref.dcg(2), 2),
+    ("DCG(b=3)@{n}", ref.dcg(3), 2),
+    ("DCG(b=10)@{n}", ref.dcg(10), 2),
+    ("nDCG(b=2)@{n}", ref.ndcg(2), 2),
+    ("nDCG(b=10)@{n}", ref.ndcg(10), 2),
+    ("nDCG_trec@{n}", ref.ndcg_trec(), 2),
+    ("P@{n}", ref.precision(), 2),
+    ("R@{n}", ref.recall(), 2),
+    ("F1@{n}", ref.f1(), 2),
+    ("RR@{n}", ref.rr(), 2),
+]
+
+
+def _oracle(name, rb):
+    return irscale.scale(name, rb=rb, layout="oracle")
+
+
+def _check_against(scale, values, counts, ranks, mids, first, feasible_ids):
+    assert scale.k == len(values) and scale.n_runs == sum(counts)
+    got = scale.rank_ids(feasible_ids)
+    assert got.tolist() == [ranks[i] for i in feasible_ids]
+    assert np.allclose(scale.midranks_of_ranks(got), [mids[i] for i in feasible_ids])
+    assert scale.counts.tolist() == counts
+    assert scale.representatives.tolist() == first
+    assert np.allclose(scale.values, values, rtol=1e-13, atol=1e-15)
+    assert scale.rank(scale.values).tolist() == list(range(1, scale.k + 1))
+
+
+@pytest.mark.parametrize("name,value,levels", REFERENCES, ids=[r[0] for r in REFERENCES])
+def test_oracle_equals_brute_force(name, value, levels):
+    n = 10 if "DCG" in name else 12
+    name = name.format(n=n)
+    m = irscale.parse_measure(name)
+    for rb in (range(1, n + 2) if m.rb_dependent else [None]):
+        values, counts, ranks, mids, first = ref.reference_scale(value, n, levels, rb)
+        ids = np.array([i for i, r in enumerate(ranks) if r], np.int64)
+        _check_against(_oracle(name, rb), values, counts, ranks, mids, first, ids)
+
+
+@pytest.mark.parametrize("name,value,n,levels", [
+    ("DCG(b=2,gains=(0,1,3))@6", ref.dcg(2, (0, 1, 3)), 6, 3),
+    ("RBP(gains=(0,1,3),p=0.8)@6", ref.rbp(Fraction(4, 5), (0, 1, 3)), 6, 3),
+    ("DCG(b=3,gains=(0,2,3,5))@5", ref.dcg(3, (0, 2, 3, 5)), 5, 4),
+])
+def test_graded_oracles_equal_brute_force(name, value, n, levels):
+    values, counts, ranks, mids, first = ref.reference_scale(value, n, levels)
+    _check_against(_oracle(name, None), values, counts, ranks, mids, first, np.arange(levels ** n))
+
+
+def test_graded_rbp_with_gains_congruent_modulo_c_has_no_oracle():
+    """gains 0 and 2 with p = 1/2 (c = 2): (0, 2) and (1, 0) share a value, so runs are not
+    values; the oracle is refused with the reason and the table serves."""
+    m = irscale.parse_measure("RBP(gains=(0,1,2),p=0.5)@3")
+    assert "oracle" not in m.layouts and "multiple of c = 2" in m.oracle_reason()
+    with pytest.raises(MeasureError, match="no rank oracle"):
+        irscale.scale(m, layout="oracle")
+    values, counts, *_ = ref.reference_scale(ref.rbp(Fraction(1, 2), (0, 1, 2)), 3, 3)
+    assert irscale.scale(m).counts.tolist() == counts and max(counts) > 1
+
+
+@pytest.mark.parametrize("n", [12])
+@pytest.mark.parametrize("family", ["RBP(p=0.8)", "RBP(p=0.9)", "DCG(b=2)", "DCG(b=10)", "nDCG(b=2)", "nDCG(b=10)",
+                                    "nDCG_trec", "P", "R", "F1", "RR"])
+def test_oracle_equals_table_for_every_run_and_recall_base(family, n):
+    _oracle_equals_table(f"{family}@{n}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["RBP(p=0.8)@20", "DCG(b=2)@20", "nDCG(b=2)@20", "DCG(b=10)@20", "nDCG(b=10)@20"])
+def test_oracle_equals_table_at_n20(name):
+    _oracle_equals_table(name)
+
+
+def _oracle_equals_table(name):
+    m = irscale.parse_measure(name)
+    ids = np.arange(m.id_count())
+    relevant = np.array([bin(i).count("1") for i in range(m.id_count())]) if m.rb_dependent else None
+    for rb in (range(1, m.n + 2) if m.rb_dependent else [None]):
+        o, t = _oracle(name, rb), irscale.scale(name, rb=rb, layout="table")
+        feasible = ids if rb is None else ids[relevant <= rb]
+        assert o.k == t.k and o.n_runs == t.n_runs
+        ro, rt = o.rank_ids(feasible), t.rank_ids(feasible)
+        assert np.array_equal(ro, rt)
+        assert np.array_equal(o.midranks_of_ranks(ro), t.midranks_of_ranks(rt))
+        if o.k <= oracle_form.LIST_LIMIT:
+            assert np.array_equal(o.counts, t.counts) and np.array_equal(o.representatives, t.representatives)
+
+
+def test_unlisted_paths_equal_the_listed_ones(monkeypatch):
+    """With listing switched off, ranks of values, values of ranks (selection) and mid-ranks
+    (runs view) are computed by counting and equal the listed results."""
+    listed = {rb: _oracle("nDCG(b=2)@10", rb) for rb in (3, 10)}
+    expect = {rb: (s.values.copy(), s.midranks.copy()) for rb, s in listed.items()}
+    monkeypatch.setattr(oracles, "LIST_LIMIT", 0)
+    for rb, (values, mids) in expect.items():
+        s = oracles.oracle_table(irscale.parse_measure("nDCG(b=2)@10")).scale(rb)
+        q = np.arange(1, s.k + 1)
+        assert np.allclose(s.values_of_ranks(q), values, rtol=1e-14)
+        assert np.array_equal(s.midranks_of_ranks(q), mids)
+        assert s.rank(values).tolist() == q.tolist()
+        with pytest.raises(OracleListError, match="--layout table"):
+            _ = s.values
+
+
+def test_value_lookups_say_what_they_found():
+    s = _oracle("DCG(b=2)@10", None)
+    v = s.values
+    gap = np.diff(v)
+    i = int(np.argmax(gap))
+    got = s.lookup([v[3], (v[i] + v[i + 1]) / 2, v[-1] * 2, np.nan])
+    assert got.status.tolist() == [FOUND, NOT_A_VALUE, NOT_A_VALUE, 3] and got.ranks[0] == 4
+    j = int(np.argmin(gap))
+    wide = s.lookup([v[j]], atol=float(gap[j]) * 2)
+    assert wide.status[0] == AMBIGUOUS
+
+
+@pytest.mark.parametrize("name,k", [("DCG(b=2)@30", 3 * 2 ** 28), ("DCG(b=10)@30", 11 * 2 ** 20),
+                                    ("DCG(b=10)@40", 11 * 2 ** 30), ("RBP(p=0.8)@40", 2 ** 40), ("P@40", 41),
+                                    ("RR@40", 41), ("DCG(b=2)@16", 3 * 2 ** 14)])
+def test_k_equals_the_closed_forms(name, k):
+    assert irscale.parse_measure(name).grouping().k == k
+    assert _oracle(name, None if "R@" not in name or "RR" in name else 40).k == k
+
+
+def test_k_of_dcg_b2_at_40_from_the_groups_by_hand():
+    """DCG(b=2)@40: the ranks 1, 2, 4, 8, 16, 32 (discounts 1, 1, 1/2, 1/3, 1/4, 1/5) give
+    the rational group; 3, 9, 27; 5, 25; 6, 36 groups of distinct sums; 27 single ranks."""
+    from itertools import combinations
+    rational = [Fraction(1), Fraction(1), Fraction(1, 2), Fraction(1, 3), Fraction(1, 4), Fraction(1, 5)]
+    sums = {sum(c, Fraction(0)) for r in range(7) for c in combinations(rational, r)}
+    assert _oracle("DCG(b=2)@40", None).k == len(sums) * 8 * 4 * 4 * 2 ** 27
+
+
+@pytest.mark.parametrize("n", [33, 40])
+def test_closed_form_measures_beyond_tables(n):
+    rng = np.random.default_rng(n)
+    runs = (rng.random((50, n)) < 0.4).astype(np.uint8)
+    runs[0] = 0
+    rel = runs.sum(axis=1)
+    assert _oracle(f"P@{n}", None).rank_runs(runs).tolist() == (rel + 1).tolist()
+    rb = 45
+    assert _oracle(f"R@{n}", rb).rank_runs(runs).tolist() == (rel + 1).tolist()
+    first = np.where(rel > 0, np.argmax(runs, axis=1) + 1, 0)
+    want = np.where(first > 0, n + 2 - first, 1)
+    assert _oracle(f"RR@{n}", None).rank_runs(runs).tolist() == want.tolist()
+    assert irscale.parse_measure(f"AP@{n}").scales_reason().startswith("scales exist up to N = 32")
+
+
+def test_rbp_at_40_orders_runs_by_their_exact_values():
+    """Every run of binary RBP(p=0.8)@40 has a value of its own: ranks of sampled runs are
+    ordered as their exact values, 1 for the empty run and 2^40 for the full one."""
+    s = _oracle("RBP(p=0.8)@40", None)
+    rng = np.random.default_rng(7)
+    runs = (rng.random((300, 40)) < 0.5).astype(np.uint8)
+    runs[0], runs[1] = 0, 1
+    ranks = s.rank_runs(runs)
+    exact = [ref.rbp(Fraction(4, 5))(tuple(r), None) for r in runs.tolist()]
+    order = sorted(range(len(exact)), key=exact.__getitem__)
+    assert all(ranks[a] < ranks[b] for a, b in zip(order, order[1:]))
+    assert ranks[0] == 1 and ranks[1] == 2 ** 40
+    # a run and the run after it in value order: the oracle counts the values between them
+    m = irscale.parse_measure("RBP(p=0.8)@40")
+    values = m.values_of_ids(m.ids_of_runs(runs))
+    assert s.rank(values[:2]).tolist() == [1, 2 ** 40]
+
+
+def test_dcg_at_40_ranks_agree_with_exact_order():
+    s = _oracle("DCG(b=2)@40", None)
+    rng = np.random.default_rng(8)
+    runs = (rng.random((200, 40)) < 0.3).astype(np.uint8)
+    ranks = s.rank_runs(runs)
+    exact = [ref.dcg(2)(tuple(r), None) for r in runs.tolist()]
+    order = sorted(range(len(exact)), key=exact.__getitem__)
+    for a, b in zip(order, order[1:]):
+        same = abs(exact[a] - exact[b]) < 1e-40
+        assert (ranks[a] == ranks[b]) if same else ranks[a] < ranks[b]
+
+
+# -- the store ---------------------------------------------------------------------------------------
+def test_store_keeps_oracles_as_attributes(tmp_path):
+    path = tmp_path / "o.h5"
+    names = "RBP(p=0.8)@12,DCG(b=2)@12,nDCG(b=2)@12,AP@8"
+    store = irscale.build_store(path, names)
+    layouts = {t["measure"]: t["layout"] for t in store.tables()}
+    assert layouts == {"RBP(p=0.8)@12": "oracle", "DCG(b=2)@12": "oracle", "nDCG(b=2)@12": "oracle",
+                       "AP@8": "entries"}
+    with h5py.File(path, "r") as f:
+        for g in f["tables"].values():
+            if g.attrs["layout"] == "oracle":
+                assert len(g) == 0               # no datasets
+    for rb in (1, 5, 12, 20):
+        a, b = store.scale("nDCG(b=2)@12", rb=rb), irscale.scale("nDCG(b=2)@12", rb=rb, layout="table")
+        assert a.k == b.k and np.array_equal(a.rank_ids(np.arange(64)[[bin(i).count("1") <= rb
+                                                                       for i in range(64)]]),
+                                             b.rank_ids(np.arange(64)[[bin(i).count("1") <= rb
+                                                                       for i in range(64)]]))
+    meta = {t["measure"]: t for t in store.tables()}["nDCG(b=2)@12"]
+    assert meta["distinct_by_rb"] == str([irscale.scale("nDCG(b=2)@12", rb=r).k for r in range(1, 13)]).replace(
+        "'", "")
+    # an explicit --layout table replaces the oracle with a table, and back
+    store = irscale.build_store(path, "DCG(b=2)@12", layout="table")
+    assert store.layout_of("DCG(b=2)@12") == "entries"
+    store = irscale.build_store(path, "DCG(b=2)@12", layout="oracle")
+    assert store.layout_of("DCG(b=2)@12") == "oracle"
+
+
+@pytest.mark.parametrize("attr,value,problem", [
+    ("n_distinct", 7, "n_distinct=7"),
+    ("oracle_groups", "[2, 2]", "oracle_groups"),
+    ("distinct_by_rb", "[1, 2]", "distinct_by_rb"),
+])
+def test_tampered_oracle_entries_are_refused(tmp_path, attr, value, problem):
+    path = tmp_path / "o.h5"
+    irscale.build_store(path, "nDCG(b=2)@8")
+    with h5py.File(path, "a") as f:
+        g = f["tables"]["nDCG(b=2)@8"]
+        g.attrs[attr] = value
+        g.attrs["n_entries"] = 7 if attr == "n_distinct" else g.attrs["n_entries"]
+    with pytest.raises(CorruptStoreError) as info:
+        irscale.open_store(path).scale("nDCG(b=2)@8", rb=3)
+    assert "nDCG(b=2)@8" in str(info.value)
+
+
+def test_an_oracle_for_a_measure_without_one_is_refused(tmp_path):
+    path = tmp_path / "o.h5"
+    irscale.build_store(path, "AP@6")
+    with h5py.File(path, "a") as f:
+        f["tables"]["AP@6"].attrs["layout"] = "oracle"
+    with pytest.raises(CorruptStoreError, match="AP@6 is corrupt"):
+        irscale.open_store(path).scale("AP@6", rb=3)
+
+
+def test_cli_build_layouts_and_spacing_refusal(tmp_path):
+    out = tmp_path / "t.h5"
+    r = CliRunner().invoke(cli, ["build", "-m", "DCG(b=2)@24,AP@6", "--out", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["build", "-m", "AP@6", "--layout", "oracle", "--out", str(out), "-q"])
+    assert isinstance(r.exception, MeasureError)        # the installed command prints it in one line
+    assert str(r.exception) == "AP@6 has no rank oracle: its values are not sums of independent parts of the ranking"
+    r = CliRunner().invoke(cli, ["info", str(out)])
+    assert r.exit_code == 0 and "0 (oracle)" in r.output and "rank oracle" in r.output
+    r = CliRunner().invoke(cli, ["spacing", str(out), "-m", "DCG(b=2)@24"])
+    assert r.exit_code != 0 and "--layout table" in str(r.exception) + r.output + r.stderr
