@@ -20,8 +20,10 @@ Every table group has the attributes
 and the datasets of its layout, which owns them (:mod:`irscale.scales.tables.layouts`):
 ``entries`` (ids, counts, strata, index_raw, index_cum, and since version 4 block_sums;
 :mod:`irscale.scales.tables.entries`, :mod:`irscale.scales.tables.entry_table`),
-``implicit`` (none), ``fraction`` (num, den, counts; attr run_space) and ``formal``
-(keys, counts; attrs run_space, coords). Tables written before the ``layout`` attribute
+``implicit`` (none), ``fraction`` (num, den, counts; attr run_space), ``formal``
+(keys, counts; attrs run_space, coords) and ``oracle`` (none: rank oracles, attrs
+oracle_groups, the number of options of each group, and oracle_reason;
+:mod:`irscale.scales.tables.oracles`). Tables written before the ``layout`` attribute
 existed are ``entries`` tables, or ``implicit`` ones when their attr implicit is true.
 
 Checksums (version 4). ``digests`` is the JSON object ``{dataset: [dtype, shape,

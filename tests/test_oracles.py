@@ -114,8 +114,13 @@ def test_unlisted_paths_equal_the_listed_ones(monkeypatch):
     listed = {rb: _oracle("nDCG(b=2)@10", rb) for rb in (3, 10)}
     expect = {rb: (s.values.copy(), s.midranks.copy()) for rb, s in listed.items()}
     monkeypatch.setattr(oracles, "LIST_LIMIT", 0)
+    m = irscale.parse_measure("nDCG(b=2)@10")
     for rb, (values, mids) in expect.items():
-        s = oracles.oracle_table(irscale.parse_measure("nDCG(b=2)@10")).scale(rb)
+        s = oracles.oracle_table(m).scale(rb)
+        ids = np.flatnonzero([bin(i).count("1") <= rb for i in range(2 ** 10)])
+        ranks = s.rank_ids(ids)                    # remembers the keys of these ranks
+        assert np.array_equal(s.midranks_of_ranks(ranks), listed[rb].midranks_of_ranks(ranks))
+        s = oracles.oracle_table(m).scale(rb)      # nothing remembered: every rank selected
         q = np.arange(1, s.k + 1)
         assert np.allclose(s.values_of_ranks(q), values, rtol=1e-14)
         assert np.array_equal(s.midranks_of_ranks(q), mids)
@@ -263,3 +268,26 @@ def test_cli_build_layouts_and_spacing_refusal(tmp_path):
     assert r.exit_code == 0 and "0 (oracle)" in r.output and "rank oracle" in r.output
     r = CliRunner().invoke(cli, ["spacing", str(out), "-m", "DCG(b=2)@24"])
     assert r.exit_code != 0 and "--layout table" in str(r.exception) + r.output + r.stderr
+
+
+# -- transforms ------------------------------------------------------------------------------------
+def test_transform_from_an_oracle_store_equals_the_table_store(shared_data, tmp_path):
+    """TREC-8, 20 runs, RBP(p=0.8), DCG and nDCG at N = 14 (and P at 40, beyond tables): the
+    rank, scaled and mid-rank columns from oracles equal those from tables."""
+    trec8 = shared_data / "trec8"
+    runs = sorted((trec8 / "runs").iterdir())[:20]
+    names = "RBP(p=0.8)@14,DCG(b=2)@14,nDCG(b=2)@14,nDCG(b=10)@14"
+    oracle = irscale.build_store(tmp_path / "o.h5", names)
+    table = irscale.build_store(tmp_path / "t.h5", names, layout="table")
+    qrels = trec8 / "qrels.trec8.adhoc.txt"
+    for rb_scale in ("feasible", "common"):
+        a = irscale.transform(qrels, runs, names, oracle, midranks=True, rb_scale=rb_scale)
+        b = irscale.transform(qrels, runs, names, table, midranks=True, rb_scale=rb_scale)
+        assert len(a) == 20 * 50 * 4
+        for column in ("raw", "rank", "k", "scaled", "midrank", "n_runs"):
+            assert np.array_equal(a[column].to_numpy(), b[column].to_numpy(), equal_nan=True), column
+    deep = irscale.transform(qrels, runs[:3], "P@40,RR@40,RBP(p=0.8)@40", build_missing=True)
+    p = deep[deep["measure"] == "P@40"]
+    assert (p["rank"] == np.rint(p["raw"] * 40) + 1).all() and (p["k"] == 41).all()
+    rbp = deep[deep["measure"] == "RBP(p=0.8)@40"]
+    assert (rbp["k"] == 2 ** 40).all() and rbp["rank"].between(1, 2 ** 40).all()

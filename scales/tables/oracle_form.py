@@ -41,14 +41,20 @@ from irscale.scales.tables import oracle_kernels as ok
 LIST_LIMIT = 1 << 22
 #: Pairs per query a scan keeps in its first pass (queries with more are scanned again).
 SCAN_SLOTS = 4
-#: Memory the B side of one view may take (bytes; about 24 per entry per count threshold).
-B_BUDGET = 1 << 28
+#: Memory the lists of side B may take (bytes; about 14 per entry per count threshold).
+B_BUDGET = 1 << 30
+#: Count thresholds the split of a measure with a recall base plans for (recall bases up
+#: to 15; lists for bigger ones are built when asked for).
+SPLIT_LISTS = 15
+#: Batches of at least this many queries are counted in parallel (smaller ones in one
+#: thread: the parallel start-up of a fresh process costs more than it saves).
+PARALLEL_QUERIES = 2048
 #: Entries per bucket of the index of B's lists.
 BUCKET_ENTRIES = 2
 #: The split of a measure's groups into sides is chosen for this many queries ...
 SPLIT_QUERIES = 10_000
 #: ... and building a side entry costing this many visits of an entry by a query.
-SPLIT_BUILD = 2
+SPLIT_BUILD = 6
 #: Queries whose band holds more pairs than this are answered as ambiguous (value lookups
 #: with a tolerance that covers many distinct values).
 BAND_LIMIT = 1 << 16
@@ -128,43 +134,92 @@ class Side:
         return out
 
 
-@dataclasses.dataclass
-class Searchable:
-    """One view's arrays for the kernels: side A as it is, side B by count threshold."""
+class Lists:
+    """Side B as the kernels read it: one list per count threshold t = 0..T (the entries
+    with c <= t, sorted by value; T = 0 for measures without recall base), each with a
+    bucket index. Lists are built up to the thresholds asked for (a topic with recall base r
+    needs t <= r), so that nDCG at RB = 12 holds 13 lists, not N / 2."""
 
-    A: Side
-    B: Side
-    T: int
-    Bx: np.ndarray
-    Bpos: np.ndarray
-    Bcw: np.ndarray
-    WB: np.ndarray
-    Boff: np.ndarray
-    Bidx: np.ndarray
-    Bidx_off: np.ndarray
-    Bmin: np.ndarray
-    Binv: np.ndarray
-    bmin_all: float
-    bmax_all: float
-    full: dict = dataclasses.field(default_factory=dict)
+    def __init__(self, B: Side, rb_dependent: bool):
+        self.B = B
+        self.T_full = int(B.c.max()) if rb_dependent and len(B) else 0
+        self.unit = bool((B.w == 1).all())
+        self.bmin_all = float(B.s.min()) if len(B) else 0.0
+        self.bmax_all = float(B.s.max()) if len(B) else 0.0
+        self.T = -1
+
+    def ready(self, r: int) -> None:
+        """Build the lists up to threshold min(r, T_full) if they are not built yet."""
+        want = min(max(r, 0), self.T_full)
+        if want <= self.T:
+            return
+        B = self.B
+        xs, pos, cws, totals, idxs, bmins, binvs = [], [], [], [], [], [], []
+        for t in range(want + 1):
+            sel = np.flatnonzero(B.c <= t) if self.T_full else np.arange(len(B))
+            x = B.s[sel]
+            idx, xmin, inv = ok.bucket_index(x, max(1, x.shape[0] // BUCKET_ENTRIES))
+            w = np.cumsum(B.w[sel])
+            xs.append(x)
+            pos.append(sel.astype(np.int32))
+            if not self.unit:
+                cws.append(np.concatenate(([0], w[:-1])).astype(np.int64))
+            totals.append(int(w[-1]) if w.size else 0)
+            idxs.append(idx.astype(np.int32))
+            bmins.append(xmin)
+            binvs.append(inv)
+        self.Bx = np.concatenate(xs)
+        self.Bpos = np.concatenate(pos)
+        self.Bcw = np.concatenate(cws) if cws else np.zeros(0, np.int64)
+        self.WB = np.array(totals, np.int64)
+        self.Boff = np.concatenate(([0], np.cumsum([x.shape[0] for x in xs]))).astype(np.int64)
+        self.Bidx = np.concatenate(idxs)
+        self.Bidx_off = np.concatenate(([0], np.cumsum([i.shape[0] for i in idxs]))).astype(np.int64)
+        self.Bmin, self.Binv = np.array(bmins, np.float64), np.array(binvs, np.float64)
+        self.T = want
+
+
+class Searchable:
+    """One view's arrays for the kernels: side A as it is, side B as :class:`Lists`
+    (shared by the two views when B's entries are the same in both)."""
+
+    def __init__(self, A: Side, lists: Lists):
+        self.A, self.lists = A, lists
+        self.full: dict = {}
+
+    @property
+    def B(self) -> Side:  # noqa: N802  (the sides are A and B throughout)
+        return self.lists.B
+
+    @property
+    def T(self) -> int:  # noqa: N802  (the largest count threshold, T in the kernels)
+        return self.lists.T
 
     def full_a(self, r: int) -> np.ndarray:
         """Prefix sums over A of w_a * (weight of B's list for threshold r - c_a)."""
         got = self.full.get(r)
         if got is None:
+            L = self.lists
             t = r - self.A.c
-            per = np.where(t >= 0, self.A.w * self.WB[np.clip(t, 0, self.T)], 0)
+            per = np.where(t >= 0, self.A.w * L.WB[np.clip(t, 0, L.T)], 0)
             got = np.concatenate(([0], np.cumsum(per))).astype(np.int64)
             self.full[r] = got
         return got
+
+    def _args(self, r: int, band: bool) -> tuple:
+        L = self.lists
+        L.ready(r)
+        A = self.A
+        return ((r, A.s, A.c, A.w, self.full_a(r), L.Bx) + ((L.Bpos,) if band else ())
+                + (L.Bcw, L.WB, L.Boff, L.Bidx, L.Bidx_off, L.Bmin, L.Binv, L.T, L.bmin_all, L.bmax_all))
 
     def count(self, ys: np.ndarray, strict: bool, r: int) -> np.ndarray:
         """count(y) of :mod:`~irscale.scales.tables.oracle_kernels` for every bound."""
         ys = np.ascontiguousarray(ys, np.float64).reshape(-1)
         out = np.zeros(ys.shape[0], np.int64)
-        A = self.A
-        ok.count_many(ys, strict, r, A.s, A.c, A.w, self.full_a(r), self.Bx, self.Bcw, self.WB, self.Boff, self.Bidx,
-                      self.Bidx_off, self.Bmin, self.Binv, self.T, self.bmin_all, self.bmax_all, out)
+        args = self._args(r, False)
+        kernel = ok.count_many if ys.shape[0] >= PARALLEL_QUERIES else ok.count_serial
+        kernel(ys, strict, *args, out)
         return out
 
     def scan(self, los: np.ndarray, his: np.ndarray, r: int, limit: int = BAND_LIMIT
@@ -178,15 +233,14 @@ class Searchable:
         nq = los.shape[0]
         order = np.argsort(los, kind="stable")         # neighbouring queries read neighbouring entries
         lo_s, hi_s = los[order], his[order]
-        A = self.A
-        args = (r, A.s, A.c, A.w, self.full_a(r), self.Bx, self.Bpos, self.Bcw, self.WB, self.Boff, self.Bidx,
-                self.Bidx_off, self.Bmin, self.Binv, self.T, self.bmin_all, self.bmax_all)
+        args = self._args(r, True)
+        scan = ok.scan_many if nq >= PARALLEL_QUERIES else ok.scan_serial
         cap = SCAN_SLOTS
         counts = np.zeros(nq, np.int64)
         sizes = np.zeros(nq, np.int64)
         pa = np.zeros(nq * cap, np.int64)
         pb = np.zeros(nq * cap, np.int64)
-        ok.scan_many(lo_s, hi_s, *args, cap, counts, sizes, pa, pb)
+        scan(lo_s, hi_s, *args, cap, counts, sizes, pa, pb)
         over = sizes > limit
         redo = np.flatnonzero((sizes > cap) & ~over)
         kept = np.where(over, 0, sizes)
@@ -195,7 +249,7 @@ class Searchable:
             big = int(sizes[redo].max())
             c2, s2 = np.zeros(redo.size, np.int64), np.zeros(redo.size, np.int64)
             a2, b2 = np.zeros(redo.size * big, np.int64), np.zeros(redo.size * big, np.int64)
-            ok.scan_many(lo_s[redo], hi_s[redo], *args, big, c2, s2, a2, b2)
+            scan(lo_s[redo], hi_s[redo], *args, big, c2, s2, a2, b2)
             pa, pb = np.concatenate((pa, a2)), np.concatenate((pb, b2))
             offset[redo] = nq * cap + np.arange(redo.size, dtype=np.int64) * big
         inv = np.empty(nq, np.int64)                          # back to the callers' order
@@ -231,11 +285,12 @@ class OracleForm:
         spans = [float(r.max() - r.min()) for r in raws]
         order = sorted(range(len(groups)), key=lambda i: (-spans[i], i))
         self.same_views = all(len(runs) == 1 and next(iter(runs.values())) == 1 for g in groups for runs in g.runs)
-        a_groups = _split(groups, raws, order, measure.rb_dependent, 1 if self.same_views else 2)
+        a_groups = _split(groups, raws, order, measure.rb_dependent)
         if a_groups is None:
             raise MeasureError(f"{measure}: a rank oracle would need more than {SIDE_LIMIT} entries per side")
         b_groups = [i for i in order if i not in a_groups]
         self.a_groups, self.b_groups = sorted(a_groups), sorted(b_groups)
+        self.same_b = all(_single(groups[i]) for i in b_groups)
         self._groups, self._raws = groups, raws
         self._views: dict[str, Searchable] = {}
         smax = sum(float(r.max()) for r in raws)
@@ -275,12 +330,18 @@ class OracleForm:
 
     # -- sides -----------------------------------------------------------------------------
     def view(self, name: str) -> Searchable:
-        """The ``"distinct"`` or ``"runs"`` view (built on first use)."""
+        """The ``"distinct"`` or ``"runs"`` view (built on first use; the runs view shares
+        B's lists with the distinct view when B's groups have one realisation per option)."""
         if name == "runs" and self.same_views:
             name = "distinct"
         got = self._views.get(name)
         if got is None:
-            got = self._searchable(name == "runs")
+            runs = name == "runs"
+            A = self._side(self.a_groups, runs)
+            if runs and self.same_b:
+                got = Searchable(A, self.view("distinct").lists)
+            else:
+                got = searchable(A, self._side(self.b_groups, runs), self.rb_dependent)
             self._views[name] = got
         return got
 
@@ -323,9 +384,6 @@ class OracleForm:
         order = np.argsort(s)
         return Side(s[order], c[order], w[order], code[order], radices, options, item_keys, item_first)
 
-    def _searchable(self, runs: bool) -> Searchable:
-        return searchable(self._side(self.a_groups, runs), self._side(self.b_groups, runs), self.rb_dependent)
-
     # -- pairs -------------------------------------------------------------------------------
     def pair_keys(self, view: Searchable, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
         """Exact keys (uint64 words) of pairs (A entry, B entry)."""
@@ -336,61 +394,48 @@ class OracleForm:
 
 
 def searchable(A: Side, B: Side, rb_dependent: bool) -> Searchable:
-    """The kernels' arrays of two sides: B as one list per count threshold 0..T (T = 0
-    for measures without recall base) with a bucket index each."""
-    T = int(B.c.max()) if rb_dependent and len(B) else 0
-    unit = bool((B.w == 1).all())
-    xs, pos, cws, totals, idxs, bmins, binvs = [], [], [], [], [], [], []
-    for t in range(T + 1):
-        sel = np.flatnonzero(B.c <= t) if T else np.arange(len(B))
-        x = B.s[sel]
-        idx, xmin, inv = ok.bucket_index(x, max(1, x.shape[0] // BUCKET_ENTRIES))
-        w = np.cumsum(B.w[sel])
-        xs.append(x)
-        pos.append(sel.astype(np.int32))
-        if not unit:
-            cws.append(np.concatenate(([0], w[:-1])).astype(np.int64))
-        totals.append(int(w[-1]) if w.size else 0)
-        idxs.append(idx.astype(np.int32))
-        bmins.append(xmin)
-        binvs.append(inv)
-    Boff = np.concatenate(([0], np.cumsum([x.shape[0] for x in xs]))).astype(np.int64)
-    Bidx_off = np.concatenate(([0], np.cumsum([i.shape[0] for i in idxs]))).astype(np.int64)
-    return Searchable(A, B, T, np.concatenate(xs), np.concatenate(pos),
-                      np.concatenate(cws) if cws else np.zeros(0, np.int64), np.array(totals, np.int64), Boff,
-                      np.concatenate(idxs), Bidx_off, np.array(bmins, np.float64), np.array(binvs, np.float64),
-                      float(B.s.min()) if len(B) else 0.0, float(B.s.max()) if len(B) else 0.0)
+    """The kernels' view of two sides (B by count threshold, built as needed)."""
+    return Searchable(A, Lists(B, rb_dependent))
 
 
-def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], rb_dependent: bool, views: int
+def _single(group: RankGroup) -> bool:
+    """Whether every option of a group has one realisation (its runs view is its distinct view)."""
+    return all(len(runs) == 1 and next(iter(runs.values())) == 1 for runs in group.runs)
+
+
+def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], rb_dependent: bool
            ) -> list[int] | None:
     """The groups of side A: a prefix of ``order`` (groups by decreasing span of values),
     chosen to make :data:`SPLIT_QUERIES` queries (each visits the A entries within B's span
     of it, about |A| * span(B) / span(A)) and building the sides (about
-    :data:`SPLIT_BUILD` times as much per entry) cheap while B's lists (one per count threshold for measures with a
-    recall base, about 24 bytes an entry) fit :data:`B_BUDGET` and no side exceeds
-    :data:`~irscale.scales.measures.groups.SIDE_LIMIT`; None when no split fits."""
+    :data:`SPLIT_BUILD` times as much per entry) cheap while B's lists (one per count
+    threshold up to :data:`SPLIT_LISTS` for measures with a recall base, about 14 bytes an
+    entry, once more for the runs view unless B's options have one realisation each) fit
+    :data:`B_BUDGET` and no side exceeds :data:`~irscale.scales.measures.groups.SIDE_LIMIT`;
+    None when no split fits."""
     sizes = [len(groups[i]) for i in order]
     spans = [float(raws[i].max() - raws[i].min()) for i in order]
     tops = [max(max(r) for r in groups[i].runs) for i in order]
+    singles = [_single(groups[i]) for i in order]
     total = math.prod(sizes)
-    best, best_cost = None, None
+    best, best_key = None, None
     size_a, span_a = 1, 0.0
     for j in range(1, len(order) + 1):
         size_a *= sizes[j - 1]
         span_a += spans[j - 1]
         size_b = total // size_a
         span_b = sum(spans[j:])
-        lists = (sum(tops[j:]) + 1) if rb_dependent else 1
+        lists = (min(sum(tops[j:]), SPLIT_LISTS) + 1) if rb_dependent else 1
         if size_a > SIDE_LIMIT or size_b > SIDE_LIMIT:
             continue
-        memory = size_b * 24 * lists * views
+        views = 1 if all(singles[j:]) else 2
+        memory = size_b * 14 * lists * views
         query = size_a * min(1.0, span_b / span_a if span_a > 0 else 1.0) + math.log2(size_a + 1)
-        cost = SPLIT_QUERIES * query + SPLIT_BUILD * (size_a + size_b * lists) * views
+        cost = SPLIT_QUERIES * query + SPLIT_BUILD * (2 * size_a + size_b * (1 + lists) * views)
         fits = memory <= B_BUDGET
         key = (not fits, cost if fits else memory)
-        if best_cost is None or key < best_cost:
-            best, best_cost = order[:j], key
+        if best_key is None or key < best_key:
+            best, best_key = order[:j], key
     return best
 
 

@@ -45,6 +45,11 @@ from irscale.scales.tables.scale import BLOCK_VALUES, BuildSettings, Scale, Tabl
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+#: Scales of at most this many values answer value_range, values_of_ranks and
+#: midranks_of_ranks from the list of their values (listed in a few milliseconds); bigger
+#: ones count, unless they were listed already.
+QUICK_LIST = 1 << 14
+
 
 @dataclasses.dataclass(kw_only=True)
 class OracleTable(Table):
@@ -187,8 +192,13 @@ class OracleScale(Scale):
         self._check_listable("its values (spacing statistics and figures read every one)")
         return super().value_blocks(chunk)
 
+    def _listed_cheaply(self) -> bool:
+        """Whether answers may come from the list of values: already listed, or small
+        enough to list in a moment (else they are counted)."""
+        return self._listed is not None or self.k <= min(QUICK_LIST, LIST_LIMIT)
+
     def value_range(self) -> tuple[float, float]:
-        if self.k <= LIST_LIMIT:
+        if self._listed_cheaply():
             return super().value_range()
         lo, hi = self.values_of_ranks(np.array([1, self.k]))
         return float(lo), float(hi)
@@ -259,12 +269,13 @@ class OracleScale(Scale):
                                f"rb={self.rb}: it cannot occur for this topic")
         runs = m.runs_of_ids(q)
         keys = m.keys_of_runs(runs)
-        ranks, _ = self._rank_keys(self._distinct, keys, m.spec.raw_floats(keys))
+        below, _ = self._rank_keys(self._distinct, keys, m.spec.raw_floats(keys))
+        ranks = below + 1
         for rank, key in zip(ranks[:4096].tolist(), keys[:4096]):
             self._recent[rank] = key
         if len(self._recent) > 1 << 16:
             self._recent.clear()
-        return ranks + 1
+        return ranks
 
     def _rank_keys(self, view: Searchable, keys: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per exact key (uint64 words) with float raw ``y``: the weight of the pairs of
@@ -321,7 +332,7 @@ class OracleScale(Scale):
 
     def values_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
         q = self._check_ranks(ranks)
-        if self.k <= LIST_LIMIT:
+        if self._listed_cheaply():
             return self.values[q - 1].reshape(np.shape(ranks))
         uniq, inverse = np.unique(q, return_inverse=True)
         keys = self._select_keys(uniq)
@@ -334,7 +345,7 @@ class OracleScale(Scale):
         q = self._check_ranks(ranks)
         if self.form.same_views:                 # one run per value: mid-rank = rank
             return q.astype(np.float64)
-        if self.k <= LIST_LIMIT:
+        if self._listed_cheaply():
             return super().midranks_of_ranks(q)
         uniq, inverse = np.unique(q, return_inverse=True)
         missing = [int(u) for u in uniq if int(u) not in self._recent]
