@@ -93,7 +93,8 @@ class OracleScale(Scale):
         self._listed = None
         self._k = None
         self._n_runs = None
-        self._recent: dict[int, int] = {}       # rank -> exact key of runs ranked lately (for mid-ranks)
+        # ranks (sorted) and exact keys of the runs ranked last (mid-ranks of ranks read their keys here)
+        self._recent = (np.zeros(0, np.int64), np.zeros((0, self.form.words), np.uint64))
 
     @property
     def _distinct(self) -> Searchable:
@@ -271,10 +272,8 @@ class OracleScale(Scale):
         keys = m.keys_of_runs(runs)
         below, _ = self._rank_keys(self._distinct, keys, m.spec.raw_floats(keys))
         ranks = below + 1
-        for rank, key in zip(ranks[:4096].tolist(), keys[:4096]):
-            self._recent[rank] = key
-        if len(self._recent) > 1 << 16:
-            self._recent.clear()
+        known, first = np.unique(ranks, return_index=True)
+        self._recent = (known, keys[first])
         return ranks
 
     def _rank_keys(self, view: Searchable, keys: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -348,12 +347,13 @@ class OracleScale(Scale):
         if self._listed_cheaply():
             return super().midranks_of_ranks(q)
         uniq, inverse = np.unique(q, return_inverse=True)
-        missing = [int(u) for u in uniq if int(u) not in self._recent]
-        chosen = dict(self._recent)
-        if missing:
-            for u, key in zip(missing, self._select_keys(np.array(missing, np.int64))):
-                chosen[u] = key
-        keys = np.stack([chosen[int(u)] for u in uniq]).astype(np.uint64)
+        known, known_keys = self._recent
+        at = np.minimum(np.searchsorted(known, uniq), max(known.shape[0] - 1, 0))
+        have = (known[at] == uniq) if known.shape[0] else np.zeros(uniq.shape[0], bool)
+        keys = np.zeros((uniq.shape[0], self.form.words), np.uint64)
+        keys[have] = known_keys[at[have]]
+        if not have.all():                      # ranks of no run ranked lately: their values selected
+            keys[~have] = self._select_keys(uniq[~have])
         less, equal = self._rank_keys(self._runs, keys, self.measure.spec.raw_floats(keys))
         return (less + (equal + 1) / 2.0)[inverse]
 
