@@ -181,8 +181,10 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
                 pending.clear()
 
         stored = {m: sum(p.stored for p, (mm, _) in zip(plans, pairs) if mm is m) for m in todo}
-        order = sorted(todo, key=lambda m: stored[m] > 0)    # what stores nothing first: commits copy the store
-        tables = (t for m in order for t in build_tables([m], {str(m): wanted[m]}, options=options))
+        # what stores nothing (oracles, implicit tables) first, since each commit copies the store;
+        # one call per group, so that generic tables of one run space share an enumeration pass
+        groups = [[m for m in todo if not stored[m]], [m for m in todo if stored[m]]]
+        tables = (t for g in groups if g for t in build_tables(g, {str(m): wanted[m] for m in g}, options=options))
         for table in tables:
             if pending and pending[0].measure != table.measure:
                 flush()

@@ -22,9 +22,12 @@ def _searchable(rng, rb_dependent, weights):
     return of.searchable(A, B, rb_dependent)
 
 
+@pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("seed", range(12))
 @pytest.mark.parametrize("rb_dependent,weights", [(False, False), (True, False), (True, True), (False, True)])
-def test_counts_and_bands_equal_the_double_loop(seed, rb_dependent, weights):
+def test_counts_and_bands_equal_the_double_loop(seed, rb_dependent, weights, parallel, monkeypatch):
+    """Both kernels of each kind: one thread (small batches) and parallel (big ones)."""
+    monkeypatch.setattr(of, "PARALLEL_QUERIES", 1 if parallel else 1 << 40)
     rng = np.random.default_rng(seed)
     view: Searchable = _searchable(rng, rb_dependent, weights)
     a_side = list(zip(view.A.s.tolist(), view.A.c.tolist(), view.A.w.tolist()))

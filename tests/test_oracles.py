@@ -15,6 +15,8 @@ from irscale.cli import cli
 from irscale.errors import CorruptStoreError, MeasureError, OracleListError
 from irscale.scales.tables import oracle_form, oracles
 from irscale.scales.tables.scale import AMBIGUOUS, FOUND, NOT_A_VALUE
+from irscale.store.format import table_checksum
+from irscale.store.reader import _attrs
 
 #: (measure, reference value function, levels): every family with a rank oracle.
 REFERENCES = [
@@ -155,7 +157,7 @@ def test_k_of_dcg_b2_at_40_from_the_groups_by_hand():
     from itertools import combinations
     rational = [Fraction(1), Fraction(1), Fraction(1, 2), Fraction(1, 3), Fraction(1, 4), Fraction(1, 5)]
     sums = {sum(c, Fraction(0)) for r in range(7) for c in combinations(rational, r)}
-    assert _oracle("DCG(b=2)@40", None).k == len(sums) * 8 * 4 * 4 * 2 ** 27
+    assert irscale.parse_measure("DCG(b=2)@40").grouping().k == len(sums) * 8 * 4 * 4 * 2 ** 27 == 824633720832
 
 
 @pytest.mark.parametrize("n", [33, 40])
@@ -189,6 +191,43 @@ def test_rbp_at_40_orders_runs_by_their_exact_values():
     m = irscale.parse_measure("RBP(p=0.8)@40")
     values = m.values_of_ids(m.ids_of_runs(runs))
     assert s.rank(values[:2]).tolist() == [1, 2 ** 40]
+
+
+def test_ndcg_at_40_ranks_agree_with_exact_order():
+    """nDCG(b=2)@40 at RB = 12 (no table can exist): ranks of sampled feasible runs are
+    ordered as their exact values, equal exactly for equal values."""
+    s = _oracle("nDCG(b=2)@40", 12)
+    rng = np.random.default_rng(9)
+    runs = np.zeros((200, 40), np.uint8)
+    for row in runs:
+        row[rng.choice(40, int(rng.integers(0, 13)), replace=False)] = 1
+    runs[1:3] = 0
+    runs[1, [0, 2]], runs[2, [1, 2]] = 1, 1          # equal values: ranks 1 and 2 discount alike
+    ranks = s.rank_runs(runs)
+    exact = [ref.ndcg(2)(tuple(r), 12) for r in runs.tolist()]
+    order = sorted(range(len(exact)), key=exact.__getitem__)
+    for a, b in zip(order, order[1:]):
+        same = abs(exact[a] - exact[b]) < 1e-40
+        assert (ranks[a] == ranks[b]) if same else ranks[a] < ranks[b]
+    assert ranks[1] == ranks[2] and s.rank_runs(np.zeros((1, 40), np.uint8))[0] == 1
+
+
+def test_value_lookups_with_rounded_values_equal_the_table():
+    """Values rounded to 4 decimals (trec_eval's output): statuses, ranks and matched values
+    of the oracle equal the table's, and wide tolerances stay fast (pairs between the edges
+    of a tolerance are counted, not listed)."""
+    name = "nDCG(b=2)@14"
+    for rb in (4, 14):
+        o, t = _oracle(name, rb), irscale.scale(name, rb=rb, layout="table")
+        m = o.measure
+        rng = np.random.default_rng(rb)
+        runs = (rng.random((400, 14)) < 0.3).astype(np.uint8)
+        runs = np.where(np.cumsum(runs, axis=1) > rb, 0, runs).astype(np.uint8)
+        x = np.round(m.values_of_judged(runs, np.full(400, 14), rb), 4)
+        a, b = o.lookup(x, decimals=4), t.lookup(x, decimals=4)
+        assert np.array_equal(a.status, b.status) and np.array_equal(a.ranks, b.ranks)
+        assert np.allclose(a.matched, b.matched, rtol=1e-14, equal_nan=True)
+        assert (a.status == AMBIGUOUS).any() and (a.status == FOUND).any()
 
 
 def test_dcg_at_40_ranks_agree_with_exact_order():
@@ -231,29 +270,36 @@ def test_store_keeps_oracles_as_attributes(tmp_path):
     assert store.layout_of("DCG(b=2)@12") == "oracle"
 
 
-@pytest.mark.parametrize("attr,value,problem", [
-    ("n_distinct", 7, "n_distinct=7"),
-    ("oracle_groups", "[2, 2]", "oracle_groups"),
-    ("distinct_by_rb", "[1, 2]", "distinct_by_rb"),
+def _tamper(path, table, **attrs):
+    """Change attributes of a stored table and re-seal its checksum, as a deliberate forger
+    would: only the layout's own checks can find it."""
+    with h5py.File(path, "a") as f:
+        g = f["tables"][table]
+        for k, v in attrs.items():
+            g.attrs[k] = v
+        g.attrs["checksum"] = table_checksum(_attrs(g))
+
+
+@pytest.mark.parametrize("attrs,problem", [
+    ({"n_distinct": 7, "n_entries": 7}, "n_distinct=7"),
+    ({"oracle_groups": "[2, 2]"}, "oracle_groups"),
+    ({"distinct_by_rb": "[1, 2]"}, "distinct_by_rb"),
 ])
-def test_tampered_oracle_entries_are_refused(tmp_path, attr, value, problem):
+def test_tampered_oracle_entries_are_refused(tmp_path, attrs, problem):
     path = tmp_path / "o.h5"
     irscale.build_store(path, "nDCG(b=2)@8")
-    with h5py.File(path, "a") as f:
-        g = f["tables"]["nDCG(b=2)@8"]
-        g.attrs[attr] = value
-        g.attrs["n_entries"] = 7 if attr == "n_distinct" else g.attrs["n_entries"]
+    _tamper(path, "nDCG(b=2)@8", **attrs)
     with pytest.raises(CorruptStoreError) as info:
         irscale.open_store(path).scale("nDCG(b=2)@8", rb=3)
-    assert "nDCG(b=2)@8" in str(info.value)
+    assert "nDCG(b=2)@8" in str(info.value) and problem in str(info.value)
+    assert "checksum" not in str(info.value)
 
 
 def test_an_oracle_for_a_measure_without_one_is_refused(tmp_path):
     path = tmp_path / "o.h5"
     irscale.build_store(path, "AP@6")
-    with h5py.File(path, "a") as f:
-        f["tables"]["AP@6"].attrs["layout"] = "oracle"
-    with pytest.raises(CorruptStoreError, match="AP@6 is corrupt"):
+    _tamper(path, "AP@6", layout="oracle")
+    with pytest.raises(CorruptStoreError, match=r"AP@6 is corrupt \(layout 'oracle' for a measure of layouts entries"):
         irscale.open_store(path).scale("AP@6", rb=3)
 
 

@@ -39,6 +39,7 @@ TIE_METHODS = {
         "order decided in exact rational arithmetic.",
 }
 _FORMAL_LOG = re.compile(r"formal-log\+mpmath(\d+)")
+_ORACLE_LOG = re.compile(r"oracle:formal-log\+mpmath(\d+)")
 
 #: The column headers of the text table, in order.
 HEADER = ["table", "runs", "distinct values", "stored entries", "how ties were decided", "float error bound",
@@ -54,11 +55,13 @@ def tie_method_text(method: str) -> str:
     """What the tie method ``method`` of a table certificate means, in a sentence or two."""
     if method in TIE_METHODS:
         return TIE_METHODS[method]
-    if method.startswith("oracle:"):
-        return ("a rank oracle: no table is stored; ranks are counted on demand over the measure's groups of ranks "
-                "(one distinct value per tuple of group sums, as long as 1 and the logarithm ratios are linearly "
-                "independent over the rationals), pairs within the float error of a query decided with exact keys "
-                "and mpmath. " + tie_method_text(method.removeprefix("oracle:")))
+    match = _ORACLE_LOG.fullmatch(method)
+    if match:
+        return ("a rank oracle: no table is stored; ranks are counted on demand over the measure's groups of ranks, "
+                "one distinct value per tuple of group sums as long as 1 and the logarithm ratios are linearly "
+                "independent over the rationals (assumed, as the tables do; tables check every pair of neighbouring "
+                "values, an oracle the pairs near each query); pairs within the float error of a query are decided "
+                f"by their exact keys and mpmath at {match.group(1)} digits.")
     match = _FORMAL_LOG.fullmatch(method)
     if match:
         return (f"values are rational combinations of fixed logarithms (DCG discounts, OIE, ...): equal "

@@ -39,7 +39,7 @@ Adding a layout is adding its module and one line here.
 from __future__ import annotations
 
 from irscale.errors import MeasureError, StoreError
-from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.measure import MAX_N, Measure
 from irscale.scales.tables import entries, formal, fraction, implicit, oracles
 from irscale.scales.tables.build_options import LAYOUT_CHOICES
 
@@ -66,11 +66,13 @@ def layout_of(measure: Measure, choice: str = "auto", method: str = "auto") -> L
     if choice == "oracle":
         if "oracle" not in layouts:
             raise MeasureError(f"{measure} has no rank oracle: {measure.oracle_reason()}")
+        if method != "auto":
+            raise MeasureError(f"{measure}: --method {method} chooses how tables are enumerated; a rank oracle "
+                               f"enumerates nothing (leave --method out, or build tables: --layout table)")
         return LAYOUTS["oracle"]
     tables = [name for name in layouts if name != "oracle"]
     if not tables:
-        raise MeasureError(f"{measure} has no table: {measure.scales_reason() or 'tables exist up to N = 32'}; its "
-                           f"rank oracle serves it")
+        raise MeasureError(f"{measure} has no table: tables exist up to N = {MAX_N}; its rank oracle serves it")
     return LAYOUTS[tables[0]]
 
 

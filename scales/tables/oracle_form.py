@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import threading
 
 import mpmath
 import numpy as np
@@ -146,13 +147,20 @@ class Lists:
         self.unit = bool((B.w == 1).all())
         self.bmin_all = float(B.s.min()) if len(B) else 0.0
         self.bmax_all = float(B.s.max()) if len(B) else 0.0
+        self.arrays: tuple = ()             # (Bx, Bpos, Bcw, WB, Boff, Bidx, Bidx_off, Bmin, Binv), lists 0..T
         self.T = -1
+        self._lock = threading.Lock()
 
-    def ready(self, r: int) -> None:
-        """Build the lists up to threshold min(r, T_full) if they are not built yet."""
+    def ready(self, r: int) -> tuple:
+        """The arrays of the lists up to threshold min(r, T_full), built if they are not
+        (replaced as one tuple, so that threads of the service read consistent arrays)."""
         want = min(max(r, 0), self.T_full)
-        if want <= self.T:
-            return
+        with self._lock:
+            if want > self.T:
+                self._build(want)
+            return self.arrays
+
+    def _build(self, want: int) -> None:
         B = self.B
         xs, pos, cws, totals, idxs, bmins, binvs = [], [], [], [], [], [], []
         for t in range(want + 1):
@@ -168,14 +176,11 @@ class Lists:
             idxs.append(idx.astype(np.int32))
             bmins.append(xmin)
             binvs.append(inv)
-        self.Bx = np.concatenate(xs)
-        self.Bpos = np.concatenate(pos)
-        self.Bcw = np.concatenate(cws) if cws else np.zeros(0, np.int64)
-        self.WB = np.array(totals, np.int64)
-        self.Boff = np.concatenate(([0], np.cumsum([x.shape[0] for x in xs]))).astype(np.int64)
-        self.Bidx = np.concatenate(idxs)
-        self.Bidx_off = np.concatenate(([0], np.cumsum([i.shape[0] for i in idxs]))).astype(np.int64)
-        self.Bmin, self.Binv = np.array(bmins, np.float64), np.array(binvs, np.float64)
+        self.arrays = (np.concatenate(xs), np.concatenate(pos), np.concatenate(cws) if cws else np.zeros(0, np.int64),
+                       np.array(totals, np.int64), np.concatenate(([0], np.cumsum([x.shape[0] for x in xs]))).astype(
+                           np.int64), np.concatenate(idxs),
+                       np.concatenate(([0], np.cumsum([i.shape[0] for i in idxs]))).astype(np.int64),
+                       np.array(bmins, np.float64), np.array(binvs, np.float64), want)
         self.T = want
 
 
@@ -195,23 +200,22 @@ class Searchable:
     def T(self) -> int:  # noqa: N802  (the largest count threshold, T in the kernels)
         return self.lists.T
 
-    def full_a(self, r: int) -> np.ndarray:
+    def full_a(self, r: int, WB: np.ndarray, T: int) -> np.ndarray:
         """Prefix sums over A of w_a * (weight of B's list for threshold r - c_a)."""
-        got = self.full.get(r)
+        got = self.full.get((r, T))
         if got is None:
-            L = self.lists
             t = r - self.A.c
-            per = np.where(t >= 0, self.A.w * L.WB[np.clip(t, 0, L.T)], 0)
+            per = np.where(t >= 0, self.A.w * WB[np.clip(t, 0, T)], 0)
             got = np.concatenate(([0], np.cumsum(per))).astype(np.int64)
-            self.full[r] = got
+            self.full[(r, T)] = got
         return got
 
     def _args(self, r: int, band: bool) -> tuple:
         L = self.lists
-        L.ready(r)
+        Bx, Bpos, Bcw, WB, Boff, Bidx, Bidx_off, Bmin, Binv, T = L.ready(r)
         A = self.A
-        return ((r, A.s, A.c, A.w, self.full_a(r), L.Bx) + ((L.Bpos,) if band else ())
-                + (L.Bcw, L.WB, L.Boff, L.Bidx, L.Bidx_off, L.Bmin, L.Binv, L.T, L.bmin_all, L.bmax_all))
+        return ((r, A.s, A.c, A.w, self.full_a(r, WB, T), Bx) + ((Bpos,) if band else ())
+                + (Bcw, WB, Boff, Bidx, Bidx_off, Bmin, Binv, T, L.bmin_all, L.bmax_all))
 
     def count(self, ys: np.ndarray, strict: bool, r: int) -> np.ndarray:
         """count(y) of :mod:`~irscale.scales.tables.oracle_kernels` for every bound."""
@@ -293,6 +297,7 @@ class OracleForm:
         self.same_b = all(_single(groups[i]) for i in b_groups)
         self._groups, self._raws = groups, raws
         self._views: dict[str, Searchable] = {}
+        self._lock = threading.RLock()         # the service's threads share forms
         smax = sum(float(r.max()) for r in raws)
         self.smax = smax
         self.bound = 2 * (len(groups) + 3) * U * smax
@@ -334,12 +339,16 @@ class OracleForm:
         B's lists with the distinct view when B's groups have one realisation per option)."""
         if name == "runs" and self.same_views:
             name = "distinct"
+        with self._lock:
+            return self._view(name)
+
+    def _view(self, name: str) -> Searchable:
         got = self._views.get(name)
         if got is None:
             runs = name == "runs"
             A = self._side(self.a_groups, runs)
             if runs and self.same_b:
-                got = Searchable(A, self.view("distinct").lists)
+                got = Searchable(A, self._view("distinct").lists)
             else:
                 got = searchable(A, self._side(self.b_groups, runs), self.rb_dependent)
             self._views[name] = got
@@ -388,6 +397,32 @@ class OracleForm:
     def pair_keys(self, view: Searchable, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
         """Exact keys (uint64 words) of pairs (A entry, B entry)."""
         return add_words(view.A.keys_at(pa, self.words), view.B.keys_at(pb, self.words))
+
+    def exact_order(self, view: Searchable, pa: np.ndarray, pb: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pairs (A entries, B entries) in increasing order of their exact values, and their
+        keys: sorted by float sum, every run of neighbours closer than twice the error bound
+        re-ordered exactly (integer keys, or :meth:`compare_keys`)."""
+        s = view.A.s[pa] + view.B.s[pb]
+        order = np.argsort(s, kind="stable")
+        pa, pb, s = pa[order], pb[order], s[order]
+        keys = self.pair_keys(view, pa, pb)
+        close = np.flatnonzero(np.diff(s) <= 2 * self.bound)
+        if not close.size:
+            return pa, pb, keys
+        if self.ordered:                   # key order is value order
+            perm = np.lexsort(tuple(keys[:, j] for j in range(keys.shape[1] - 1, -1, -1)))
+            return pa[perm], pb[perm], keys[perm]
+        perm = np.arange(s.shape[0])
+        i = 0
+        while i < close.size:              # runs of neighbours too close to order by floats
+            lo = hi = close[i]
+            while i < close.size and close[i] == hi:
+                i += 1
+                hi += 1
+            members = np.arange(lo, hi + 1)
+            perm[lo:hi + 1] = members[self.sort_keys(words_to_ints(keys[members]))]
+        return pa[perm], pb[perm], keys[perm]
 
     def pair_ints(self, view: Searchable, pa: np.ndarray, pb: np.ndarray) -> list[int]:
         return words_to_ints(self.pair_keys(view, pa, pb))

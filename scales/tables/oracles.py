@@ -40,11 +40,25 @@ from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.entries import check_counts
 from irscale.scales.tables.oracle_form import LIST_LIMIT, OracleForm, Searchable, compare_words, oracle_form
-from irscale.scales.tables.scale import BLOCK_VALUES, BuildSettings, Scale, Table, TableSink, TableSource
+from irscale.scales.tables.scale import (
+    AMBIGUOUS,
+    ATOL,
+    BLOCK_VALUES,
+    FOUND,
+    RTOL,
+    BuildSettings,
+    Lookup,
+    Scale,
+    Table,
+    TableSink,
+    TableSource,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+#: values_of_ranks of more ranks than this lists the scale when it can (K <= LIST_LIMIT).
+MANY_RANKS = 256
 #: Scales of at most this many values answer value_range, values_of_ranks and
 #: midranks_of_ranks from the list of their values (listed in a few milliseconds); bigger
 #: ones count, unless they were listed already.
@@ -91,6 +105,7 @@ class OracleScale(Scale):
         self.r = min(self.rb, m.n) if m.rb_dependent else 0
         self.form: OracleForm = oracle_form(m)
         self._listed = None
+        self._value_cache: dict[int, float] = {}
         self._k = None
         self._n_runs = None
         # ranks (sorted) and exact keys of the runs ranked last (mid-ranks of ranks read their keys here)
@@ -130,29 +145,7 @@ class OracleScale(Scale):
             self._check_listable("its values")
             D, form = self._distinct, self.form
             _, pa, pb = D.count_band(-np.inf, np.inf, self.r)
-            s = D.A.s[pa] + D.B.s[pb]
-            order = np.argsort(s, kind="stable")
-            pa, pb, s = pa[order], pb[order], s[order]
-            keys = form.pair_keys(D, pa, pb)
-            close = np.flatnonzero(np.diff(s) <= 2 * form.bound)
-            if close.size and not (form.ordered and form.grouping.proven and keys.shape[1] == 1):
-                perm = np.arange(s.shape[0])
-                i = 0
-                while i < close.size:                     # clusters of neighbours too close to order
-                    lo = close[i]
-                    hi = lo + 1
-                    while i + 1 < close.size and close[i + 1] == hi:
-                        i += 1
-                        hi += 1
-                    i += 1
-                    members = list(range(lo, hi + 1))
-                    ks = _keys_int(keys[members])
-                    srt = form.sort_keys(ks)
-                    perm[lo:hi + 1] = [members[j] for j in srt]
-                pa, pb, s, keys = pa[perm], pb[perm], s[perm], keys[perm]
-            elif close.size:
-                perm = np.lexsort(tuple(keys[:, j] for j in range(keys.shape[1] - 1, -1, -1)))
-                pa, pb, keys = pa[perm], pb[perm], keys[perm]
+            pa, pb, keys = form.exact_order(D, pa, pb)
             values = self.measure.spec.float_values(keys, self.rb)
             reps = D.A.first_at(pa) + D.B.first_at(pb)
             counts = self._list_counts(pa, pb)
@@ -223,10 +216,18 @@ class OracleScale(Scale):
         tols = (atol + rtol * np.abs(x)) * abs(dfac) + 4 * np.spacing(np.abs(raw) + 1)
         lo, hi = raw - tols, raw + tols
         M = form.margin
-        below, starts, pa, pb, over = D.scan(lo - M, hi + M, self.r)
+        # pairs within M of lo or of hi are decided one by one; the pairs between lo + M and
+        # hi - M (wide tolerances, e.g. values rounded to 4 decimals) are certainly within
+        # tolerance and only counted
+        wide = hi - lo > 4 * M
+        c_lo, s_lo, a_lo, b_lo, over_lo = D.scan(lo - M, np.where(wide, lo + M, hi + M), self.r)
+        c_hi, s_hi, a_hi, b_hi, over_hi = D.scan(np.where(wide, hi - M, np.inf), hi + M, self.r)
+        n = x.shape[0]
+        middle = np.where(wide, c_hi - c_lo - np.diff(s_lo), 0)
+        q_of = np.concatenate([np.repeat(np.arange(n), np.diff(s_lo)), np.repeat(np.arange(n), np.diff(s_hi))])
+        pa, pb = np.concatenate([a_lo, a_hi]), np.concatenate([b_lo, b_hi])
         s = D.A.s[pa] + D.B.s[pb]
         edge = form.bound + 4 * np.spacing(np.abs(s) + 1)
-        q_of = np.repeat(np.arange(x.shape[0]), np.diff(starts))
         # classify each candidate against [lo, hi]: by its float sum where that is certain,
         # else by the correctly rounded float of its exact raw value
         rawf = s.copy()
@@ -237,20 +238,17 @@ class OracleScale(Scale):
                 rawf[j] = form.raw_float(key)
         is_below = rawf < lo[q_of]
         inside = (rawf >= lo[q_of]) & (rawf <= hi[q_of])
-        n_below = below + np.bincount(q_of, weights=is_below, minlength=x.shape[0]).astype(np.int64)
-        n_inside = np.bincount(q_of, weights=inside, minlength=x.shape[0]).astype(np.int64)
+        n_below = c_lo + np.bincount(q_of, weights=is_below, minlength=n).astype(np.int64)
+        n_inside = middle + np.bincount(q_of, weights=inside, minlength=n).astype(np.int64)
         ranks = n_below + 1
         status = np.where(n_inside == 1, 0, np.where(n_inside == 0, 1, 2)).astype(np.int8)
-        several = np.flatnonzero(n_inside > 1)
-        for q in several:                       # the nearest of the values within tolerance
-            sel = np.flatnonzero((q_of == q) & inside)
-            order = np.argsort(rawf[sel], kind="stable")
-            near = int(np.argmin(np.abs(rawf[sel][order] - raw[q])))
-            ranks[q] = n_below[q] + near + 1
-        if over.any():                          # more values within tolerance than listed: ambiguous
-            approx = D.count(raw[over], True, self.r) + 1
-            ranks[over] = np.clip(approx, 1, max(self.k, 1))
-            status[over] = 2
+        over = over_lo | over_hi
+        several = np.flatnonzero((n_inside > 1) | over)
+        if several.size:                        # ambiguous: the rank of the value nearest the query
+            near = D.count(raw[several], True, self.r)
+            below_raw = near.astype(np.float64)
+            ranks[several] = np.clip(below_raw + 1, 1, max(self.k, 1)).astype(np.int64)
+            status[several] = 2
         status[~finite] = 1
         ranks = np.minimum(ranks, max(self.k, 1))
         return ranks.astype(np.int64), status
@@ -303,39 +301,71 @@ class OracleScale(Scale):
         return less, equal
 
     # -- rank -> value, mid-rank ------------------------------------------------------------
+    def _bisect(self, ranks: np.ndarray) -> np.ndarray:
+        """Per rank, the smallest float y with count(y) >= rank (count: feasible distinct
+        pairs with float sum <= y); the value of the rank lies within the pairs' error bound
+        of y. All ranks bisect together, one count per step for all of them."""
+        D = self._distinct
+        ranks = np.asarray(ranks, np.int64)
+        a = np.zeros(ranks.shape[0], np.int64)          # bits of 0.0: count(0.0) may already reach
+        b = np.full(ranks.shape[0], np.float64(float(self.form.smax) * (1 + 1e-9) + 1.0).view(np.int64))
+        at_zero = D.count(np.zeros(1), False, self.r)[0] >= ranks
+        b[at_zero] = 0
+        while True:
+            open_ = b - a > 1
+            if not open_.any():
+                break
+            mid = a + (b - a) // 2               # (a + b) // 2 overflows int64 for floats above 2
+            reached = D.count(mid[open_].view(np.float64), False, self.r) >= ranks[open_]
+            idx = np.flatnonzero(open_)
+            b[idx[reached]] = mid[idx[reached]]
+            a[idx[~reached]] = mid[idx[~reached]]
+        return b.view(np.float64)
+
     def _select_keys(self, q: np.ndarray) -> np.ndarray:
-        """Exact keys (uint64 words) of the distinct values of ranks ``q`` (1..K): the
-        smallest float y with count(y) >= rank, then the band around y decided exactly."""
+        """Exact keys (uint64 words) of the distinct values of ranks ``q`` (1..K, sorted,
+        unique). Each run of consecutive ranks is found together: the floats y0, y1 near its
+        first and last values by bisection, then the band [y0, y1] widened by the error
+        margin, ordered exactly."""
         D, form = self._distinct, self.form
         out = np.zeros((q.shape[0], form.words), np.uint64)
-        top = float(form.smax) * (1 + 1e-9) + 1.0
-        lo_bits, hi_bits = np.float64(-0.0).view(np.int64) * 0, np.float64(top).view(np.int64)
-        for i, rank in enumerate(q.tolist()):
-            a, b = int(lo_bits), int(hi_bits)           # count(float at b) >= rank
-            if D.count(np.array([0.0]), False, self.r)[0] >= rank:
-                b = 0
-            while b - a > 1:
-                mid = (a + b) // 2
-                if D.count(np.array([np.int64(mid).view(np.float64)]), False, self.r)[0] >= rank:
-                    b = mid
-                else:
-                    a = mid
-            y = float(np.int64(b).view(np.float64))
-            M = 2 * form.margin
-            n0, pa, pb = D.count_band(y - M, y + M, self.r)
-            ks = form.pair_ints(D, pa, pb)
-            order = form.sort_keys(ks)
-            j = order[rank - n0 - 1]
-            out[i] = form.pair_keys(D, pa[j:j + 1], pb[j:j + 1])[0]
+        runs = np.split(np.arange(q.shape[0]), np.flatnonzero(np.diff(q) != 1) + 1)
+        firsts = np.array([q[r[0]] for r in runs], np.int64)
+        lasts = np.array([q[r[-1]] for r in runs], np.int64)
+        ys = self._bisect(np.concatenate([firsts, lasts]))
+        M = 2 * form.margin
+        for j, run in enumerate(runs):
+            n0, pa, pb = D.count_band(ys[j] - M, ys[len(runs) + j] + M, self.r)
+            pa, pb, keys = form.exact_order(D, pa, pb)
+            out[run] = keys[q[run] - n0 - 1]
         return out
 
     def values_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
         q = self._check_ranks(ranks)
-        if self._listed_cheaply():
+        if self._listed_cheaply() or (q.size > MANY_RANKS and self.k <= LIST_LIMIT):
             return self.values[q - 1].reshape(np.shape(ranks))
         uniq, inverse = np.unique(q, return_inverse=True)
-        keys = self._select_keys(uniq)
-        return self.measure.spec.float_values(keys, self.rb)[inverse].reshape(np.shape(ranks))
+        cache = self._value_cache
+        missing = np.array([u for u in uniq.tolist() if u not in cache], np.int64)
+        if missing.size:
+            found = self.measure.spec.float_values(self._select_keys(missing), self.rb)
+            if len(cache) > 1 << 20:
+                cache.clear()
+            cache.update(zip(missing.tolist(), found.tolist()))
+        return np.array([cache[u] for u in uniq.tolist()], np.float64)[inverse].reshape(np.shape(ranks))
+
+    def lookup(self, values: ArrayLike, rtol: float = RTOL, atol: float | None = ATOL, *,
+               decimals: ArrayLike | None = None) -> Lookup:
+        """:meth:`Scale.lookup`, with the values it reads (the matched values, and the
+        neighbours that messages about ambiguous values name) selected in one batch."""
+        if not self._listed_cheaply():
+            x, shape = self._flat(values)
+            ranks, status = self._ranked(x, rtol, self._atol(x, shape, atol, decimals))
+            need = np.concatenate([ranks[status == FOUND]] + [ranks[status == AMBIGUOUS] + d for d in (-1, 0, 1)])
+            need = need[(need >= 1) & (need <= self.k)]
+            if need.size:
+                self.values_of_ranks(np.unique(need))
+        return super().lookup(values, rtol, atol, decimals=decimals)
 
     def midranks_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
         """Mid-ranks: listed oracles from their counts; else from the exact key of each rank

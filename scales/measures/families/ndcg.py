@@ -37,12 +37,16 @@ class nDCG(KeyMeasure):  # noqa: N801  (the measure's own name)
     prefers_oracle = True
 
     def rank_grouping(self) -> Grouping | str:
-        """Binary: the groups of the logarithmic discounts, a tuple feasible for RB when its
-        fewest relevant documents are at most RB. Graded recall bases (count vectors per
-        grade) have no oracle yet."""
-        if self.levels != 2:
-            return "its recall bases are per-grade count vectors, which rank oracles do not count: build its tables"
-        return Grouping(self.spec.coordinate_groups(self.levels, self.n), LOG_GROUPS, False)
+        return binary_log_grouping(self)
+
+
+def binary_log_grouping(measure: KeyMeasure) -> Grouping | str:
+    """The rank groups of a binary normalised DCG (nDCG, nDCG_trec): those of its
+    logarithmic discounts; a tuple is feasible for RB when its fewest relevant documents
+    are at most RB. Graded recall bases (count vectors per grade) have no oracle."""
+    if measure.levels != 2:
+        return "its recall bases are per-grade count vectors, which rank oracles do not count: build its tables"
+    return Grouping(measure.spec.coordinate_groups(measure.levels, measure.n), LOG_GROUPS, False)
 
 
 def normaliser(spec: FormalLogKey, n: int) -> Callable[[int | tuple[int, ...]], int]:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from irscale.scales.measures.aliases import OtherName, Request
-from irscale.scales.measures.families.dcg import LOG_GROUPS
-from irscale.scales.measures.families.ndcg import normaliser
+from irscale.scales.measures.families.ndcg import binary_log_grouping, normaliser
 from irscale.scales.measures.families.precision import JUDGED_ONLY
 from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
@@ -78,10 +77,5 @@ class nDCG_trec(KeyMeasure):  # noqa: N801
     prefers_oracle = True
 
     def rank_grouping(self) -> Grouping | str:
-        """Binary: the groups of the logarithmic discounts, a tuple feasible for RB when its
-        fewest relevant documents are at most RB. Graded recall bases (count vectors per
-        grade) have no oracle yet."""
-        if self.levels != 2:
-            return "its recall bases are per-grade count vectors, which rank oracles do not count: build its tables"
-        return Grouping(self.spec.coordinate_groups(self.levels, self.n), LOG_GROUPS, False)
+        return binary_log_grouping(self)
 

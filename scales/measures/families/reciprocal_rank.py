@@ -124,5 +124,5 @@ class RR(KeyMeasure):
         """Binary RR: one group, the rank of the first relevant document (its key)."""
         if self.levels != 2:
             return "graded RR is not counted by rank oracles (its table has N + 1 values: build it)"
-        return Grouping((first_relevant_group(self.n),), "one group: the key is the rank of the first relevant "
-                        "document", True)
+        return Grouping((first_relevant_group(self.n),), "one group: the key, N + 1 minus the rank of the first "
+                        "relevant document", True)
