@@ -52,7 +52,7 @@ def _check_against(scale, values, counts, ranks, mids, first, feasible_ids):
 
 @pytest.mark.parametrize("name,value,levels", REFERENCES, ids=[r[0] for r in REFERENCES])
 def test_oracle_equals_brute_force(name, value, levels):
-    n = 10 if "DCG" in name else 12
+    n = 9 if "DCG" in name else 11
     name = name.format(n=n)
     m = irscale.parse_measure(name)
     for rb in (range(1, n + 2) if m.rb_dependent else [None]):
@@ -82,7 +82,7 @@ def test_graded_rbp_with_gains_congruent_modulo_c_has_no_oracle():
     assert irscale.scale(m).counts.tolist() == counts and max(counts) > 1
 
 
-@pytest.mark.parametrize("n", [12])
+@pytest.mark.parametrize("n", [11])
 @pytest.mark.parametrize("family", ["RBP(p=0.8)", "RBP(p=0.9)", "DCG(b=2)", "DCG(b=10)", "nDCG(b=2)", "nDCG(b=10)",
                                     "nDCG_trec", "P", "R", "F1", "RR"])
 def test_oracle_equals_table_for_every_run_and_recall_base(family, n):
@@ -230,6 +230,7 @@ def test_value_lookups_with_rounded_values_equal_the_table():
         assert (a.status == AMBIGUOUS).any() and (a.status == FOUND).any()
 
 
+@pytest.mark.slow
 def test_dcg_at_40_ranks_agree_with_exact_order():
     s = _oracle("DCG(b=2)@40", None)
     rng = np.random.default_rng(8)

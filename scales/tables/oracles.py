@@ -57,6 +57,8 @@ from irscale.scales.tables.scale import (
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
+#: Listed scales an oracle table keeps (by recall base).
+LISTED_KEPT = 4
 #: values_of_ranks of more ranks than this lists the scale when it can (K <= LIST_LIMIT).
 MANY_RANKS = 256
 #: Scales of at most this many values answer value_range, values_of_ranks and
@@ -72,6 +74,8 @@ class OracleTable(Table):
     every recall base)."""
 
     layout: ClassVar[str] = "oracle"
+    #: Listed scales by recall base, kept for the next scale of the same recall base.
+    listed: dict = dataclasses.field(default_factory=dict, repr=False)
 
     def stored_bytes(self) -> int:
         return 0
@@ -142,6 +146,8 @@ class OracleScale(Scale):
     def _list(self):
         """(values, counts, representatives) of every feasible distinct value."""
         if self._listed is None:
+            self._listed = self.table.listed.get(self.rb)
+        if self._listed is None:
             self._check_listable("its values")
             D, form = self._distinct, self.form
             _, pa, pb = D.count_band(-np.inf, np.inf, self.r)
@@ -150,6 +156,9 @@ class OracleScale(Scale):
             reps = D.A.first_at(pa) + D.B.first_at(pb)
             counts = self._list_counts(pa, pb)
             self._listed = (np.asarray(values, np.float64), counts, reps)
+            if len(self.table.listed) >= LISTED_KEPT:
+                self.table.listed.clear()
+            self.table.listed[self.rb] = self._listed
         return self._listed
 
     def _list_counts(self, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:
@@ -189,7 +198,8 @@ class OracleScale(Scale):
     def _listed_cheaply(self) -> bool:
         """Whether answers may come from the list of values: already listed, or small
         enough to list in a moment (else they are counted)."""
-        return self._listed is not None or self.k <= min(QUICK_LIST, LIST_LIMIT)
+        return (self._listed is not None or self.rb in self.table.listed
+                or self.k <= min(QUICK_LIST, LIST_LIMIT))
 
     def value_range(self) -> tuple[float, float]:
         if self._listed_cheaply():
