@@ -89,6 +89,7 @@ def _nested(tuples, value):
 
 
 # -- the same numbers through every form ----------------------------------------------------
+@pytest.mark.slow     # with the slow ones: the default run stays under 4 minutes
 def test_qrels_forms_give_the_file_numbers(trec8):
     store, qrels, runs, reference, qrel_tuples, _ = trec8
     frame = pd.DataFrame(qrel_tuples)                          # query_id, doc_id, relevance, iteration

@@ -108,6 +108,7 @@ def _check_runs(qrels, runs, store):
             assert aggregate[ap] == pytest.approx(raw.mean(), abs=1e-12)   # pytrec_eval's AP@10 beside it
 
 
+@pytest.mark.slow     # with the slow ones: the default run stays under 4 minutes
 def test_iter_calc_and_calc_aggregate_equal_transform(trec8):
     qrels, runs, store = trec8
     chosen = [r for r in runs if r.name in RUNS]
