@@ -73,7 +73,7 @@ def test_kill_after_some_buckets_then_resume(tmp_path, reference):
 def test_cli_killed_at_random_times_resumes_bit_identical(tmp_path, reference):
     path = tmp_path / "t.h5"
     cmd = [sys.executable, "-m", "irscale", "build", "-m", MEASURES, "--out", str(path), "-q",
-           "--bucket-items", str(BUCKET)]
+           "--bucket-items", str(BUCKET), "--layout", "table"]
     for delay in (1.5, 0.8, 2.5):
         proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay)
@@ -101,6 +101,6 @@ def test_dask_cluster_gives_identical_tables(tmp_path, reference):
         from irscale.cli import main
         out = tmp_path / "d.h5"
         rc = main(["build", "-m", MEASURES, "--out", str(out), "-q", "--bucket-items", str(BUCKET), "--jobs", "2",
-                   "--backend", "dask", "--scheduler", cluster.scheduler_address])
+                   "--backend", "dask", "--scheduler", cluster.scheduler_address, "--layout", "table"])
         assert rc == 0
     assert _checksums(out) == reference

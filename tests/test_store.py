@@ -22,7 +22,9 @@ META = {"measure", "family", "params", "rel", "n", "rb_dependent", "implicit", "
 
 
 def _arrays(t):
-    return tuple(None if a is None else np.array(a) for a in (t.ids, t.counts, t.strata))
+    """The entry arrays of a table (None each for layouts without them, e.g. rank oracles)."""
+    return tuple(None if a is None else np.array(a) for a in (getattr(t, name, None) for name in ("ids", "counts",
+                                                                                                 "strata")))
 
 
 def _snapshot(path):
