@@ -338,3 +338,14 @@ def test_transform_from_an_oracle_store_equals_the_table_store(shared_data, tmp_
     assert (p["rank"] == np.rint(p["raw"] * 40) + 1).all() and (p["k"] == 41).all()
     rbp = deep[deep["measure"] == "RBP(p=0.8)@40"]
     assert (rbp["k"] == 2 ** 40).all() and rbp["rank"].between(1, 2 ** 40).all()
+
+
+def test_every_family_stores_and_reads_its_oracle(tmp_path):
+    """RR's key is not proportional to its value: its oracle's error bound is still a number,
+    and a store of every family's oracle reads back."""
+    names = "RR@10,P@40,R@12,F1@12,RBP(p=0.8)@10,DCG(b=2)@10,nDCG(b=2)@10,nDCG_trec@10"
+    store = irscale.build_store(tmp_path / "o.h5", names, layout="oracle")
+    for t in store.tables():
+        assert t["layout"] == "oracle" and t["error_bound"] >= 0
+    assert store.scale("RR@10").rank_runs([[0, 1] + [0] * 8]).tolist() == [10]
+    assert store.scale("P@40").k == 41

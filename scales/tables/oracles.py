@@ -89,9 +89,11 @@ def oracle_table(measure: KeyMeasure) -> OracleTable:
     form = oracle_form(measure)
     g = form.grouping
     rb = measure.common_rb()
-    factor = abs(measure.spec.value_factor(rb)) if rb is not None or not measure.rb_dependent else 1.0
+    factor = measure.spec.value_factor(rb)       # NaN for keys not proportional to values (RR)
+    pairs = form.bound * abs(factor) if np.isfinite(factor) else 0.0
     method = "oracle:exact-integer" if g.proven and form.ordered else "oracle:formal-log+mpmath60"
-    cert = Certificate(method, form.bound * factor, float("nan"), "not enumerated (rank oracle)", 0)
+    cert = Certificate(method, max(measure.spec.error_bound(rb), pairs), float("nan"),
+                       "not enumerated (rank oracle)", 0)
     return OracleTable(measure=measure, n_entries=g.k, n_runs=measure.id_count(), certificate=cert)
 
 
