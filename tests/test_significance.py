@@ -434,3 +434,42 @@ def test_signrank_zeros_never_tie_with_tiny_differences():
     x[0, 0] = 1.0      # sets the scale: tolerance 64 ulps of 1 >> 1e-20
     p = S.pairwise_pvalues(x, tests=("signrank",))["signrank"]
     assert np.isfinite(p).all() and 0 < p[0] <= 1
+
+
+# ------------------------------------------------------------- signed decisions
+
+
+def _scipy_direction(test, x, i, j):
+    a, b = x[:, i], x[:, j]
+    if test == "sign":
+        return np.sign((a > b).sum() - (a < b).sum())
+    if test == "signrank":
+        d = (a - b)[a != b]
+        r = stats.rankdata(np.abs(d))
+        return np.sign(r[d > 0].sum() - r[d < 0].sum())
+    if test == "ranksum":
+        return np.sign(stats.mannwhitneyu(a, b).statistic - len(a) ** 2 / 2)
+    if test == "kruskal":
+        r = stats.rankdata(x).reshape(x.shape)
+        return np.sign(r[:, i].sum() - r[:, j].sum())
+    if test == "friedman":
+        r = np.apply_along_axis(stats.rankdata, 1, x)
+        return np.sign(r[:, i].sum() - r[:, j].sum())
+    return np.sign(a.mean() - b.mean())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_directions_and_signed_decisions_equal_scipy(seed):
+    """Directions read from each test's own statistic (dyadic scores: exact ties)."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 9, size=(15, 7)) / 8.0
+    x[:, 3] = x[:, 2]                                   # an identical pair: direction 0
+    directions = S.pairwise_directions(x)
+    decisions = S.pairwise_decisions(x, alpha=0.3)
+    significant = S.pairwise_significance(x, alpha=0.3)
+    i, j = S.pairs(7)
+    for test in S.TESTS:
+        want = np.array([_scipy_direction(test, x, a, b) for a, b in zip(i, j)])
+        np.testing.assert_array_equal(directions[test], want, err_msg=test)
+        np.testing.assert_array_equal(decisions[test], np.where(significant[test], want, 0), err_msg=test)
+    assert all(d.dtype == np.int8 for d in decisions.values())

@@ -11,7 +11,7 @@ from irscale.commands.options import ManyValues, check_jobs, print_warnings
 from irscale.errors import IrscaleError
 from irscale.scales.analysis.analyze import analyze, load_scores
 from irscale.scales.analysis.axioms import add_axioms
-from irscale.scales.analysis.figures import plot_hasse, plot_runs_length4, plot_value_distributions
+from irscale.scales.analysis.figures import plot_hasse, plot_runs_length4, plot_transforms, plot_value_distributions
 from irscale.scales.analysis.report import write_report
 from irscale.scales.analysis.spacing import store_spacing
 from irscale.scales.measures.parse import parse_measure
@@ -28,11 +28,32 @@ from irscale.store.reader import Store, open_store
                    "fraction of runs, runs of length 4, Hasse diagram).")
 @click.option("--tests", help="Comma-separated significance tests (default: all): "
                               "sign,ranksum,signrank,ttest,anova1,anova2,kruskal,friedman; 'none' skips them.")
+@click.option("--transforms", help="Transforms compared (default: every one the scores allow): comma-separated "
+                                   "raw,unq,midrank,zscore,zscore-cdf,std-linear,ecdf; 'none' skips the comparison.")
+@click.option("--reference", "reference", multiple=True, cls=ManyValues, type=click.Path(dir_okay=False),
+              help="Scores files of other runs to standardise against (default: the runs analysed).")
+@click.option("--leave-one-out", is_flag=True, help="ECDF of each run without its own score (Urbano et al.).")
+@click.option("--baseline", help="A run: corrections over the comparisons with it only, and Glass's delta.")
+@click.option("--permutations", default=1000, show_default=True, type=click.IntRange(min=0),
+              help="Permutations of the randomised Tukey HSD test (0 skips it).")
+@click.option("--resamples", default=1000, show_default=True, type=click.IntRange(min=0),
+              help="Bootstrap resamples of the confidence intervals of mean differences (0 skips them).")
+@click.option("--confidence", default=0.95, show_default=True,
+              type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="Level of the bootstrap confidence intervals.")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+              help="Seed of the permutations and bootstrap resamples.")
+@click.option("--remove-run", help="The run removed to show which transforms depend on the set of runs "
+                                   "(default: the best by raw mean of each measure).")
+@click.option("--figure-measure", help="Measure of the figure of per-topic scores under every transform "
+                                       "(default: the first analysed).")
 @click.option("--title", help="Title of report.md (default: the scores files, numbers of runs and topics).")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Worker processes.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
-def command(scores: tuple[str, ...], out: str, stores: tuple[str, ...], tests: str | None, title: str | None,
-            jobs: int, quiet: bool) -> None:
+def command(scores: tuple[str, ...], out: str, stores: tuple[str, ...], tests: str | None, transforms: str | None,
+            reference: tuple[str, ...], leave_one_out: bool, baseline: str | None, permutations: int,
+            resamples: int, confidence: float, seed: int, remove_run: str | None, figure_measure: str | None,
+            title: str | None, jobs: int, quiet: bool) -> None:
     """Kendall tau and significance analyses of SCORES (files written by 'irscale transform'
     with --store; several files are concatenated), with a markdown report."""
     check_jobs(jobs)
@@ -43,10 +64,14 @@ def command(scores: tuple[str, ...], out: str, stores: tuple[str, ...], tests: s
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = analyze(table, tests=chosen, n_jobs=jobs, progress=not quiet,
-                         sources=[Path(p).name for p in scores])
+                         sources=[Path(p).name for p in scores], transforms=transforms,
+                         reference=list(reference) or None, leave_one_out=leave_one_out, baseline=baseline,
+                         permutations=permutations, resamples=resamples, confidence=confidence, seed=seed,
+                         remove_run=remove_run)
     print_warnings(caught)
     result.save(out)
     spacing, figures = _spacing_and_figures(opened, list(dict.fromkeys(result.tau_scaled["measure"])), out)
+    figures = _transform_figure(table, result, figure_measure, list(reference), out) + figures
     path = write_report(result, out, spacing=spacing, figures=figures, title=title)
     click.echo(f"{path}: {len(result.tau_scaled)} measure rows, {len(result.significance)} test rows, "
                f"{result.seconds:.0f} s")
@@ -90,6 +115,19 @@ def _spacing_and_figures(stores: list[Store], measures: list[str], out: str | Pa
     figures.append(("Ordering and spacing of the 16 runs of length 4", _png(plot_runs_length4(out / "runs-length4"))))
     figures.append(("Hasse diagram of the partial order of binary runs of length 4", _png(plot_hasse(out / "hasse4"))))
     return spacing, figures
+
+
+def _transform_figure(table, result, measure: str | None, reference: list[str], out: str | Path
+                      ) -> list[tuple[str, str]]:
+    """The figure of one measure's per-topic scores under every transform compared."""
+    transforms = result.meta.get("transforms")
+    if not transforms:
+        return []
+    ref = load_scores(reference) if reference else None
+    name, paths = plot_transforms(table, measure, transforms, Path(out) / "transforms", reference=ref,
+                                  leave_one_out=bool(result.meta.get("leave_one_out")))
+    return [(f"{name}: per-topic scores under every transform against the raw scores, for a few topics",
+             _png(paths))]
 
 
 def _png(paths: list[str]) -> str:

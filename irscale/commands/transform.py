@@ -7,7 +7,7 @@ import click
 
 from irscale.commands.options import ManyValues, check_jobs, measure_names, print_warnings
 from irscale.scales.measures.aliases import NAMES
-from irscale.scales.runs.scores import check_output, write_scores
+from irscale.scales.runs.scores import check_output, read_scores, write_scores
 from irscale.scales.runs.transform import EMPTY_TOPICS, MISSING_TOPICS, transform
 
 
@@ -50,12 +50,19 @@ from irscale.scales.runs.transform import EMPTY_TOPICS, MISSING_TOPICS, transfor
 @click.option("--run-names", type=click.Choice(["tag", "file"]), default="tag", show_default=True,
               help="Name runs by their run tag (runs whose tags repeat are named by file, with a warning) or by "
                    "file name.")
+@click.option("--standardize", help="Also write per-topic standardisations of the raw scores over the runs given "
+                                    "(they change when runs are added or removed, unlike 'scaled'): comma-separated "
+                                    "zscore,zscore-cdf,std-linear,ecdf, or 'all'.")
+@click.option("--reference", type=click.Path(dir_okay=False),
+              help="Scores file of other runs to standardise against (default: the runs given).")
+@click.option("--leave-one-out", is_flag=True, help="ECDF of each run without its own score (Urbano et al.).")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Workers building missing tables.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
 def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str | None, depth: int | None,
             store_path: str | None, out: str, rb_scale: str, raw_only: bool, midranks: bool, build_missing: bool,
             max_grade: int | None, empty_topics: str, missing_topics: str, rel_level: int | None, vocabulary: str,
-            run_names: str, jobs: int, quiet: bool) -> None:
+            run_names: str, standardize: str | None, reference: str | None, leave_one_out: bool, jobs: int,
+            quiet: bool) -> None:
     """Score TREC runs per topic and map the scores to their interval scales.
 
     Writes one row per (run, topic, measure): run, topic, measure, n, rb, raw, rank, k,
@@ -68,15 +75,22 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
     if store_path is None and build_missing:
         raise click.UsageError("--build-missing needs --store (the file to build the tables into)")
     check_output(out)
+    if (reference or leave_one_out) and not standardize:
+        raise click.UsageError("--reference and --leave-one-out go with --standardize")
+    ref = read_scores(reference) if reference else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         scores = transform(qrels, list(runs), names, None if raw_only else store_path, rb_scale=rb_scale,
                            midranks=midranks, build_missing=build_missing, max_grade=max_grade,
                            empty_topics=empty_topics, missing_topics=missing_topics, rel_level=rel_level,
-                           run_names=run_names, names=vocabulary, n_jobs=jobs, progress=not quiet)
+                           run_names=run_names, names=vocabulary, n_jobs=jobs, progress=not quiet,
+                           standardize=standardize, reference=ref, leave_one_out=leave_one_out)
     if not quiet:
         print_warnings(caught)
     write_scores(scores, out)
     what = "raw scores" if raw_only or store_path is None else f"raw and scaled scores ({rb_scale})"
+    if standardize:
+        what += ", standardised (" + ", ".join(c for c in ("zscore", "zscore_cdf", "std_linear", "ecdf")
+                                               if c in scores.columns) + ")"
     click.echo(f"{out}: {len(scores)} rows, {scores['run'].nunique()} runs x {scores['topic'].nunique()} topics x "
                f"{scores['measure'].nunique()} measures, {what}")

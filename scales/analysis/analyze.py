@@ -10,7 +10,15 @@ For every cutoff N and scaling mode (``rb_scale``) in the table, and every measu
    Delta% = (tau_scaled - tau_raw) / tau_raw * 100;
 4. every significance test of :mod:`irscale.scales.analysis.significance` on every pair of systems,
    raw vs scaled: Sig (significant pairs under the raw scores), S2NS (significant raw, not
-   scaled), NS2S (the reverse), Delta% = (S2NS + NS2S) / Sig * 100.
+   scaled), NS2S (the reverse), Delta% = (S2NS + NS2S) / Sig * 100;
+5. the transforms side by side (:mod:`irscale.scales.analysis.transforms_compared`): raw,
+   unq, midrank and the per-topic standardisations of
+   :mod:`irscale.scales.runs.standardize` (z-score, its normal CDF, Sakai's std-linear,
+   the ECDF): which decisions of every test survive every transform (scale-free), the
+   Kendall tau between the system orderings of every two transforms, what removing a run
+   changes, and under each transform Holm and Benjamini-Hochberg corrections, the
+   randomised Tukey HSD test, Cohen's d (and Glass's delta against a baseline) and paired
+   bootstrap confidence intervals (:mod:`irscale.scales.analysis.inference`).
 
 Systems are the table's runs, topics its topics; every run must have a score on every
 topic (``irscale transform`` guarantees it).
@@ -23,7 +31,6 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 from joblib import Parallel, delayed
@@ -31,11 +38,10 @@ from tqdm.auto import tqdm
 
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis import agreement
+from irscale.scales.analysis.matrices import choose_transforms, matrices
 from irscale.scales.analysis.significance import TESTS, pairwise_significance
+from irscale.scales.analysis.transforms_compared import Options, compare_measure
 from irscale.scales.runs.scores import COLUMNS, read_scores
-
-if TYPE_CHECKING:
-    import numpy as np
 
 #: Significance level of every test.
 ALPHA = 0.05
@@ -49,6 +55,26 @@ class Analysis:
     topic_tau_min, topics_checked, topics_constant.
     ``tau_measures``: n, rb_scale, measure_a, measure_b, tau_raw, tau_scaled, delta_pct.
     ``significance``: n, rb_scale, measure, test, pairs, sig, s2ns, ns2s, delta_pct.
+
+    Transforms compared (empty when no comparison was asked for):
+    ``conclusions``: per (n, rb_scale, measure, test): pairs, scale_free (decisions equal
+    under every transform), scale_free_share, significant_everywhere, order_only (sign and
+    Friedman), and per transform t: significant_t, changed_t (decisions that differ
+    from the raw scores').
+    ``transform_taus``: n, rb_scale, measure, transform_a, transform_b, tau (Kendall tau
+    between the system orderings by mean).
+    ``set_dependence``: n, rb_scale, measure, transform, depends_on_systems, removed_run,
+    cells, cells_changed, runs_changed, max_abs_change, tau_means_after (the other runs'
+    ordering before and after the removal).
+    ``inference``: n, rb_scale, measure, transform, keeps_topic_order, pairs (the family),
+    significant pairs per two-sample test uncorrected and with ``_holm`` / ``_bh``,
+    tukey_randomised, ci_excludes_0, median_abs_d (median_abs_glass with a baseline).
+    ``conclusion_pairs``: one row per (n, rb_scale, measure, test, pair): system_a,
+    system_b, the signed decision under each transform (1: a above b, -1: below, 0: not
+    significant), scale_free, flipped_by.
+    ``inference_pairs``: one row per (n, rb_scale, measure, transform, pair): system_a,
+    system_b, mean_diff (a - b), cohens_d, glass_delta (with a baseline), p_<test> with
+    p_<test>_holm and p_<test>_bh, p_tukey_randomised, ci_low, ci_high.
     """
 
     tau_scaled: pd.DataFrame
@@ -56,19 +82,40 @@ class Analysis:
     significance: pd.DataFrame
     seconds: float = 0.0
     meta: dict = field(default_factory=dict)
+    conclusions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    transform_taus: pd.DataFrame = field(default_factory=pd.DataFrame)
+    set_dependence: pd.DataFrame = field(default_factory=pd.DataFrame)
+    inference: pd.DataFrame = field(default_factory=pd.DataFrame)
+    conclusion_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+    inference_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    #: Tables written as CSV and into analysis.json.
+    TABLES = ("tau_scaled", "tau_measures", "significance", "conclusions", "transform_taus", "set_dependence",
+              "inference")
+    #: Per-pair tables, written as Parquet (too large for JSON).
+    PAIR_TABLES = ("conclusion_pairs", "inference_pairs")
 
     def save(self, folder: str | Path) -> list[Path]:
-        """Write the three tables as CSV and everything as ``analysis.json``."""
+        """Write the summary tables as CSV, everything but the per-pair tables as
+        ``analysis.json``, and the per-pair tables as Parquet (``conclusion_pairs.parquet``,
+        ``inference_pairs.parquet``). Tables that are empty are not written."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
         paths = []
-        for name in ("tau_scaled", "tau_measures", "significance"):
+        tables = [name for name in self.TABLES if name in ("tau_scaled", "tau_measures", "significance")
+                  or not getattr(self, name).empty]
+        for name in tables:
             path = folder / f"{name}.csv"
             getattr(self, name).to_csv(path, index=False)
             paths.append(path)
+        for name in self.PAIR_TABLES:
+            frame = getattr(self, name)
+            if not frame.empty:
+                path = folder / f"{name}.parquet"
+                frame.to_parquet(path, index=False)
+                paths.append(path)
         doc = {"seconds": self.seconds, "meta": self.meta,
-               **{name: json.loads(getattr(self, name).to_json(orient="records"))
-                  for name in ("tau_scaled", "tau_measures", "significance")}}
+               **{name: json.loads(getattr(self, name).to_json(orient="records")) for name in tables}}
         path = folder / "analysis.json"
         path.write_text(json.dumps(doc, indent=1))
         return paths + [path]
@@ -136,25 +183,6 @@ def _drop_undefined(scores: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def matrices(scores: pd.DataFrame, measure: str
-             ) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray | None]:
-    """(systems, topics, raw, scaled, midrank-scaled or None) of one measure of one
-    (n, rb_scale) group: topics x systems arrays, systems sorted by name."""
-    rows = scores[scores["measure"] == measure]
-    if rows.duplicated(["run", "topic"]).any():
-        raise IrscaleError(f"{measure}: a (run, topic) pair has several scores; give each run once")
-    raw = rows.pivot(index="topic", columns="run", values="raw")
-    if raw.isna().any().any():
-        run = raw.columns[raw.isna().any(axis=0)][0]
-        raise IrscaleError(f"{measure}: run {run} has no score on some topic; every run needs every topic")
-    scaled = rows.pivot(index="topic", columns="run", values="scaled").loc[raw.index, raw.columns]
-    mid = None
-    if rows["midrank"].notna().all():
-        m = rows.assign(mid=(rows["midrank"] - 1) / (rows["n_runs"].astype(float) - 1))
-        mid = m.pivot(index="topic", columns="run", values="mid").loc[raw.index, raw.columns].to_numpy()
-    return list(raw.columns), list(raw.index), raw.to_numpy(), scaled.to_numpy(), mid
-
-
 def _significance_rows(raw, scaled, tests, alpha):
     before = pairwise_significance(raw, tests=tests, alpha=alpha)
     after = pairwise_significance(scaled, tests=tests, alpha=alpha)
@@ -180,10 +208,49 @@ def _analyze_measure(group: pd.DataFrame, measure: str, tests, alpha):
     return tau, sig, means
 
 
+def _load_reference(reference) -> pd.DataFrame | None:
+    if reference is None or isinstance(reference, pd.DataFrame):
+        return reference
+    return load_scores(reference)
+
+
+def _compare_options(scores: pd.DataFrame, tests, alpha, transforms, baseline, permutations, resamples, confidence,
+                     seed, leave_one_out, remove_run) -> Options | None:
+    if transforms is not None and not isinstance(transforms, str) and len(tuple(transforms)) == 0:
+        return None
+    if isinstance(transforms, str) and transforms.strip().lower() == "none":
+        return None
+    chosen = choose_transforms(scores, transforms)
+    runs = set(scores["run"].astype(str))
+    for what, name in (("baseline", baseline), ("remove_run", remove_run)):
+        if name is not None and str(name) not in runs:
+            raise IrscaleError(f"{what} {name} is not among the runs of the scores ({len(runs)} runs)")
+    for what, value, least in (("permutations", permutations, 0), ("resamples", resamples, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise IrscaleError(f"{what} must be an integer >= {least} (0 skips it), got {value!r}")
+    if resamples == 1:
+        raise IrscaleError("resamples must be 0 (no bootstrap) or at least 2")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise IrscaleError(f"seed must be a non-negative integer, got {seed!r}")
+    try:
+        level = float(confidence)
+    except (TypeError, ValueError):
+        level = float("nan")
+    if not 0.0 < level < 1.0:
+        raise IrscaleError(f"confidence must be in (0, 1), got {confidence!r}")
+    return Options(transforms=chosen, tests=tuple(tests), alpha=alpha,
+                   baseline=None if baseline is None else str(baseline), permutations=permutations,
+                   resamples=resamples, confidence=level, seed=seed, leave_one_out=bool(leave_one_out),
+                   remove_run=None if remove_run is None else str(remove_run))
+
+
 def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Iterable[str] | None = None,
-            alpha: float = ALPHA, n_jobs: int = 1, progress: bool = False, sources: Iterable[str] | None = None
-            ) -> Analysis:
-    """Run the analyses of SPEC section 6 on a scores table.
+            alpha: float = ALPHA, n_jobs: int = 1, progress: bool = False, sources: Iterable[str] | None = None,
+            *, transforms: Iterable[str] | str | None = None,
+            reference: pd.DataFrame | str | Path | Iterable[str | Path] | None = None, leave_one_out: bool = False,
+            baseline: str | None = None, permutations: int = 1000, resamples: int = 1000,
+            confidence: float = 0.95, seed: int = 0, remove_run: str | None = None) -> Analysis:
+    """Run the analyses of SPEC section 6 on a scores table, and compare transforms.
 
     Parameters
     ----------
@@ -201,14 +268,35 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
     sources : sequence of str, optional
         Names of the scores files, kept in ``meta["sources"]`` (the report's default
         title names them); default: the file name when ``scores`` is a path.
+    transforms : sequence of str or comma-separated str, optional
+        Transforms to compare (:data:`irscale.scales.runs.standardize.TRANSFORMS`: raw,
+        unq, midrank, zscore, zscore-cdf, std-linear, ecdf); default every one the scores
+        allow (unq needs scaled values, midrank mid-ranks); raw is always included; an
+        empty sequence or ``"none"`` skips the comparison.
+    reference : DataFrame, path or paths, optional
+        Scores of other runs to standardise against (default: the runs themselves).
+    leave_one_out : bool
+        ECDF of each run without its own score (Urbano et al.).
+    baseline : str, optional
+        A run: corrections over the pairs that contain it only, and Glass's delta.
+    permutations, resamples : int
+        B of the randomised Tukey HSD test and of the bootstrap intervals (0 skips).
+    confidence : float
+        Level of the bootstrap intervals.
+    seed : int
+        Seed of the permutations and resamples.
+    remove_run : str, optional
+        The run removed to show set dependence (default: the best by raw mean, per measure).
 
     Raises
     ------
     IrscaleError
         When the scores cannot be analysed (no scaled values, a single run, a single
-        topic with significance tests, an unknown test).
+        topic with significance tests, an unknown test or transform, a baseline that is
+        not a run).
     SelfCheckError
-        When the topic-by-topic tau is not 1 somewhere.
+        When the topic-by-topic tau is not 1 somewhere, or the sign or Friedman test
+        changes a decision under a transform that keeps every topic's order.
     """
     start = time.perf_counter()
     if not isinstance(scores, pd.DataFrame):
@@ -224,13 +312,27 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
     if unknown:
         raise IrscaleError(f"unknown test(s) {', '.join(unknown)}; known: {', '.join(TESTS)}")
     _check_scores(scores, tests)
+    options = _compare_options(scores, tests, alpha, transforms, baseline, permutations, resamples, confidence,
+                               seed, leave_one_out, remove_run)
+    if options is not None and scores.groupby(["n", "rb_scale", "measure"])["topic"].nunique().min() < 2:
+        warnings.warn("the transforms are not compared: a measure has a single topic (standardisations, "
+                      "effect sizes and intervals need at least 2)", IrscaleWarning, stacklevel=2)
+        options = None
+    reference = _load_reference(reference) if options is not None else None
     jobs = []
     for (n, mode), group in scores.groupby(["n", "rb_scale"], sort=True):
         for measure in group["measure"].unique():
             jobs.append((int(n), mode, measure, group[group["measure"] == measure]))
-    results = Parallel(n_jobs=n_jobs)(
-        delayed(_analyze_measure)(g, m, tests, alpha)
-        for _, _, m, g in tqdm(jobs, desc="analysing", unit="measure", disable=not progress))
+    compare_jobs = []
+    if options is not None:
+        for n, group in scores.groupby("n", sort=True):
+            for measure in group["measure"].unique():
+                compare_jobs.append((int(n), measure, group[group["measure"] == measure]))
+    tasks = [delayed(_analyze_measure)(g, m, tests, alpha) for _, _, m, g in jobs]
+    tasks += [delayed(compare_measure)(g, n, m, options, reference) for n, m, g in compare_jobs]
+    results = Parallel(n_jobs=n_jobs)(tqdm(tasks, desc="analysing", unit="job", disable=not progress))
+    compared = results[len(jobs):]
+    results = results[:len(jobs)]
     tau_rows, sig_rows, pair_rows = [], [], []
     by_group: dict = {}
     for (n, mode, measure, _), (tau, sig, means) in zip(jobs, results):
@@ -243,8 +345,35 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
         for (a, b, t_raw), (_, _, t_scaled) in zip(raw, scaled):
             pair_rows.append({"n": n, "rb_scale": mode, "measure_a": a, "measure_b": b, "tau_raw": t_raw,
                               "tau_scaled": t_scaled, "delta_pct": agreement.delta_percent(t_scaled, t_raw)})
+    extra = {}
+    for key in ("conclusions", "transform_taus", "set_dependence", "inference"):
+        extra[key] = _sorted(pd.DataFrame([row for part in compared for row in part[key]]))
+    for key in ("conclusion_pairs", "inference_pairs"):
+        frames = [part[key] for part in compared if not part[key].empty]
+        extra[key] = _categorical(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame()
+    meta = {"alpha": alpha, "tests": list(tests), "runs": int(scores["run"].nunique()),
+            "topics": int(scores["topic"].nunique()),
+            **({"sources": sources} if sources is not None else {})}
+    if options is not None:
+        meta.update({"transforms": list(options.transforms), "baseline": options.baseline,
+                     "permutations": options.permutations, "resamples": options.resamples,
+                     "confidence": options.confidence, "seed": options.seed,
+                     "leave_one_out": options.leave_one_out, "reference_runs":
+                         None if reference is None else int(reference["run"].nunique())})
     return Analysis(pd.DataFrame(tau_rows), pd.DataFrame(pair_rows), pd.DataFrame(sig_rows),
-                    time.perf_counter() - start,
-                    {"alpha": alpha, "tests": list(tests), "runs": int(scores["run"].nunique()),
-                     "topics": int(scores["topic"].nunique()),
-                     **({"sources": sources} if sources is not None else {})})
+                    time.perf_counter() - start, meta, **extra)
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows in (n, rb_scale) order, measures in the order of the scores (stable)."""
+    if frame.empty:
+        return frame
+    return frame.sort_values(["n", "rb_scale"], kind="stable", ignore_index=True)
+
+
+def _categorical(frame: pd.DataFrame) -> pd.DataFrame:
+    """Repeated strings as categories (the per-pair tables hold millions of rows)."""
+    for col in ("system_a", "system_b", "measure", "rb_scale", "test", "transform", "flipped_by"):
+        if col in frame.columns:
+            frame[col] = frame[col].astype("category")
+    return _sorted(frame)

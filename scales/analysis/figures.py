@@ -18,7 +18,10 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
+from irscale.errors import IrscaleError
+from irscale.scales.analysis.matrices import matrices, reference_matrix, standardised
 from irscale.scales.analysis.spacing import value_distribution
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.build import scale
@@ -370,3 +373,76 @@ def plot_hasse(out_prefix: str | os.PathLike, n: int = 4) -> list[str]:
                      "as many relevant documents as the top k of b", fontsize=10)
         fig.tight_layout()
         return _save(fig, out_prefix)
+
+
+# -- transforms side by side -----------------------------------------------------------------
+def transform_figure_data(scores: pd.DataFrame, measure: str | None, transforms: Sequence[str],
+                          topics: int = 4, reference: pd.DataFrame | None = None, leave_one_out: bool = False
+                          ) -> dict:
+    """The data of :func:`plot_transforms`: ``measure`` (the name in the scores; default
+    the first), ``rb_scale`` (the first mode of the scores), ``topics`` (up to ``topics``
+    topics with several distinct raw scores, evenly spread over the topics' mean raw
+    score, hard to easy) and for each of them and each transform the systems' scores,
+    ordered by raw score: ``{"raw": array, transform: array, ...}``."""
+    names = list(dict.fromkeys(scores["measure"].astype(str)))
+    if measure is None:
+        name = names[0]
+    elif str(measure) in names:
+        name = str(measure)
+    else:
+        try:
+            name = str(parse_measure(measure))
+        except IrscaleError:
+            name = str(measure)
+        if name not in names:
+            raise IrscaleError(f"no measure {measure} in the scores (they hold {', '.join(names)})")
+    rows = scores[scores["measure"].astype(str) == name]
+    mode = sorted(rows["rb_scale"].unique())[0]
+    rows = rows[rows["rb_scale"] == mode]
+    systems, topic_ids, raw, scaled, mid = matrices(rows, name)
+    ref, same = reference_matrix(reference, name, topic_ids, systems) if reference is not None else (None, None)
+    mats = {"raw": raw, "unq": scaled, "midrank": mid, **standardised(raw, transforms, ref, same, leave_one_out)}
+    distinct = np.array([np.unique(raw[t]).size for t in range(raw.shape[0])])
+    candidates = np.flatnonzero(distinct >= min(3, distinct.max()))
+    candidates = candidates[np.argsort(raw[candidates].mean(axis=1), kind="stable")]
+    chosen = candidates[np.unique(np.linspace(0, candidates.size - 1, min(topics, candidates.size)).round()
+                                  .astype(int))]
+    out = {"measure": name, "rb_scale": mode, "topics": {}}
+    for t in chosen:
+        order = np.argsort(raw[t], kind="stable")
+        out["topics"][str(topic_ids[t])] = {tr: mats[tr][t][order] for tr in ["raw", *transforms]
+                                            if mats.get(tr) is not None}
+    return out
+
+
+def plot_transforms(scores: pd.DataFrame, measure: str | None, transforms: Sequence[str],
+                    out_prefix: str | os.PathLike, topics: int = 4, reference: pd.DataFrame | None = None,
+                    leave_one_out: bool = False) -> tuple[str, list[str]]:
+    """One measure's per-topic scores under every transform: one panel per transform (other
+    than raw), the systems' transformed score (y) against their raw score (x), one line
+    per topic (:func:`transform_figure_data`). unq and midrank draw the same curve on
+    every topic with the same scale (they depend on the score only); the
+    standardisations draw a different curve on each topic. Returns (measure, paths)."""
+    data = transform_figure_data(scores, measure, transforms, topics, reference, leave_one_out)
+    shown = [t for t in transforms if t != "raw" and all(t in v for v in data["topics"].values())]
+    plt = _plt()
+    ncols = min(3, max(1, len(shown)))
+    nrows = max(1, -(-len(shown) // ncols))
+    colors = plt.get_cmap("tab10")(np.arange(len(data["topics"])) % 10)
+    with plt.rc_context(_RC):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4.0 * ncols, 3.4 * nrows), squeeze=False)
+        flat = axes.ravel()
+        for ax, tr in zip(flat, shown):
+            for color, (topic, series) in zip(colors, data["topics"].items()):
+                ax.plot(series["raw"], series[tr], "-o", ms=2.5, lw=1.0, color=color, label=f"topic {topic}")
+            ax.set_title(tr)
+            ax.set_xlabel(f"raw {data['measure']}")
+            ax.set_ylabel(tr)
+            ax.grid(alpha=0.3)
+        for ax in flat[len(shown):]:
+            ax.axis("off")
+        if shown:
+            flat[0].legend(loc="best", fontsize=7.5)
+        fig.suptitle(f"{data['measure']} ({data['rb_scale']}): per-topic scores under each transform", fontsize=11)
+        fig.tight_layout()
+    return data["measure"], _save(fig, out_prefix)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from irscale.scales.analysis.analyze import Analysis
+from irscale.scales.runs.standardize import DEPENDS_ON_SYSTEMS, REFERENCES
 
 TEST_NAMES = {
     "sign": "sign test", "ranksum": "Wilcoxon rank-sum", "signrank": "Wilcoxon signed-rank",
@@ -288,6 +289,175 @@ def spacing_section(spacing: list[dict], order: list[str] | None = None) -> str:
     return "\n".join(text)
 
 
+
+# -- transforms compared -------------------------------------------------------------------
+def _pct(x) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
+
+
+def transforms_section(analysis: Analysis) -> str:
+    """What each transform is, whether it depends on the set of systems, and what removing
+    one run does to the other runs' scores (measures in columns)."""
+    dep = analysis.set_dependence
+    transforms = analysis.meta.get("transforms") or []
+    text = [markdown_table(["transform", "depends on the set of systems", "definition"],
+                           [[f"`{t}`", "yes" if DEPENDS_ON_SYSTEMS[t] else "no", REFERENCES[t]] for t in transforms]),
+            ""]
+    reference = analysis.meta.get("reference_runs")
+    text.append("The standardisations are computed per topic against "
+                + (f"a reference set of {_count(reference, 'other run')}" if reference else "the runs analysed")
+                + (", each run's ECDF without its own score (leave-one-out)" if analysis.meta.get("leave_one_out")
+                   else "") + ".")
+    text.append("")
+    if dep.empty:
+        return "\n".join(text + ["With fewer than 3 runs no run can be removed to show the set dependence.", ""])
+    for (n, mode), d in dep.groupby(["n", "rb_scale"], sort=True):
+        measures = list(dict.fromkeys(d.measure))
+        removed = d.drop_duplicates("measure").set_index("measure").removed_run
+        rows = []
+        for t in dict.fromkeys(d["transform"]):
+            dt = d[d["transform"] == t].set_index("measure")
+            rows.append([f"`{t}`"] + [f"{_pct(dt.cells_changed[m] / dt.cells[m])} ({int(dt.runs_changed[m])} runs)"
+                                      for m in measures])
+        rows.append(["run removed"] + [str(removed[m]) for m in measures])
+        text += [f"#### N = {n}, `{mode}` scales: share of the other runs' per-topic scores that change when one "
+                 "run is removed", "", markdown_table(["transform"] + [short(m) for m in measures], rows), ""]
+        changed = d[d.cells_changed > 0]
+        stable = [t for t in dict.fromkeys(d["transform"]) if (d[d["transform"] == t].cells_changed == 0).all()]
+        sentence = (f"Removing the run changes no other run's score under {', '.join(f'`{t}`' for t in stable)}"
+                    if stable else "Every transform changes some other run's score when the run is removed")
+        if not changed.empty:
+            worst = changed.loc[changed.tau_means_after.idxmin()]
+            sentence += (f"; under the others it changes up to {_pct((changed.cells_changed / changed.cells).max())}"
+                         f" of them, and the order of the other runs by mean moves most under `{worst['transform']}` "
+                         f"for {short(worst.measure)} (Kendall tau {worst.tau_means_after:.4f} between the orderings "
+                         "before and after)")
+        text += [sentence + ".", ""]
+    return "\n".join(text)
+
+
+def conclusions_section(analysis: Analysis, n: int, mode: str) -> str:
+    """Share of scale-free decisions per test and measure, decisions changed per
+    transform, and the sign/Friedman check."""
+    c = analysis.conclusions
+    if c.empty:
+        return "No significance tests were run: there are no decisions to compare.\n"
+    c = c[(c.n == n) & (c.rb_scale == mode)]
+    if c.empty:
+        return ""
+    transforms = analysis.meta.get("transforms") or []
+    measures = _measures(c)
+    pairs = int(c.pairs.iat[0])
+    rows = []
+    for test in dict.fromkeys(c.test):
+        ct = c[c.test == test].set_index("measure")
+        rows.append([TEST_NAMES.get(test, test)] + [_pct(ct.scale_free_share.get(m)) for m in measures])
+    total = c.groupby("measure", sort=False)[["scale_free", "pairs"]].sum()
+    rows.append(["all tests"] + [_pct(total.scale_free[m] / total.pairs[m]) for m in measures])
+    text = [f"#### N = {n}, `{mode}` scales: share of scale-free decisions ({_count(pairs, 'system pair')} per "
+            f"test; a decision is scale-free when all {len(transforms)} transforms give it)", "",
+            markdown_table(["test"] + [short(m) for m in measures], rows), ""]
+    flips = [[f"`{t}`"] + [int(c[c.measure == m][f"changed_{t}"].sum()) for m in measures]
+             for t in transforms[1:] if f"changed_{t}" in c.columns]
+    if flips:
+        text += ["Decisions (over all tests) that differ from the raw scores' decision, per transform:", "",
+                 markdown_table(["transform"] + [short(m) for m in measures], flips), ""]
+    order = c[c.order_only]
+    inf = analysis.inference
+    keeps = inf[(inf.n == n) & (inf.rb_scale == mode)].groupby("transform").keeps_topic_order.all() \
+        if not inf.empty else pd.Series(dtype=bool)
+    keeping = [t for t in transforms if keeps.get(t, False)]
+    if not order.empty:
+        free = int(order.scale_free.sum())
+        text.append(f"The sign test and Friedman's test read only the order of the scores within each topic, so a "
+                    f"transform that keeps that order cannot change their decisions: they are scale-free by "
+                    f"construction. Here {', '.join(f'`{t}`' for t in keeping)} keep the order on every topic of every "
+                    f"measure{'' if len(keeping) == len(transforms) else ' (the others do not)'}; checked: "
+                    f"{free} of {int(order.pairs.sum())} sign and Friedman decisions are equal under every transform.")
+        text.append("")
+    other = c[~c.order_only]
+    if not other.empty:
+        low = other.loc[other.scale_free_share.idxmin()]
+        sums = {t: int(c[f"changed_{t}"].sum()) for t in transforms[1:] if f"changed_{t}" in c.columns}
+        most = max(sums, key=sums.get) if sums else None
+        sentence = (f"The least scale-free cell is {short(low.measure)} with the "
+                    f"{TEST_NAMES.get(low.test, low.test)} ({_pct(low.scale_free_share)} of the pairs keep their "
+                    "decision under every transform)")
+        if most is not None and sums[most]:
+            sentence += f"; `{most}` changes the most decisions relative to the raw scores ({sums[most]} in all)"
+        text += [sentence + ".", ""]
+    return "\n".join(text)
+
+
+def transform_taus_section(analysis: Analysis, n: int, mode: str) -> str:
+    """Kendall tau between the system orderings of every two transforms (measures in
+    columns)."""
+    t = analysis.transform_taus
+    if t.empty:
+        return ""
+    t = t[(t.n == n) & (t.rb_scale == mode)]
+    if t.empty:
+        return ""
+    measures = _measures(t)
+    rows = []
+    for (a, b), g in t.groupby(["transform_a", "transform_b"], sort=False):
+        v = g.set_index("measure").tau
+        rows.append([f"`{a}` – `{b}`"] + [v.get(m, float("nan")) for m in measures])
+    low = t.loc[t.tau.idxmin()] if t.tau.notna().any() else None
+    text = [f"#### N = {n}, `{mode}` scales: Kendall tau between the system orderings (by mean) of two transforms",
+            "", markdown_table(["transforms"] + [short(m) for m in measures], rows), ""]
+    if low is not None:
+        text += [f"The orderings differ most between `{low.transform_a}` and `{low.transform_b}` for "
+                 f"{short(low.measure)} (tau = {low.tau:.4f}).", ""]
+    return "\n".join(text)
+
+
+INFERENCE_ROWS = (("ttest", "t-test"), ("ttest_holm", "t-test, Holm"), ("ttest_bh", "t-test, BH"),
+                  ("signrank_holm", "signed-rank, Holm"), ("sign_holm", "sign test, Holm"),
+                  ("tukey_randomised", "randomised Tukey HSD"), ("ci_excludes_0", "bootstrap CI excludes 0"),
+                  ("median_abs_d", "median abs. Cohen's d"), ("median_abs_glass", "median abs. Glass's delta"))
+
+
+def inference_section(analysis: Analysis, n: int, mode: str) -> str:
+    """Significant pairs under corrections, randomised Tukey HSD, bootstrap intervals and
+    effect sizes, one block per statistic with transforms in rows and measures in
+    columns."""
+    inf = analysis.inference
+    if inf.empty:
+        return ""
+    inf = inf[(inf.n == n) & (inf.rb_scale == mode)]
+    if inf.empty:
+        return ""
+    meta = analysis.meta
+    measures = _measures(inf)
+    family = int(inf.pairs.iat[0])
+    rows = []
+    for key, label in INFERENCE_ROWS:
+        if key not in inf.columns or inf[key].isna().all():
+            continue
+        for pos, t in enumerate(dict.fromkeys(inf["transform"])):
+            v = inf[inf["transform"] == t].set_index("measure")[key]
+            rows.append([label if pos == 0 else "", f"`{t}`"]
+                        + [_fmt(v.get(m), 3) if key.startswith("median") else int(v.get(m)) for m in measures])
+    base = meta.get("baseline")
+    what = (f"the {family} comparisons with the baseline `{base}`" if base else
+            f"all {_count(family, 'system pair')}")
+    text = [f"#### N = {n}, `{mode}` scales: significant pairs (α = {meta.get('alpha', 0.05)}) and effect sizes over "
+            f"{what}", "", markdown_table(["statistic", "transform"] + [short(m) for m in measures], rows), ""]
+    raw = inf[inf["transform"] == "raw"]
+    if {"ttest", "ttest_holm", "ttest_bh"} <= set(inf.columns) and not raw.empty:
+        text.append(f"Over the raw scores, Holm keeps {int(raw.ttest_holm.sum())} and Benjamini-Hochberg "
+                    f"{int(raw.ttest_bh.sum())} of the {int(raw.ttest.sum())} pairs the uncorrected t-test finds "
+                    f"significant (all measures together)"
+                    + (f"; the randomised Tukey HSD test ({meta.get('permutations')} permutations) finds "
+                       f"{int(raw.tukey_randomised.sum())}" if "tukey_randomised" in raw.columns else "")
+                    + (f"; {int(raw.ci_excludes_0.sum())} paired bootstrap {meta.get('confidence', 0.95):.0%} "
+                       f"intervals ({meta.get('resamples')} resamples) exclude 0" if "ci_excludes_0" in raw.columns
+                       else "") + ".")
+        text.append("")
+    return "\n".join(text)
+
+
 def default_title(analysis: Analysis) -> str:
     """The report's title when none is given: what was analysed, from the analysis' meta
     (the scores files' names when known, the numbers of runs and topics)."""
@@ -340,6 +510,16 @@ def write_report(analysis: Analysis, folder: str | Path, spacing: list[dict] | N
     out += ["## 5. Where `common` and `feasible` differ", "", modes_section(tau, sig)]
     if spacing:
         out += ["## 6. Spacing of the measures' values", "", spacing_section(spacing, _measures(tau))]
+    if not analysis.conclusions.empty or not analysis.inference.empty:
+        groups = sorted({(int(r.n), r.rb_scale) for r in analysis.inference[["n", "rb_scale"]].itertuples()})
+        out += ["## 7. Transforms: interval scales and standardisations side by side", "",
+                transforms_section(analysis)]
+        out += ["## 8. Which conclusions survive the choice of transform", ""]
+        for n, mode in groups:
+            out += [conclusions_section(analysis, n, mode), transform_taus_section(analysis, n, mode)]
+        out += ["## 9. Corrections, randomised Tukey HSD, effect sizes and bootstrap intervals", ""]
+        for n, mode in groups:
+            out.append(inference_section(analysis, n, mode))
     if figures:
         out += ["## Figures", ""]
         for caption, path in figures:

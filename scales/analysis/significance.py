@@ -129,7 +129,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TESTS", "TWO_SAMPLE_TESTS", "MULTI_SYSTEM_TESTS", "ALPHA", "SignificanceInputError",
-    "pairs", "pairwise_significance", "pairwise_pvalues", "tukey_critical_value",
+    "pairs", "pairwise_significance", "pairwise_pvalues", "pairwise_decisions",
+    "pairwise_directions", "tukey_critical_value",
     "sign_pvalues", "ranksum_pvalues", "signrank_pvalues", "ttest_pvalues",
     "anova1_tukey", "anova2_tukey", "kruskal_tukey", "friedman_tukey",
 ]
@@ -351,6 +352,21 @@ def _ttest_chunk(d: np.ndarray) -> np.ndarray:
     return p
 
 
+def _signrank_direction_chunk(d: np.ndarray, tol: float = 0.0) -> np.ndarray:
+    """Sign of ``R+ - R-`` (mid-ranks of the non-zero |d|; exact half-integers)."""
+    n = d.shape[1]
+    a = np.abs(d)
+    order = np.argsort(a, axis=1, kind="stable")
+    s = np.take_along_axis(a, order, axis=1)
+    positive = np.take_along_axis(d, order, axis=1) > 0
+    with np.errstate(invalid="ignore"):
+        first, last = _sorted_tie_groups(np.where(s == 0, -np.inf, s), tol)
+    n0 = n - np.count_nonzero(s != 0, axis=1)
+    count = n - n0
+    r_plus = np.where(positive, (first + last) / 2.0 + 1.0 - n0[:, None], 0.0).sum(axis=1)
+    return np.sign(4.0 * r_plus - count * (count + 1.0)).astype(np.int8)
+
+
 def _signrank_chunk(d: np.ndarray, tol: float = 0.0) -> np.ndarray:
     n = d.shape[1]
     a = np.abs(d)
@@ -508,6 +524,47 @@ def _two_sample_pvalues(x: np.ndarray, tests) -> dict[str, np.ndarray]:
                 out[t][sl] = _signrank_chunk(d, tol) if t == "signrank" else _CHUNK_TESTS[t](d)
     if "ranksum" in tests:
         out["ranksum"] = _ranksum_all(x)
+    return {t: out[t] for t in tests}
+
+
+def pairwise_directions(scores: ArrayLike, tests: str | Iterable[str] = TESTS) -> dict[str, np.ndarray]:
+    """For every pair (i, j) (:func:`pairs` order), the sign (int8: -1, 0, 1) of the
+    statistic each test reads as "i above j": wins minus losses (sign), R+ - R-
+    (signrank, zeros dropped, mid-ranks), U_i - n^2/2 (ranksum), the difference of means
+    (ttest, anova1, anova2), of global rank sums (kruskal), of within-topic rank sums
+    (friedman). Rank sums are exact half-integers: equal sums give 0."""
+    x = _check_scores(scores)
+    tests = _check_tests(tests, TESTS)
+    n, k = x.shape
+    i, j = pairs(k)
+    out: dict[str, np.ndarray] = {}
+    paired = [t for t in tests if t in ("sign", "signrank")]
+    if paired:
+        for t in paired:
+            out[t] = np.empty(i.size, dtype=np.int8)
+        xt = np.ascontiguousarray(x.T)
+        tol = difference_tolerance(x)
+        for sl, a, b in _pair_chunks(n, k):
+            d = xt[a] - xt[b]
+            if "sign" in paired:
+                out["sign"][sl] = np.sign(np.count_nonzero(d > 0, axis=1) - np.count_nonzero(d < 0, axis=1))
+            if "signrank" in paired:
+                out["signrank"][sl] = _signrank_direction_chunk(d, tol)
+    if "ranksum" in tests:
+        u1 = _ranksum_counts(x)[0]
+        out["ranksum"] = np.sign(u1[i, j] - n * n / 2.0).astype(np.int8)
+    means = x.mean(axis=0)
+    for t in ("ttest", "anova1", "anova2"):
+        if t in tests:
+            out[t] = np.sign(means[i] - means[j]).astype(np.int8)
+    if "kruskal" in tests:
+        _, inv, cnt = np.unique(x, return_inverse=True, return_counts=True)
+        mid = np.cumsum(cnt.astype(np.float64)) - (cnt - 1.0) / 2.0
+        sums = mid[inv.reshape(n, k)].sum(axis=0)
+        out["kruskal"] = np.sign(sums[i] - sums[j]).astype(np.int8)
+    if "friedman" in tests:
+        sums = _midranks_rows(x)[0].sum(axis=0)
+        out["friedman"] = np.sign(sums[i] - sums[j]).astype(np.int8)
     return {t: out[t] for t in tests}
 
 
@@ -787,3 +844,21 @@ def pairwise_significance(scores: ArrayLike, tests: str | Iterable[str] = TESTS,
     for t in tests:
         out[t] = pv[t] <= alpha if t in pv else _MULTI[t](x, alpha)
     return out
+
+
+def pairwise_decisions(scores: ArrayLike, tests: str | Iterable[str] = TESTS, alpha: float = ALPHA
+                       ) -> dict[str, np.ndarray]:
+    """Signed significance decision of every test for every pair of systems: 1 when
+    system i is significantly above system j, -1 when below, 0 when the pair does not
+    differ significantly (:func:`pairs` order, int8). The direction is the one the test
+    itself reads: wins minus losses for ``sign``, ``R+ - R-`` for ``signrank``,
+    ``U - n^2/2`` for ``ranksum``, mean differences for ``ttest``, ``anova1`` and
+    ``anova2``, rank-sum differences for ``kruskal`` and ``friedman``; so ``sign`` and
+    ``friedman`` decisions depend only on the order of the scores within each topic.
+    Arguments and errors as :func:`pairwise_significance`."""
+    x = _check_scores(scores)
+    tests = _check_tests(tests, TESTS)
+    significant = pairwise_significance(x, tests, alpha)
+    directions = pairwise_directions(x, tests)
+    return {t: np.where(significant[t], directions[t], 0).astype(np.int8) for t in tests}
+

@@ -25,6 +25,10 @@ Output rows, one per (run, topic, measure):
               scale of its own recall base, over the runs that can occur for it) or
               ``common`` (every topic on the one scale of RB >= N, as in the original
               paper); SPEC section 2
+
+With ``standardize``, per-topic standardisations of ``raw`` over the runs transformed
+(:mod:`irscale.scales.runs.standardize`) follow as columns ``zscore``, ``zscore_cdf``,
+``std_linear``, ``ecdf``.
 """
 from __future__ import annotations
 
@@ -45,6 +49,8 @@ from irscale.scales.runs.judging import JudgedRuns, grade_counts, judge, qrels_t
 from irscale.scales.runs.qrels import Qrels, sort_topics
 from irscale.scales.runs.run_files import Run
 from irscale.scales.runs.scores import COLUMNS
+from irscale.scales.runs.standardize import STANDARDISATIONS, check_transforms
+from irscale.scales.runs.standardize import standardize as standardize_scores
 from irscale.store.fill import build_store
 from irscale.store.reader import Store, open_store
 
@@ -277,7 +283,8 @@ def transform(qrels: QrelsInput, runs: RunsInput,
               rb_scale: str = "feasible", raw_only: bool = False, midranks: bool = False, build_missing: bool = False,
               max_grade: int | None = None, empty_topics: str = "skip", missing_topics: str = "zero",
               rel_level: int | None = None, run_names: str = "tag", names: str = "irscale", n_jobs: int = 1,
-              progress: bool = False) -> pd.DataFrame:
+              progress: bool = False, standardize: str | Iterable[str] | None = None,
+              reference: pd.DataFrame | None = None, leave_one_out: bool = False) -> pd.DataFrame:
     """Raw and interval-scaled per-topic scores of TREC runs.
 
     Parameters
@@ -330,6 +337,16 @@ def transform(qrels: QrelsInput, runs: RunsInput,
         Workers building missing tables.
     progress : bool
         Progress bar while reading runs.
+    standardize : str or sequence of str, optional
+        Also add per-topic standardisations of the raw scores over the runs given (or
+        ``reference``): ``zscore``, ``zscore-cdf``, ``std-linear``, ``ecdf`` (comma-separated
+        or a list; ``"all"`` for every one), as columns ``zscore``, ``zscore_cdf``,
+        ``std_linear``, ``ecdf`` (:func:`irscale.scales.runs.standardize.standardize`).
+        Unlike ``scaled``, they change when runs are added or removed.
+    reference : DataFrame, optional
+        Scores of other runs (a table of this function) to standardise against.
+    leave_one_out : bool
+        ECDF of each run without its own score.
 
     Returns
     -------
@@ -353,6 +370,9 @@ def transform(qrels: QrelsInput, runs: RunsInput,
         raise IrscaleError(f"rel_level must be an integer >= 1, got {rel_level!r}")
     if max_grade is not None and (isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1):
         raise IrscaleError(f"max_grade must be an integer >= 1, got {max_grade!r}")
+    methods = None if standardize is None else (
+        STANDARDISATIONS if isinstance(standardize, str) and standardize.strip().lower() == "all"
+        else check_transforms(standardize, STANDARDISATIONS))
     q = qrels_of(qrels)
     ms, whole = _measures(measures, names, q, runs, run_names, progress, max_grade)
     if rb_scale == "common" and store is not None and not raw_only:
@@ -383,7 +403,8 @@ def transform(qrels: QrelsInput, runs: RunsInput,
                                f"{', '.join(j.topics[:3])}...): are these the right qrels?")
         warn_coverage(j, missing_topics)
         judged.append(j)
-    return score_judged(judged, ms, tables, rb_scale, midranks, empty_topics, missing_topics, rel_level)
+    out = score_judged(judged, ms, tables, rb_scale, midranks, empty_topics, missing_topics, rel_level)
+    return out if methods is None else standardize_scores(out, methods, reference, leave_one_out)
 
 
 __all__ = ["EMPTY_TOPICS", "MISSING_TOPICS", "RB_SCALES", "measure_grades", "score_judged", "transform"]

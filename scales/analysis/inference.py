@@ -1,0 +1,236 @@
+"""Inference over every pair of systems beyond the paper's eight tests: multiple-comparison
+corrections, the randomised Tukey HSD test, paired effect sizes and paired bootstrap
+confidence intervals.
+
+Inputs are *scores matrices* ``X`` of shape ``(n_topics, n_systems)`` under any
+transform (raw, unq, z-scores, ...), as in :mod:`irscale.scales.analysis.significance`;
+per-pair outputs are in the order of :func:`~irscale.scales.analysis.significance.pairs`
+(``i < j``, row-major), the difference of a pair is ``d = X[:, i] - X[:, j]``.
+
+``adjust_pvalues(p, "holm")``
+    Holm-Bonferroni step-down adjusted p-values over one family (Holm 1979):
+    ``max over s <= r of min(1, (m - s + 1) p_(s))`` for the r-th smallest p-value.
+``adjust_pvalues(p, "bh")``
+    Benjamini-Hochberg step-up adjusted p-values (false discovery rate, 1995):
+    ``min over s >= r of min(1, m p_(s) / s)``.
+    A pair is significant after correction when its adjusted p-value is ``<= alpha``,
+    which is statsmodels' ``multipletests(p, alpha, "holm" | "fdr_bh")`` decision.
+    The family is every pair (all pairs of systems) or, given a baseline, the pairs
+    that contain it (:func:`baseline_pairs`); NaN p-values are not in the family.
+``randomised_tukey_hsd``
+    Randomised Tukey HSD (Carterette, "Multiple testing in statistical analysis of
+    systems-based information retrieval experiments", TOIS 2012; Sakai's Discpower):
+    B times, the scores of each topic are permuted among the systems (independently per
+    topic, the null hypothesis that system labels are exchangeable within a topic), and
+    the largest difference between two system means is recorded. The p-value of a pair
+    is the fraction of the B permutations whose largest difference is at least the
+    pair's observed ``|mean_i - mean_j|`` (``count / B`` as in Discpower; the
+    observed labelling is not added). It controls the family-wise error over all pairs
+    at once: no further correction.
+``cohens_d``
+    Paired effect size of every pair: ``mean(d) / sd(d)`` (``ddof=1``; Cohen's d_z).
+    0 when all differences are 0, +-inf when they are a non-zero constant.
+``glass_delta``
+    Against a baseline system b: ``(mean_s - mean_b) / sd(X[:, b])`` (``ddof=1``) for
+    every system s (0 for b itself; NaN when the baseline's scores have no spread).
+``bootstrap_ci``
+    Paired bootstrap percentile confidence interval of ``mean(d)``: B resamples of the
+    topics with replacement (the same topics for both systems), the interval between
+    the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` quantiles (linear
+    interpolation, NumPy's default) of the B resampled means, as
+    ``scipy.stats.bootstrap((x, y), paired=True, method="percentile")`` computes it.
+
+Random draws come from ``numpy.random.default_rng(seed)``: the same seed gives the same
+permutations and resamples whatever the transform, so transforms are compared on the
+same random draws.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from irscale.scales.analysis.significance import (
+    SignificanceInputError,
+    _check_scores,
+    difference_tolerance,
+    pairs,
+)
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+__all__ = ["CORRECTIONS", "adjust_pvalues", "baseline_pairs", "bootstrap_ci", "cohens_d", "glass_delta",
+           "randomised_tukey_hsd"]
+
+#: Multiple-comparison corrections of :func:`adjust_pvalues`.
+CORRECTIONS = ("holm", "bh")
+# Largest number of (permutation or resample) x cell values held at once.
+_CHUNK_CELLS = 1 << 22
+
+
+def _check_count(name: str, value, least: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < least:
+        raise SignificanceInputError(f"{name} must be an integer >= {least}, got {value!r}")
+    return int(value)
+
+
+def adjust_pvalues(pvalues: ArrayLike, method: str) -> np.ndarray:
+    """Adjusted p-values of one family of tests (``method``: ``"holm"`` or ``"bh"``); NaN
+    entries are left out of the family and stay NaN. See the module docstring."""
+    if method not in CORRECTIONS:
+        raise SignificanceInputError(f"unknown correction {method!r}; known: {', '.join(CORRECTIONS)}")
+    p = np.asarray(pvalues, dtype=np.float64)
+    if p.ndim != 1:
+        raise SignificanceInputError(f"p-values must be one-dimensional, got {p.ndim} dimensions")
+    out = np.full(p.shape, np.nan)
+    keep = np.flatnonzero(~np.isnan(p))
+    if keep.size == 0:
+        return out
+    q = p[keep]
+    if ((q < 0) | (q > 1)).any():
+        raise SignificanceInputError("p-values must lie in [0, 1]")
+    m = q.size
+    order = np.argsort(q, kind="stable")
+    s = q[order]
+    rank = np.arange(1, m + 1)
+    if method == "holm":
+        adj = np.maximum.accumulate(np.minimum(1.0, (m - rank + 1) * s))
+    else:
+        adj = np.minimum.accumulate(np.minimum(1.0, m * s / rank)[::-1])[::-1]
+    res = np.empty(m)
+    res[order] = adj
+    out[keep] = res
+    return out
+
+
+def baseline_pairs(n_systems: int, baseline: int) -> np.ndarray:
+    """Boolean mask over :func:`pairs` of the pairs that contain system ``baseline``
+    (0-based column): the family of a comparison against one baseline."""
+    i, j = pairs(n_systems)
+    b = _check_count("baseline", baseline, 0)
+    if b >= n_systems:
+        raise SignificanceInputError(f"baseline must be a system index below {n_systems}, got {baseline}")
+    return (i == b) | (j == b)
+
+
+def randomised_tukey_hsd(scores: ArrayLike, permutations: int = 1000, seed: int = 0) -> np.ndarray:
+    """Randomised Tukey HSD p-value of every pair of systems (module docstring).
+
+    Parameters
+    ----------
+    scores : array_like, shape (n_topics, n_systems)
+        Per-topic scores, finite.
+    permutations : int
+        B, the number of random permutations (at least 1).
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (n_pairs,)
+        Multiples of 1/B in [0, 1], in :func:`pairs` order.
+    """
+    x = _check_scores(scores)
+    b = _check_count("permutations", permutations, 1)
+    n, k = x.shape
+    rng = np.random.default_rng(seed)
+    largest = np.empty(b)
+    step = max(1, _CHUNK_CELLS // (n * k))
+    for lo in range(0, b, step):
+        size = min(step, b - lo)
+        shuffled = rng.permuted(np.broadcast_to(x, (size, n, k)), axis=2)
+        means = shuffled.mean(axis=1)                    # (size, k)
+        largest[lo:lo + size] = means.max(axis=1) - means.min(axis=1)
+    means = x.mean(axis=0)
+    i, j = pairs(k)
+    observed = np.abs(means[i] - means[j])
+    # mathematically equal differences computed in different orders may differ in the last bits
+    tol = difference_tolerance(x)
+    count = b - np.searchsorted(np.sort(largest), observed - tol, side="left")
+    return count / b
+
+
+def _pair_differences(x: np.ndarray):
+    """(slice, d) chunks of the paired differences, d of shape (pairs, topics)."""
+    n, k = x.shape
+    i, j = pairs(k)
+    xt = np.ascontiguousarray(x.T)
+    step = max(1, _CHUNK_CELLS // n)
+    for lo in range(0, i.size, step):
+        yield slice(lo, lo + step), xt[i[lo:lo + step]] - xt[j[lo:lo + step]]
+
+
+def cohens_d(scores: ArrayLike) -> np.ndarray:
+    """Cohen's d_z of every pair: ``mean(d) / sd(d, ddof=1)``, d = X[:, i] - X[:, j];
+    0 when d is all zeros, +-inf when d is a non-zero constant; :func:`pairs` order."""
+    x = _check_scores(scores)
+    k = x.shape[1]
+    out = np.empty(k * (k - 1) // 2)
+    for sl, d in _pair_differences(x):
+        mean = d.mean(axis=1)
+        sd = d.std(axis=1, ddof=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[sl] = np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0),
+                               np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+    return out
+
+
+def glass_delta(scores: ArrayLike, baseline: int) -> np.ndarray:
+    """Glass's delta of every system against system ``baseline`` (0-based column):
+    ``(mean_s - mean_b) / sd(X[:, b], ddof=1)``; 0 for the baseline itself, NaN for every
+    system when the baseline's scores have no spread. Shape (n_systems,)."""
+    x = _check_scores(scores)
+    b = _check_count("baseline", baseline, 0)
+    if b >= x.shape[1]:
+        raise SignificanceInputError(f"baseline must be a system index below {x.shape[1]}, got {baseline}")
+    means = x.mean(axis=0)
+    sd = x[:, b].std(ddof=1)
+    if sd == 0:
+        return np.full(x.shape[1], np.nan)
+    out = (means - means[b]) / sd
+    out[b] = 0.0
+    return out
+
+
+def bootstrap_ci(scores: ArrayLike, resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Paired bootstrap percentile interval of the mean difference of every pair.
+
+    Parameters
+    ----------
+    scores : array_like, shape (n_topics, n_systems)
+        Per-topic scores, finite.
+    resamples : int
+        B, the number of bootstrap resamples of the topics (at least 2).
+    confidence : float
+        Confidence level in (0, 1).
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    (low, high) : tuple of numpy.ndarray, shape (n_pairs,)
+        Interval ends of ``mean(X[:, i] - X[:, j])``, in :func:`pairs` order.
+    """
+    x = _check_scores(scores)
+    b = _check_count("resamples", resamples, 2)
+    try:
+        level = float(confidence)
+    except (TypeError, ValueError):
+        raise SignificanceInputError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
+    if not 0.0 < level < 1.0:
+        raise SignificanceInputError(f"confidence must be in (0, 1), got {confidence!r}")
+    n, k = x.shape
+    rng = np.random.default_rng(seed)
+    drawn = rng.integers(0, n, size=(b, n))
+    weights = np.bincount((np.arange(b)[:, None] * n + drawn).ravel(), minlength=b * n).reshape(b, n)
+    means = np.ascontiguousarray((weights @ x).T / n)     # (systems, B): resampled means
+    i, j = pairs(k)
+    low, high = np.empty(i.size), np.empty(i.size)
+    q = [(1.0 - level) / 2.0, (1.0 + level) / 2.0]
+    step = max(1, _CHUNK_CELLS // b)
+    for lo in range(0, i.size, step):
+        diff = means[i[lo:lo + step]] - means[j[lo:lo + step]]
+        low[lo:lo + step], high[lo:lo + step] = np.quantile(diff, q, axis=1)
+    return low, high

@@ -1,0 +1,93 @@
+"""Topics x systems matrices of one measure, under each transform, from a scores table.
+
+Rows are topics (in the order of the scores), columns systems (sorted by name). The
+transforms are those of :mod:`irscale.scales.runs.standardize`: ``raw``, ``unq`` (the
+``scaled`` column), ``midrank`` (mapped to [0, 1] as ``(midrank - 1) / (n_runs - 1)``)
+and the standardisations computed from the raw scores (``zscore``, ``zscore-cdf``,
+``std-linear``, ``ecdf``), against the systems themselves or a reference table of other
+runs.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pandas as pd
+
+from irscale.errors import IrscaleError
+from irscale.scales.runs.standardize import STANDARDISATIONS, check_transforms, standardize_matrix
+
+
+def matrices(scores: pd.DataFrame, measure: str
+             ) -> tuple[list[str], list[str], np.ndarray, np.ndarray, np.ndarray | None]:
+    """(systems, topics, raw, scaled, midrank-scaled or None) of one measure of one
+    (n, rb_scale) group: topics x systems arrays, systems sorted by name."""
+    rows = scores[scores["measure"] == measure]
+    if rows.duplicated(["run", "topic"]).any():
+        raise IrscaleError(f"{measure}: a (run, topic) pair has several scores; give each run once")
+    raw = rows.pivot(index="topic", columns="run", values="raw")
+    if raw.isna().any().any():
+        run = raw.columns[raw.isna().any(axis=0)][0]
+        raise IrscaleError(f"{measure}: run {run} has no score on some topic; every run needs every topic")
+    scaled = rows.pivot(index="topic", columns="run", values="scaled").loc[raw.index, raw.columns]
+    mid = None
+    if rows["midrank"].notna().all():
+        m = rows.assign(mid=(rows["midrank"] - 1) / (rows["n_runs"].astype(float) - 1))
+        mid = m.pivot(index="topic", columns="run", values="mid").loc[raw.index, raw.columns].to_numpy()
+    return list(raw.columns), list(raw.index), raw.to_numpy(), scaled.to_numpy(), mid
+
+
+def reference_matrix(reference: pd.DataFrame, measure: str, topics: list, systems: list
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(reference scores, topics x reference runs; for each system the reference column of
+    the run of the same name or -1) of one measure from a scores table of reference runs."""
+    rows = reference[reference["measure"].astype(str) == measure]
+    if rows.empty:
+        raise IrscaleError(f"the reference runs have no scores of {measure}")
+    rows = rows.drop_duplicates(["run", "topic"])
+    r = rows.pivot(index="topic", columns="run", values="raw")
+    r.index = r.index.astype(str)
+    wanted = [str(t) for t in topics]
+    lacking = [t for t in wanted if t not in r.index]
+    if lacking:
+        raise IrscaleError(f"{measure}: the reference runs have no scores on topic(s) {', '.join(lacking[:5])}"
+                           + (" ..." if len(lacking) > 5 else ""))
+    r = r.loc[wanted]
+    if r.isna().any().any():
+        raise IrscaleError(f"{measure}: some reference run has no score on some topic")
+    names = [str(c) for c in r.columns]
+    same = np.array([names.index(str(s)) if str(s) in names else -1 for s in systems])
+    return r.to_numpy(dtype=np.float64), same
+
+
+def available_transforms(scores: pd.DataFrame) -> tuple[str, ...]:
+    """The transforms a scores table allows: raw, unq (with scaled values), midrank (with
+    mid-ranks) and every standardisation."""
+    out = ["raw"]
+    if "scaled" in scores.columns and scores["scaled"].notna().any():
+        out.append("unq")
+    if "midrank" in scores.columns and scores["midrank"].notna().all():
+        out.append("midrank")
+    return tuple(out) + STANDARDISATIONS
+
+
+def choose_transforms(scores: pd.DataFrame, transforms: Iterable[str] | str | None) -> tuple[str, ...]:
+    """The transforms to compare: all available ones by default, raw first; a transform
+    asked for that the scores do not allow is an :class:`~irscale.errors.IrscaleError`."""
+    have = available_transforms(scores)
+    if transforms is None:
+        return have
+    chosen = check_transforms(transforms)
+    lacking = [t for t in chosen if t not in have]
+    if lacking:
+        why = {"unq": "the scores have no scaled values (transform with --store)",
+               "midrank": "the scores have no mid-ranks (transform with --midranks)"}
+        raise IrscaleError("; ".join(f"transform {t} is not available: {why[t]}" for t in lacking))
+    return tuple(dict.fromkeys(("raw",) + chosen))
+
+
+def standardised(raw: np.ndarray, transforms: Iterable[str], reference: np.ndarray | None = None,
+                 same: np.ndarray | None = None, leave_one_out: bool = False) -> dict[str, np.ndarray]:
+    """The standardisations among ``transforms`` of a raw topics x systems matrix."""
+    return {t: standardize_matrix(raw, t, reference, leave_one_out and t == "ecdf", same)
+            for t in transforms if t in STANDARDISATIONS}
