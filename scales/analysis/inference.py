@@ -80,7 +80,10 @@ def adjust_pvalues(pvalues: ArrayLike, method: str) -> np.ndarray:
     entries are left out of the family and stay NaN. See the module docstring."""
     if method not in CORRECTIONS:
         raise SignificanceInputError(f"unknown correction {method!r}; known: {', '.join(CORRECTIONS)}")
-    p = np.asarray(pvalues, dtype=np.float64)
+    try:
+        p = np.asarray(pvalues, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise SignificanceInputError("p-values must be numbers") from None
     if p.ndim != 1:
         raise SignificanceInputError(f"p-values must be one-dimensional, got {p.ndim} dimensions")
     out = np.full(p.shape, np.nan)
@@ -114,6 +117,10 @@ def baseline_pairs(n_systems: int, baseline: int) -> np.ndarray:
     return (i == b) | (j == b)
 
 
+def _rng(seed) -> np.random.Generator:
+    return np.random.default_rng(_check_count("seed", seed, 0))
+
+
 def randomised_tukey_hsd(scores: ArrayLike, permutations: int = 1000, seed: int = 0) -> np.ndarray:
     """Randomised Tukey HSD p-value of every pair of systems (module docstring).
 
@@ -134,7 +141,7 @@ def randomised_tukey_hsd(scores: ArrayLike, permutations: int = 1000, seed: int 
     x = _check_scores(scores)
     b = _check_count("permutations", permutations, 1)
     n, k = x.shape
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed)
     largest = np.empty(b)
     step = max(1, _CHUNK_CELLS // (n * k))
     for lo in range(0, b, step):
@@ -169,10 +176,9 @@ def cohens_d(scores: ArrayLike) -> np.ndarray:
     out = np.empty(k * (k - 1) // 2)
     for sl, d in _pair_differences(x):
         mean = d.mean(axis=1)
-        sd = d.std(axis=1, ddof=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[sl] = np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0),
-                               np.where(mean == 0, 0.0, np.sign(mean) * np.inf))
+        spread = np.ptp(d, axis=1) > 0              # a constant d has no spread, whatever its float sd
+        sd = np.where(spread, d.std(axis=1, ddof=1), 1.0)
+        out[sl] = np.where(spread, mean / sd, np.sign(d[:, 0]) * np.where(d[:, 0] == 0, 0.0, np.inf))
     return out
 
 
@@ -185,9 +191,9 @@ def glass_delta(scores: ArrayLike, baseline: int) -> np.ndarray:
     if b >= x.shape[1]:
         raise SignificanceInputError(f"baseline must be a system index below {x.shape[1]}, got {baseline}")
     means = x.mean(axis=0)
-    sd = x[:, b].std(ddof=1)
-    if sd == 0:
+    if np.ptp(x[:, b]) == 0:
         return np.full(x.shape[1], np.nan)
+    sd = x[:, b].std(ddof=1)
     out = (means - means[b]) / sd
     out[b] = 0.0
     return out
@@ -222,7 +228,7 @@ def bootstrap_ci(scores: ArrayLike, resamples: int = 1000, confidence: float = 0
     if not 0.0 < level < 1.0:
         raise SignificanceInputError(f"confidence must be in (0, 1), got {confidence!r}")
     n, k = x.shape
-    rng = np.random.default_rng(seed)
+    rng = _rng(seed)
     drawn = rng.integers(0, n, size=(b, n))
     weights = np.bincount((np.arange(b)[:, None] * n + drawn).ravel(), minlength=b * n).reshape(b, n)
     means = np.ascontiguousarray((weights @ x).T / n)     # (systems, B): resampled means

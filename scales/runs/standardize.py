@@ -93,7 +93,8 @@ def _zscores(x: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(z-scores of x against ref per row, rows without spread)."""
     mean = ref.mean(axis=1, keepdims=True)
     sd = ref.std(axis=1, ddof=1, keepdims=True) if ref.shape[1] > 1 else np.zeros_like(mean)
-    flat = sd[:, 0] == 0
+    # no spread: all reference scores equal (their float mean and sd need not be exact)
+    flat = np.ptp(ref, axis=1) == 0
     with np.errstate(divide="ignore", invalid="ignore"):
         z = (x - mean) / sd
     z[flat] = 0.0
@@ -141,12 +142,15 @@ def standardize_matrix(scores: np.ndarray, method: str, reference: np.ndarray | 
     numpy.ndarray, shape (n_topics, n_systems)
         The standardised scores.
     """
-    x = np.asarray(scores, dtype=np.float64)
+    try:
+        x = np.asarray(scores, dtype=np.float64)
+        ref = x if reference is None else np.asarray(reference, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise IrscaleError("scores and reference must be numeric matrices") from None
     if x.ndim != 2:
         raise IrscaleError(f"scores must be a topics x systems matrix, got {x.ndim} dimension(s)")
     if method not in STANDARDISATIONS:
         raise IrscaleError(f"unknown standardisation {method!r}; known: {', '.join(STANDARDISATIONS)}")
-    ref = x if reference is None else np.asarray(reference, dtype=np.float64)
     if ref.ndim != 2 or ref.shape[0] != x.shape[0]:
         raise IrscaleError(f"the reference must hold the same {x.shape[0]} topics as the scores, "
                            f"got shape {ref.shape}")
@@ -162,7 +166,7 @@ def standardize_matrix(scores: np.ndarray, method: str, reference: np.ndarray | 
                 own = x.copy()
             else:
                 idx = np.full(x.shape[1], -1) if same is None else np.asarray(same, dtype=np.int64)
-                if idx.shape != (x.shape[1],) or (idx >= ref.shape[1]).any():
+                if idx.shape != (x.shape[1],) or (idx >= ref.shape[1]).any() or (idx < -1).any():
                     raise IrscaleError("same must give, for each system, a reference column or -1")
                 own = np.where(idx >= 0, ref[:, np.maximum(idx, 0)], np.nan)
         if ref.shape[1] - (1 if own is not None else 0) < 1:
@@ -209,7 +213,7 @@ def standardize(scores: pd.DataFrame, methods: str | Iterable[str] = STANDARDISA
     """
     if not isinstance(scores, pd.DataFrame):
         raise IrscaleError(f"scores must be a DataFrame of 'irscale transform', got {type(scores).__name__}")
-    methods = check_transforms([methods] if isinstance(methods, str) else methods, STANDARDISATIONS)
+    methods = check_transforms(methods, STANDARDISATIONS)
     missing = [c for c in ("run", "topic", "measure", column) if c not in scores.columns]
     if missing:
         raise IrscaleError(f"scores have no column {', '.join(missing)}")
