@@ -61,6 +61,8 @@ _API = {
     "to_ranx_runs": "irscale.scales.runs.results",
     "ranx_compare": "irscale.scales.runs.results",
     "parse_user_measures": "irscale.scales.measures.aliases",
+    "standardize": "irscale.scales.runs.standardize",
+    "analyze": "irscale.scales.analysis.analyze",
 }
 
 __all__ = [*_API, "IrscaleWarning", "TrecFormatError", "OutputError", "IrscaleError", "MeasureError",

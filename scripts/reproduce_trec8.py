@@ -10,7 +10,9 @@ Steps (each skipped when its output exists, so an interrupted run continues):
    --preset paper --depth N``; N = 30 takes about 11 minutes and 19 GB);
 2. scores: ``WORK/scores-{N}.parquet``, ``irscale transform`` of all 129 runs with both
    ``--rb-scale common`` and ``feasible`` and ``--midranks``;
-3. analysis (``irscale.scales.analysis.analyze``), spacing of every table and the figures;
+3. analysis (``irscale.scales.analysis.analyze``: the paper's analyses and every transform
+   compared, with corrections, randomised Tukey HSD, effect sizes and bootstrap intervals),
+   spacing of every table and the figures;
 4. ``WORK/report/report.md`` with the CSV/JSON tables and figures beside it.
 """
 from __future__ import annotations
@@ -38,7 +40,12 @@ def main() -> int:
     from irscale.presets import preset_measures
     from irscale.scales.analysis.analyze import analyze
     from irscale.scales.analysis.axioms import add_axioms
-    from irscale.scales.analysis.figures import plot_hasse, plot_runs_length4, plot_value_distributions
+    from irscale.scales.analysis.figures import (
+        plot_hasse,
+        plot_runs_length4,
+        plot_transforms,
+        plot_value_distributions,
+    )
     from irscale.scales.analysis.report import write_report
     from irscale.scales.analysis.spacing import store_spacing
 
@@ -104,6 +111,11 @@ def main() -> int:
             ("Hasse diagram of the partial order of binary runs of length 4", plot_hasse(report_dir / "hasse4"))):
         png = [p for p in paths if str(p).endswith(".png")][0]
         figures.append((caption, Path(png).name))
+    top = max(args.depths)
+    name, paths = plot_transforms(scores[scores.n == top], f"AP@{top}", analysis.meta["transforms"],
+                                  report_dir / "transforms")
+    figures.insert(0, (f"{name}: per-topic scores under every transform against the raw scores, for four topics",
+                       Path([p for p in paths if str(p).endswith(".png")][0]).name))
     timings["figures"] = time.perf_counter() - t0
 
     preamble = ("TREC-8 ad hoc: all 129 submitted runs, the 50 topics of the official qrels (binary). "
