@@ -69,7 +69,7 @@ def synthetic(tmp_path_factory):
 
 def test_invariants_on_synthetic_runs(synthetic):
     _, scores, _, _ = synthetic
-    result = analyze(scores)
+    result = analyze(scores, transforms="none")
     _check_invariants(result)
     assert set(result.significance.test) == {"sign", "ranksum", "signrank", "ttest", "anova1", "anova2",
                                              "kruskal", "friedman"}
@@ -79,7 +79,7 @@ def test_invariants_on_synthetic_runs(synthetic):
 
 def test_taus_recomputed_independently(synthetic):
     _, scores, _, _ = synthetic
-    result = analyze(scores, tests=())
+    result = analyze(scores, tests=(), transforms="none")
     for row in result.tau_scaled.itertuples():
         rows = scores[(scores.measure == row.measure) & (scores.rb_scale == row.rb_scale)]
         means = rows.groupby("run")[["raw", "scaled"]].mean().round(8)
@@ -96,7 +96,7 @@ def test_taus_recomputed_independently(synthetic):
 def test_significance_counts_recomputed(synthetic):
     from irscale.scales.analysis.significance import pairwise_significance
     _, scores, _, _ = synthetic
-    result = analyze(scores, tests=("ttest",))
+    result = analyze(scores, tests=("ttest",), transforms="none")
     row = result.significance[(result.significance.measure == "AP@6")
                               & (result.significance.rb_scale == "feasible")].iloc[0]
     rows = scores[(scores.measure == "AP@6") & (scores.rb_scale == "feasible")]
@@ -117,7 +117,7 @@ def test_self_check_fails_loudly(synthetic):
             broken.loc[[lo, hi], "scaled"] = broken.loc[[hi, lo], "scaled"].to_numpy()
             break
     with pytest.raises(SelfCheckError, match="topic-by-topic tau"):
-        analyze(broken, tests=())
+        analyze(broken, tests=(), transforms="none")
 
 
 @pytest.mark.slow
@@ -139,7 +139,8 @@ def test_invariants_on_trec8(shared_data, tmp_path):
 def test_cli_analyze_and_spacing(synthetic, capsys):
     tmp, _, path, store = synthetic
     out = tmp / "report"
-    assert main(["analyze", str(path), "--out", str(out), "--tests", "sign,ttest", "--stores", str(store), "-q"]) == 0
+    assert main(["analyze", str(path), "--out", str(out), "--tests", "sign,ttest", "--stores", str(store), "-q",
+                 "--transforms", "none"]) == 0
     report = (out / "report.md").read_text()
     for heading in ("## 1.", "## 2.", "## 3.", "## 4.", "## 5.", "## 6.", "## Figures"):
         assert heading in report

@@ -109,6 +109,7 @@ def test_qrels_forms_give_the_file_numbers(trec8):
         _same(_scores(store, form, runs[:1]), want, what)
 
 
+@pytest.mark.slow      # 7 s: every run form over TREC-8 runs (the README test and test_cli cover the usual forms)
 def test_run_forms_give_the_file_numbers(trec8):
     store, qrels, runs, reference, _, run_tuples = trec8
     tags = list(run_tuples)

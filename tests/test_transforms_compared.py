@@ -197,9 +197,11 @@ def test_baseline_family_and_glass_delta(synthetic):
     assert rows.glass_delta[with_base].notna().all() and rows.glass_delta[~with_base].isna().all()
     assert rows.p_ttest_holm[~with_base].isna().all()
     raw = ap.pivot(index="topic", columns="run", values="raw")
-    other = rows[with_base].iloc[0]
-    s = other.system_b if other.system_a == base else other.system_a
-    assert other.glass_delta == pytest.approx((raw[s].mean() - raw[base].mean()) / raw[base].std())
+    for row in rows[with_base].itertuples():          # oriented as mean_diff: a - b, in the baseline's sd
+        assert row.glass_delta == pytest.approx((raw[row.system_a].mean() - raw[row.system_b].mean())
+                                                / raw[base].std(), abs=1e-12)
+        assert np.sign(row.glass_delta) == np.sign(row.mean_diff)
+    assert (rows.system_a[with_base] == base).any() and (rows.system_b[with_base] == base).any()
     p = rows.p_ttest[with_base].to_numpy()
     np.testing.assert_allclose(rows.p_ttest_holm[with_base], multipletests(p, method="holm")[1], atol=1e-12)
     assert "median_abs_glass" in got.inference.columns
@@ -272,3 +274,59 @@ def test_cli_transform_standardize(synthetic, capsys):
     code = main(["transform", "--qrels", str(q), "--runs", *map(str, runs), "-m", "AP@6", "-o", str(out), "-q",
                  "--leave-one-out"])
     assert code == 2 and "--standardize" in capsys.readouterr().err
+
+
+def test_edge_cases_write_true_sentences(synthetic, tmp_path):
+    """Equal means after the removal, every decision scale-free, one transform only: the
+    report is written and says what happened, not a 'largest change' that is no change."""
+    _, scores, *_ = synthetic
+    ap = scores[(scores.measure == "AP@6") & scores.run.isin(["sys00", "sys01", "sys02"])].copy()
+    copy = ap[ap.run == "sys01"].assign(run="sys02")
+    dup = pd.concat([ap[ap.run != "sys02"], copy], ignore_index=True)
+    got = analyze(dup, permutations=20, resamples=20, remove_run="sys00")
+    report = write_report(got, tmp_path / "dup").read_text()
+    assert "moves most" not in report
+    two = analyze(ap[ap.run.isin(["sys00", "sys01"])], permutations=20, resamples=20)
+    text = write_report(two, tmp_path / "two").read_text()
+    if (two.conclusions.scale_free == two.conclusions.pairs).all():
+        assert "least scale-free" not in text and "Every decision of every other test is scale-free" in text
+    only_raw = write_report(analyze(ap, transforms="raw", permutations=0, resamples=0), tmp_path / "raw").read_text()
+    assert "there is no other transform to compare decisions with" in only_raw
+
+
+def test_reference_holding_the_removed_run(synthetic):
+    """With the runs themselves as an explicit reference, removing a run removes it from
+    the reference too: the z-scores still change."""
+    _, scores, *_ = synthetic
+    ap = scores[scores.measure == "AP@6"]
+    got = analyze(ap, reference=ap, transforms="zscore,ecdf", permutations=0, resamples=0)
+    dep = got.set_dependence.set_index(["rb_scale", "transform"])
+    assert dep.loc[("feasible", "zscore"), "cells_changed"] > 0
+    assert got.meta["reference_runs_analysed"] == got.meta["reference_runs"] == ap.run.nunique()
+
+
+def test_python_api_mistakes_are_irscale_errors(synthetic):
+    _, scores, *_ = synthetic
+    ap = scores[scores.measure == "AP@6"]
+    for kwargs, needle in (({"transforms": 3}, "transforms must be names"), ({"alpha": 2}, "alpha"),
+                           ({"reference": ap.drop(columns=["raw"]), "transforms": "zscore"}, "no column raw"),
+                           ({"seed": -1}, "seed"), ({"resamples": 1}, "resamples")):
+        with pytest.raises(irscale.IrscaleError, match=needle):
+            analyze(ap, permutations=0, **kwargs)
+    numbered = ap.assign(run=ap.run.str[3:].astype(int))          # integer run names, as a DataFrame may hold
+    got = analyze(numbered, baseline=3, remove_run=4, permutations=np.int64(10), resamples=0, transforms="zscore")
+    assert (got.inference.pairs == numbered.run.nunique() - 1).all()
+    assert (got.set_dependence.removed_run == "4").all()
+
+
+def test_cli_checks_figure_measure_first_and_skips_pair_tables(synthetic, capsys):
+    tmp, _, path, *_ = synthetic
+    out = tmp / "early"
+    code = main(["analyze", str(path), "-o", str(out), "-q", "--figure-measure", "XX@6"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no measure XX@6" in err and not out.exists()
+    out = tmp / "nopairs"
+    code = main(["analyze", str(path), "-o", str(out), "-q", "--no-pair-tables", "--permutations", "0",
+                 "--resamples", "0"])
+    assert code in (0, None), capsys.readouterr()
+    assert (out / "conclusions.csv").is_file() and not list(out.glob("*.parquet"))

@@ -8,10 +8,16 @@ from pathlib import Path
 import click
 
 from irscale.commands.options import ManyValues, check_jobs, print_warnings
-from irscale.errors import IrscaleError
+from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis.analyze import analyze, load_scores
 from irscale.scales.analysis.axioms import add_axioms
-from irscale.scales.analysis.figures import plot_hasse, plot_runs_length4, plot_transforms, plot_value_distributions
+from irscale.scales.analysis.figures import (
+    measure_in_scores,
+    plot_hasse,
+    plot_runs_length4,
+    plot_transforms,
+    plot_value_distributions,
+)
 from irscale.scales.analysis.report import write_report
 from irscale.scales.analysis.spacing import store_spacing
 from irscale.scales.measures.parse import parse_measure
@@ -47,13 +53,16 @@ from irscale.store.reader import Store, open_store
                                    "(default: the best by raw mean of each measure).")
 @click.option("--figure-measure", help="Measure of the figure of per-topic scores under every transform "
                                        "(default: the first analysed).")
+@click.option("--pair-tables/--no-pair-tables", default=True, show_default=True,
+              help="Write the per-pair tables (conclusion_pairs.parquet, inference_pairs.parquet; large for "
+                   "hundreds of runs).")
 @click.option("--title", help="Title of report.md (default: the scores files, numbers of runs and topics).")
 @click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Worker processes.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def command(scores: tuple[str, ...], out: str, stores: tuple[str, ...], tests: str | None, transforms: str | None,
             reference: tuple[str, ...], leave_one_out: bool, baseline: str | None, permutations: int,
             resamples: int, confidence: float, seed: int, remove_run: str | None, figure_measure: str | None,
-            title: str | None, jobs: int, quiet: bool) -> None:
+            pair_tables: bool, title: str | None, jobs: int, quiet: bool) -> None:
     """Kendall tau and significance analyses of SCORES (files written by 'irscale transform'
     with --store; several files are concatenated), with a markdown report."""
     check_jobs(jobs)
@@ -61,17 +70,22 @@ def command(scores: tuple[str, ...], out: str, stores: tuple[str, ...], tests: s
     table = load_scores(scores)
     chosen = None if tests is None else ([] if tests.strip().lower() == "none" else
                                          [t.strip() for t in tests.split(",") if t.strip()])
+    if figure_measure is not None:
+        measure_in_scores(table, figure_measure)         # fail before the work, not after
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = analyze(table, tests=chosen, n_jobs=jobs, progress=not quiet,
                          sources=[Path(p).name for p in scores], transforms=transforms,
                          reference=list(reference) or None, leave_one_out=leave_one_out, baseline=baseline,
                          permutations=permutations, resamples=resamples, confidence=confidence, seed=seed,
-                         remove_run=remove_run)
+                         remove_run=remove_run, pair_tables=pair_tables)
     print_warnings(caught)
     result.save(out)
     spacing, figures = _spacing_and_figures(opened, list(dict.fromkeys(result.tau_scaled["measure"])), out)
-    figures = _transform_figure(table, result, figure_measure, list(reference), out) + figures
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        figures = _transform_figure(table, result, figure_measure, list(reference), out) + figures
+    print_warnings(caught)
     path = write_report(result, out, spacing=spacing, figures=figures, title=title)
     click.echo(f"{path}: {len(result.tau_scaled)} measure rows, {len(result.significance)} test rows, "
                f"{result.seconds:.0f} s")
@@ -124,8 +138,14 @@ def _transform_figure(table, result, measure: str | None, reference: list[str], 
     if not transforms:
         return []
     ref = load_scores(reference) if reference else None
-    name, paths = plot_transforms(table, measure, transforms, Path(out) / "transforms", reference=ref,
-                                  leave_one_out=bool(result.meta.get("leave_one_out")))
+    try:
+        name, paths = plot_transforms(table, measure, transforms, Path(out) / "transforms", reference=ref,
+                                      leave_one_out=bool(result.meta.get("leave_one_out")))
+    except IrscaleError as exc:
+        if measure is not None:     # asked for by name: say why not
+            raise
+        warnings.warn(f"no figure of the transforms: {exc}", IrscaleWarning, stacklevel=2)
+        return []
     return [(f"{name}: per-topic scores under every transform against the raw scores, for a few topics",
              _png(paths))]
 

@@ -26,12 +26,14 @@ topic (``irscale transform`` guarantees it).
 from __future__ import annotations
 
 import json
+import numbers
 import time
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from tqdm.auto import tqdm
@@ -40,7 +42,7 @@ from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis import agreement
 from irscale.scales.analysis.matrices import choose_transforms, matrices
 from irscale.scales.analysis.significance import TESTS, pairwise_significance
-from irscale.scales.analysis.transforms_compared import Options, compare_measure
+from irscale.scales.analysis.transforms_compared import Options, compact, compare_measure
 from irscale.scales.runs.scores import COLUMNS, read_scores
 
 #: Significance level of every test.
@@ -214,23 +216,29 @@ def _load_reference(reference) -> pd.DataFrame | None:
     return load_scores(reference)
 
 
+def _whole(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
 def _compare_options(scores: pd.DataFrame, tests, alpha, transforms, baseline, permutations, resamples, confidence,
-                     seed, leave_one_out, remove_run) -> Options | None:
-    if transforms is not None and not isinstance(transforms, str) and len(tuple(transforms)) == 0:
-        return None
-    if isinstance(transforms, str) and transforms.strip().lower() == "none":
-        return None
-    chosen = choose_transforms(scores, transforms)
+                     seed, leave_one_out, remove_run, pair_tables) -> Options | None:
     runs = set(scores["run"].astype(str))
     for what, name in (("baseline", baseline), ("remove_run", remove_run)):
         if name is not None and str(name) not in runs:
             raise IrscaleError(f"{what} {name} is not among the runs of the scores ({len(runs)} runs)")
-    for what, value, least in (("permutations", permutations, 0), ("resamples", resamples, 0)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise IrscaleError(f"{what} must be an integer >= {least} (0 skips it), got {value!r}")
+    if transforms is not None and not isinstance(transforms, (str, Iterable)):
+        raise IrscaleError(f"transforms must be names (a list or a comma-separated string), got {transforms!r}")
+    if transforms is not None and not isinstance(transforms, str) and len(tuple(transforms)) == 0:
+        return None
+    if isinstance(transforms, str) and transforms.strip().lower() in ("none", ""):
+        return None
+    chosen = choose_transforms(scores, transforms)
+    for what, value in (("permutations", permutations), ("resamples", resamples)):
+        if not _whole(value) or value < 0:
+            raise IrscaleError(f"{what} must be an integer >= 0 (0 skips it), got {value!r}")
     if resamples == 1:
         raise IrscaleError("resamples must be 0 (no bootstrap) or at least 2")
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+    if not _whole(seed) or seed < 0:
         raise IrscaleError(f"seed must be a non-negative integer, got {seed!r}")
     try:
         level = float(confidence)
@@ -239,9 +247,9 @@ def _compare_options(scores: pd.DataFrame, tests, alpha, transforms, baseline, p
     if not 0.0 < level < 1.0:
         raise IrscaleError(f"confidence must be in (0, 1), got {confidence!r}")
     return Options(transforms=chosen, tests=tuple(tests), alpha=alpha,
-                   baseline=None if baseline is None else str(baseline), permutations=permutations,
-                   resamples=resamples, confidence=level, seed=seed, leave_one_out=bool(leave_one_out),
-                   remove_run=None if remove_run is None else str(remove_run))
+                   baseline=None if baseline is None else str(baseline), permutations=int(permutations),
+                   resamples=int(resamples), confidence=level, seed=int(seed), leave_one_out=bool(leave_one_out),
+                   remove_run=None if remove_run is None else str(remove_run), pair_tables=bool(pair_tables))
 
 
 def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Iterable[str] | None = None,
@@ -249,7 +257,8 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
             *, transforms: Iterable[str] | str | None = None,
             reference: pd.DataFrame | str | Path | Iterable[str | Path] | None = None, leave_one_out: bool = False,
             baseline: str | None = None, permutations: int = 1000, resamples: int = 1000,
-            confidence: float = 0.95, seed: int = 0, remove_run: str | None = None) -> Analysis:
+            confidence: float = 0.95, seed: int = 0, remove_run: str | None = None,
+            pair_tables: bool = True) -> Analysis:
     """Run the analyses of SPEC section 6 on a scores table, and compare transforms.
 
     Parameters
@@ -287,6 +296,12 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
         Seed of the permutations and resamples.
     remove_run : str, optional
         The run removed to show set dependence (default: the best by raw mean, per measure).
+    pair_tables : bool
+        Keep the per-pair tables (``conclusion_pairs``, ``inference_pairs``; millions of
+        rows for hundreds of runs); the summaries are computed either way.
+
+    The standardisations are computed afresh from the raw scores (columns ``zscore``,
+    ... of ``irscale transform --standardize`` are not read).
 
     Raises
     ------
@@ -311,9 +326,15 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
     unknown = sorted(set(tests) - set(TESTS))
     if unknown:
         raise IrscaleError(f"unknown test(s) {', '.join(unknown)}; known: {', '.join(TESTS)}")
+    try:
+        alpha_ok = 0.0 < float(alpha) < 1.0
+    except (TypeError, ValueError):
+        alpha_ok = False
+    if not alpha_ok:
+        raise IrscaleError(f"alpha must be a number in (0, 1), got {alpha!r}")
     _check_scores(scores, tests)
     options = _compare_options(scores, tests, alpha, transforms, baseline, permutations, resamples, confidence,
-                               seed, leave_one_out, remove_run)
+                               seed, leave_one_out, remove_run, pair_tables)
     if options is not None and scores.groupby(["n", "rb_scale", "measure"])["topic"].nunique().min() < 2:
         warnings.warn("the transforms are not compared: a measure has a single topic (standardisations, "
                       "effect sizes and intervals need at least 2)", IrscaleWarning, stacklevel=2)
@@ -355,11 +376,14 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
             "topics": int(scores["topic"].nunique()),
             **({"sources": sources} if sources is not None else {})}
     if options is not None:
+        ref_runs = set() if reference is None else set(reference["run"].astype(str))
         meta.update({"transforms": list(options.transforms), "baseline": options.baseline,
                      "permutations": options.permutations, "resamples": options.resamples,
                      "confidence": options.confidence, "seed": options.seed,
-                     "leave_one_out": options.leave_one_out, "reference_runs":
-                         None if reference is None else int(reference["run"].nunique())})
+                     "leave_one_out": options.leave_one_out,
+                     "reference_runs": None if reference is None else len(ref_runs),
+                     "reference_runs_analysed": None if reference is None else
+                     len(ref_runs & set(scores["run"].astype(str)))})
     return Analysis(pd.DataFrame(tau_rows), pd.DataFrame(pair_rows), pd.DataFrame(sig_rows),
                     time.perf_counter() - start, meta, **extra)
 
@@ -373,7 +397,4 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
 
 def _categorical(frame: pd.DataFrame) -> pd.DataFrame:
     """Repeated strings as categories (the per-pair tables hold millions of rows)."""
-    for col in ("system_a", "system_b", "measure", "rb_scale", "test", "transform", "flipped_by"):
-        if col in frame.columns:
-            frame[col] = frame[col].astype("category")
-    return _sorted(frame)
+    return _sorted(compact(frame))

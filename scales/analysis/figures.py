@@ -376,6 +376,24 @@ def plot_hasse(out_prefix: str | os.PathLike, n: int = 4) -> list[str]:
 
 
 # -- transforms side by side -----------------------------------------------------------------
+def measure_in_scores(scores: pd.DataFrame, measure: str | None) -> str:
+    """The name, as in the scores, of ``measure`` (any spelling irscale parses; None: the
+    first measure); an :class:`~irscale.errors.IrscaleError` naming the measures held
+    when the scores do not have it."""
+    names = list(dict.fromkeys(scores["measure"].astype(str)))
+    if measure is None:
+        return names[0]
+    if str(measure) in names:
+        return str(measure)
+    try:
+        name = str(parse_measure(measure))
+    except IrscaleError:
+        name = str(measure)
+    if name not in names:
+        raise IrscaleError(f"no measure {measure} in the scores (they hold {', '.join(names)})")
+    return name
+
+
 def transform_figure_data(scores: pd.DataFrame, measure: str | None, transforms: Sequence[str],
                           topics: int = 4, reference: pd.DataFrame | None = None, leave_one_out: bool = False
                           ) -> dict:
@@ -384,21 +402,11 @@ def transform_figure_data(scores: pd.DataFrame, measure: str | None, transforms:
     topics with several distinct raw scores, evenly spread over the topics' mean raw
     score, hard to easy) and for each of them and each transform the systems' scores,
     ordered by raw score: ``{"raw": array, transform: array, ...}``."""
-    names = list(dict.fromkeys(scores["measure"].astype(str)))
-    if measure is None:
-        name = names[0]
-    elif str(measure) in names:
-        name = str(measure)
-    else:
-        try:
-            name = str(parse_measure(measure))
-        except IrscaleError:
-            name = str(measure)
-        if name not in names:
-            raise IrscaleError(f"no measure {measure} in the scores (they hold {', '.join(names)})")
+    name = measure_in_scores(scores, measure)
     rows = scores[scores["measure"].astype(str) == name]
     mode = sorted(rows["rb_scale"].unique())[0]
     rows = rows[rows["rb_scale"] == mode]
+    rows = rows[rows.groupby("topic")["raw"].transform(lambda v: v.notna().any())]   # undefined topics out
     systems, topic_ids, raw, scaled, mid = matrices(rows, name)
     ref, same = reference_matrix(reference, name, topic_ids, systems) if reference is not None else (None, None)
     mats = {"raw": raw, "unq": scaled, "midrank": mid, **standardised(raw, transforms, ref, same, leave_one_out)}
@@ -420,9 +428,11 @@ def plot_transforms(scores: pd.DataFrame, measure: str | None, transforms: Seque
                     leave_one_out: bool = False) -> tuple[str, list[str]]:
     """One measure's per-topic scores under every transform: one panel per transform (other
     than raw), the systems' transformed score (y) against their raw score (x), one line
-    per topic (:func:`transform_figure_data`). unq and midrank draw the same curve on
-    every topic with the same scale (they depend on the score only); the
-    standardisations draw a different curve on each topic. Returns (measure, paths)."""
+    per topic (:func:`transform_figure_data`). unq and midrank depend on the run alone
+    (through the topic's recall base for RB-dependent measures): topics with the same
+    scale draw the same curve; the standardisations draw a curve per topic, set by the
+    other systems' scores. Topics where the measure is undefined are left out. Returns
+    (measure, paths)."""
     data = transform_figure_data(scores, measure, transforms, topics, reference, leave_one_out)
     shown = [t for t in transforms if t != "raw" and all(t in v for v in data["topics"].values())]
     plt = _plt()

@@ -41,6 +41,9 @@ def reference_matrix(reference: pd.DataFrame, measure: str, topics: list, system
                      ) -> tuple[np.ndarray, np.ndarray]:
     """(reference scores, topics x reference runs; for each system the reference column of
     the run of the same name or -1) of one measure from a scores table of reference runs."""
+    missing = [c for c in ("run", "topic", "measure", "raw") if c not in reference.columns]
+    if missing:
+        raise IrscaleError(f"the reference scores have no column {', '.join(missing)}")
     rows = reference[reference["measure"].astype(str) == measure]
     if rows.empty:
         raise IrscaleError(f"the reference runs have no scores of {measure}")

@@ -304,10 +304,13 @@ def transforms_section(analysis: Analysis) -> str:
                            [[f"`{t}`", "yes" if DEPENDS_ON_SYSTEMS[t] else "no", REFERENCES[t]] for t in transforms]),
             ""]
     reference = analysis.meta.get("reference_runs")
+    among = analysis.meta.get("reference_runs_analysed") or 0
     text.append("The standardisations are computed per topic against "
-                + (f"a reference set of {_count(reference, 'other run')}" if reference else "the runs analysed")
-                + (", each run's ECDF without its own score (leave-one-out)" if analysis.meta.get("leave_one_out")
-                   else "") + ".")
+                + (f"a reference set of {_count(reference, 'run')}"
+                   + (f" ({among} of them among the runs analysed)" if among else " (none of them analysed)")
+                   if reference else "the runs analysed")
+                + (", each run's ECDF without its own score (leave-one-out)"
+                   if analysis.meta.get("leave_one_out") and "ecdf" in transforms else "") + ".")
     text.append("")
     if dep.empty:
         return "\n".join(text + ["With fewer than 3 runs no run can be removed to show the set dependence.", ""])
@@ -327,11 +330,16 @@ def transforms_section(analysis: Analysis) -> str:
         sentence = (f"Removing the run changes no other run's score under {', '.join(f'`{t}`' for t in stable)}"
                     if stable else "Every transform changes some other run's score when the run is removed")
         if not changed.empty:
-            worst = changed.loc[changed.tau_means_after.idxmin()]
-            sentence += (f"; under the others it changes up to {_pct((changed.cells_changed / changed.cells).max())}"
-                         f" of them, and the order of the other runs by mean moves most under `{worst['transform']}` "
-                         f"for {short(worst.measure)} (Kendall tau {worst.tau_means_after:.4f} between the orderings "
-                         "before and after)")
+            share = _pct((changed.cells_changed / changed.cells).max())
+            sentence += f"; under the others it changes up to {share} of them"
+            moved = changed[changed.tau_means_after < 1 - 1e-12]
+            if not moved.empty:
+                worst = moved.loc[moved.tau_means_after.idxmin()]
+                sentence += (f", and the order of the other runs by mean moves most under `{worst['transform']}` for "
+                             f"{short(worst.measure)} (Kendall tau {worst.tau_means_after:.4f} between the orderings "
+                             "before and after)")
+            else:
+                sentence += ", without changing the order of the other runs by mean"
         text += [sentence + ".", ""]
     return "\n".join(text)
 
@@ -354,6 +362,9 @@ def conclusions_section(analysis: Analysis, n: int, mode: str) -> str:
         rows.append([TEST_NAMES.get(test, test)] + [_pct(ct.scale_free_share.get(m)) for m in measures])
     total = c.groupby("measure", sort=False)[["scale_free", "pairs"]].sum()
     rows.append(["all tests"] + [_pct(total.scale_free[m] / total.pairs[m]) for m in measures])
+    if len(transforms) < 2:
+        return (f"Only `{transforms[0] if transforms else 'raw'}` was asked for: there is no other transform to "
+                "compare decisions with.\n")
     text = [f"#### N = {n}, `{mode}` scales: share of scale-free decisions ({_count(pairs, 'system pair')} per "
             f"test; a decision is scale-free when all {len(transforms)} transforms give it)", "",
             markdown_table(["test"] + [short(m) for m in measures], rows), ""]
@@ -369,14 +380,21 @@ def conclusions_section(analysis: Analysis, n: int, mode: str) -> str:
     keeping = [t for t in transforms if keeps.get(t, False)]
     if not order.empty:
         free = int(order.scale_free.sum())
-        text.append(f"The sign test and Friedman's test read only the order of the scores within each topic, so a "
+        names = " and ".join(TEST_NAMES[t] for t in dict.fromkeys(order.test))
+        losing = [t for t in transforms if t not in keeping]
+        sentence = (f"The sign test and Friedman's test read only the order of the scores within each topic, so a "
                     f"transform that keeps that order cannot change their decisions: they are scale-free by "
                     f"construction. Here {', '.join(f'`{t}`' for t in keeping)} keep the order on every topic of every "
-                    f"measure{'' if len(keeping) == len(transforms) else ' (the others do not)'}; checked: "
-                    f"{free} of {int(order.pairs.sum())} sign and Friedman decisions are equal under every transform.")
-        text.append("")
+                    "measure")
+        if losing:
+            sentence += (f"; {', '.join(f'`{t}`' for t in losing)} do{'es' if len(losing) == 1 else ''} not (a "
+                         "reference of other runs can merge different scores, and the normal CDF of z-scores rounds to "
+                         "1 beyond z = 8.3), so their decisions may differ")
+        sentence += (f". Checked: {free} of {int(order.pairs.sum())} decisions of the {names} are equal under every "
+                     "transform.")
+        text += [sentence, ""]
     other = c[~c.order_only]
-    if not other.empty:
+    if not other.empty and (other.scale_free < other.pairs).any():
         low = other.loc[other.scale_free_share.idxmin()]
         sums = {t: int(c[f"changed_{t}"].sum()) for t in transforms[1:] if f"changed_{t}" in c.columns}
         most = max(sums, key=sums.get) if sums else None
@@ -386,6 +404,8 @@ def conclusions_section(analysis: Analysis, n: int, mode: str) -> str:
         if most is not None and sums[most]:
             sentence += f"; `{most}` changes the most decisions relative to the raw scores ({sums[most]} in all)"
         text += [sentence + ".", ""]
+    elif not other.empty:
+        text += ["Every decision of every other test is scale-free here: all transforms give it.", ""]
     return "\n".join(text)
 
 
@@ -406,9 +426,13 @@ def transform_taus_section(analysis: Analysis, n: int, mode: str) -> str:
     low = t.loc[t.tau.idxmin()] if t.tau.notna().any() else None
     text = [f"#### N = {n}, `{mode}` scales: Kendall tau between the system orderings (by mean) of two transforms",
             "", markdown_table(["transforms"] + [short(m) for m in measures], rows), ""]
-    if low is not None:
+    if low is not None and low.tau < 1 - 1e-12:
         text += [f"The orderings differ most between `{low.transform_a}` and `{low.transform_b}` for "
                  f"{short(low.measure)} (tau = {low.tau:.4f}).", ""]
+    elif low is not None:
+        text += ["Every transform orders the systems the same way here.", ""]
+    else:
+        text += ["No Kendall tau is defined here (tied system means).", ""]
     return "\n".join(text)
 
 

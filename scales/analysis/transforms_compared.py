@@ -66,6 +66,7 @@ class Options:
     seed: int = 0
     leave_one_out: bool = False
     remove_run: str | None = None
+    pair_tables: bool = True
 
 
 def keeps_topic_order(raw: np.ndarray, other: np.ndarray) -> bool:
@@ -88,6 +89,7 @@ def _decisions(x: np.ndarray, tests: tuple[str, ...], alpha: float) -> tuple[dic
 
 def _mode_matrices(rows: pd.DataFrame, measure: str, transforms, reference, options, cache):
     systems, topics, raw, scaled, mid = matrices(rows, measure)
+    systems = [str(x) for x in systems]
     key = (tuple(systems), tuple(topics))
     if key not in cache:     # standardisations use raw scores only: the same in every mode
         ref, same = reference_matrix(reference, measure, topics, systems) if reference is not None else (None, None)
@@ -119,8 +121,12 @@ def _set_dependence(systems, mats, ref, same, options, measure) -> list[dict]:
     if len(systems) < 3:
         return []
     keep = [c for c in range(len(systems)) if c != gone]
-    sub_same = None if same is None else same[keep]
-    again = standardised(raw[:, keep], options.transforms, ref, sub_same, options.leave_one_out)
+    sub_ref, sub_same = ref, None if same is None else same[keep]
+    if ref is not None and same[gone] >= 0:        # the removed run leaves the reference too
+        cols = [c for c in range(ref.shape[1]) if c != same[gone]]
+        sub_ref = ref[:, cols]
+        sub_same = np.array([cols.index(c) if c >= 0 else -1 for c in sub_same])
+    again = standardised(raw[:, keep], options.transforms, sub_ref, sub_same, options.leave_one_out)
     rows = []
     for t in options.transforms:
         before = mats[t][:, keep]
@@ -147,9 +153,9 @@ def _inference(systems, x, pv, options) -> tuple[dict, pd.DataFrame]:
     means = x.mean(axis=0)
     out = {"mean_diff": means[i] - means[j], "cohens_d": inference.cohens_d(x)}
     if base is not None:
-        delta = inference.glass_delta(x, base)
-        other = np.where(i == base, j, i)
-        out["glass_delta"] = np.where(family, delta[other], np.nan)
+        delta = inference.glass_delta(x, base)      # (mean_s - mean_base) / sd_base
+        # oriented as mean_diff: (mean_a - mean_b) / sd_base
+        out["glass_delta"] = np.where(family, np.where(i == base, -delta[j], delta[i]), np.nan)
     for t, p in pv.items():
         out[f"p_{t}"] = p
         for c in inference.CORRECTIONS:
@@ -175,7 +181,8 @@ def _inference(systems, x, pv, options) -> tuple[dict, pd.DataFrame]:
     d = np.abs(out["cohens_d"][family])
     summary["median_abs_d"] = float(np.median(d)) if d.size else float("nan")
     if base is not None:
-        summary["median_abs_glass"] = float(np.nanmedian(np.abs(out["glass_delta"][family])))
+        g = np.abs(out["glass_delta"][family])
+        summary["median_abs_glass"] = float(np.median(g)) if np.isfinite(g).all() and g.size else float("nan")
     return summary, frame
 
 
@@ -227,6 +234,8 @@ def compare_measure(rows: pd.DataFrame, n: int, measure: str, options: Options,
                 row[f"significant_{t}"] = int((stack[r] != 0).sum())
                 row[f"changed_{t}"] = int(differs[r].sum())
             result["conclusions"].append(row)
+            if not options.pair_tables:
+                continue
             flipped = np.full(free.size, "", dtype=object)
             for p in np.flatnonzero(~free):
                 flipped[p] = ",".join(t for r, t in enumerate(options.transforms) if differs[r, p])
@@ -247,12 +256,21 @@ def compare_measure(rows: pd.DataFrame, n: int, measure: str, options: Options,
                 summary, frame = _inference(systems, mats[t], pvalues[t], options)
                 inferred[(key, t)] = (summary, frame)
             result["inference"].append({**head, "transform": t, "keeps_topic_order": keeps[t], **summary})
-            result["inference_pairs"].append(frame.assign(**head, transform=t))
+            if options.pair_tables:
+                result["inference_pairs"].append(frame.assign(**head, transform=t))
         result["set_dependence"] += [{**head, **r} for r in _set_dependence(systems, mats, ref, same, options,
                                                                            measure)]
     for key in ("conclusion_pairs", "inference_pairs"):
-        result[key] = pd.concat(result[key], ignore_index=True) if result[key] else pd.DataFrame()
+        result[key] = compact(pd.concat(result[key], ignore_index=True)) if result[key] else pd.DataFrame()
     return result
 
 
-__all__ = ["ORDER_TESTS", "Options", "compare_measure", "keeps_topic_order"]
+def compact(frame: pd.DataFrame) -> pd.DataFrame:
+    """Repeated strings of a per-pair table as categories (millions of rows for many runs)."""
+    for col in ("system_a", "system_b", "measure", "rb_scale", "test", "transform", "flipped_by"):
+        if col in frame.columns:
+            frame[col] = frame[col].astype("category")
+    return frame
+
+
+__all__ = ["ORDER_TESTS", "Options", "compact", "compare_measure", "keeps_topic_order"]

@@ -33,9 +33,12 @@ Every transform here is non-decreasing in the score on each topic. With the syst
 themselves as reference it is strictly increasing on the scores that occur (two
 different scores of a topic keep their order and stay different), so the sign test and
 Friedman's test, which use only the order of the scores within each topic, give the
-same decisions as on raw scores. A reference of other runs can map different scores to
-the same value (ECDF: two scores between the same reference scores), and then they may
-not.
+same decisions as on raw scores. Two exceptions: a reference of other runs can map
+different scores to the same value (ECDF: two scores between the same reference
+scores), and ``zscore-cdf`` rounds to exactly 1 in double precision beyond z = 8.3,
+which two systems of one topic can both reach only with more than about 140 systems
+(the squares of a topic's z-scores sum to k - 1). The analyses check the order on the
+data (:func:`irscale.scales.analysis.transforms_compared.keeps_topic_order`).
 """
 from __future__ import annotations
 
@@ -82,6 +85,8 @@ def check_transforms(names: Iterable[str], allowed: tuple[str, ...] = TRANSFORMS
     :class:`~irscale.errors.IrscaleError` listing the known ones."""
     if isinstance(names, str):
         names = [n for n in names.split(",")]
+    elif not isinstance(names, Iterable):
+        raise IrscaleError(f"transforms must be names (a list or a comma-separated string), got {names!r}")
     out = tuple(dict.fromkeys(str(n).strip() for n in names if str(n).strip()))
     unknown = [n for n in out if n not in allowed]
     if unknown:
@@ -237,7 +242,10 @@ def standardize(scores: pd.DataFrame, methods: str | Iterable[str] = STANDARDISA
         x = wide[defined.values]
         ref_matrix = same = None
         if ref is not None:
-            r = ref[ref["measure"] == measure].pivot(index="topic", columns="run", values=column)
+            r = ref[ref["measure"] == measure]
+            if r.empty:
+                raise IrscaleError(f"the reference runs have no scores of {measure}")
+            r = r.pivot(index="topic", columns="run", values=column)
             lacking = [t for t in x.index if t not in r.index]
             if lacking:
                 raise IrscaleError(f"{measure}: the reference has no scores on topic(s) "
