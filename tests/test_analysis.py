@@ -133,6 +133,19 @@ def test_invariants_on_trec8(shared_data, tmp_path):
     # DCG(b=10)@10 does not discount the first ten ranks: it is 10 * P@10, already an interval scale
     tau = result.tau_scaled.set_index(["rb_scale", "measure"]).tau_unq
     assert tau["feasible", "DCG(b=10)@10"] > 1 - 1e-12
+    # transforms compared (issue 16): order-only tests are scale-free and every transform keeps the order
+    c = result.conclusions
+    order = c[c.test.isin(ORDER_ONLY_TESTS)]
+    assert len(order) and (order.scale_free == order.pairs).all() and (order.pairs == 43 * 42 // 2).all()
+    assert result.inference.keeps_topic_order.all()
+    dep = result.set_dependence
+    assert (dep[dep["transform"].isin(["raw", "unq", "midrank"])].cells_changed == 0).all()
+    assert (dep[dep["transform"] == "zscore"].cells_changed > 0).all()
+    # R@10 = P@10 * 10 / RB on each topic: their z-scores, and so every decision on them, are the same
+    pairs = result.conclusion_pairs
+    p = pairs[(pairs.measure == "P@10") & (pairs.rb_scale == "feasible")].zscore.to_numpy()
+    r = pairs[(pairs.measure == "R@10") & (pairs.rb_scale == "feasible")].zscore.to_numpy()
+    assert len(p) == len(r) > 0 and (p == r).all()
 
 
 @pytest.mark.slow
