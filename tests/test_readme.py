@@ -86,6 +86,7 @@ def test_every_block_is_a_known_kind():
     assert markers == ["main-command", "test-command"]
 
 
+@pytest.mark.slow      # 20 s with the next: builds paper-n10.h5 and runs every block (CI runs it)
 def test_main_command_and_sh_blocks(walk):
     sh = [(mark, code) for mark, lang, code in blocks() if lang == "sh" and mark != "test-command"]
     assert sh[0][0] == "main-command"
@@ -99,6 +100,7 @@ def test_main_command_and_sh_blocks(walk):
     assert (walk / "paper-n10.h5").exists()
 
 
+@pytest.mark.slow
 def test_python_blocks(walk, monkeypatch):
     if not (walk / "paper-n10.h5").exists():
         test_main_command_and_sh_blocks(walk)

@@ -1,5 +1,5 @@
-"""``irscale analyze``: Kendall tau and significance analyses of scores files, with a
-markdown report (and, with --stores, spacing statistics and figures)."""
+"""``irscale analyze``: Kendall tau and significance analyses of scores files, transforms
+compared, with a markdown report (and, with --stores, spacing statistics and figures)."""
 from __future__ import annotations
 
 import warnings
@@ -64,7 +64,12 @@ def command(scores: tuple[str, ...], out: str, stores: tuple[str, ...], tests: s
             resamples: int, confidence: float, seed: int, remove_run: str | None, figure_measure: str | None,
             pair_tables: bool, title: str | None, jobs: int, quiet: bool) -> None:
     """Kendall tau and significance analyses of SCORES (files written by 'irscale transform'
-    with --store; several files are concatenated), with a markdown report."""
+    with --store; several files are concatenated), with a markdown report.
+
+    Also compares transforms (raw, unq, midrank, zscore, zscore-cdf, std-linear, ecdf):
+    which decisions of every test survive every transform, what removing a run changes,
+    and under each transform Holm/BH corrections, randomised Tukey HSD, Cohen's d and
+    paired bootstrap intervals."""
     check_jobs(jobs)
     opened = [open_store(p) for p in stores]
     table = load_scores(scores)

@@ -41,7 +41,7 @@ from tqdm.auto import tqdm
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis import agreement
 from irscale.scales.analysis.matrices import choose_transforms, matrices
-from irscale.scales.analysis.significance import TESTS, pairwise_significance
+from irscale.scales.analysis.significance import TESTS, check_fraction, pairwise_significance
 from irscale.scales.analysis.transforms_compared import Options, compact, compare_measure
 from irscale.scales.runs.scores import COLUMNS, read_scores
 
@@ -240,12 +240,7 @@ def _compare_options(scores: pd.DataFrame, tests, alpha, transforms, baseline, p
         raise IrscaleError("resamples must be 0 (no bootstrap) or at least 2")
     if not _whole(seed) or seed < 0:
         raise IrscaleError(f"seed must be a non-negative integer, got {seed!r}")
-    try:
-        level = float(confidence)
-    except (TypeError, ValueError):
-        level = float("nan")
-    if not 0.0 < level < 1.0:
-        raise IrscaleError(f"confidence must be in (0, 1), got {confidence!r}")
+    level = check_fraction("confidence", confidence)
     return Options(transforms=chosen, tests=tuple(tests), alpha=alpha,
                    baseline=None if baseline is None else str(baseline), permutations=int(permutations),
                    resamples=int(resamples), confidence=level, seed=int(seed), leave_one_out=bool(leave_one_out),
@@ -326,12 +321,7 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
     unknown = sorted(set(tests) - set(TESTS))
     if unknown:
         raise IrscaleError(f"unknown test(s) {', '.join(unknown)}; known: {', '.join(TESTS)}")
-    try:
-        alpha_ok = 0.0 < float(alpha) < 1.0
-    except (TypeError, ValueError):
-        alpha_ok = False
-    if not alpha_ok:
-        raise IrscaleError(f"alpha must be a number in (0, 1), got {alpha!r}")
+    check_fraction("alpha", alpha)
     _check_scores(scores, tests)
     options = _compare_options(scores, tests, alpha, transforms, baseline, permutations, resamples, confidence,
                                seed, leave_one_out, remove_run, pair_tables)

@@ -53,6 +53,7 @@ import numpy as np
 from irscale.scales.analysis.significance import (
     SignificanceInputError,
     _check_scores,
+    check_fraction,
     difference_tolerance,
     pairs,
 )
@@ -221,12 +222,7 @@ def bootstrap_ci(scores: ArrayLike, resamples: int = 1000, confidence: float = 0
     """
     x = _check_scores(scores)
     b = _check_count("resamples", resamples, 2)
-    try:
-        level = float(confidence)
-    except (TypeError, ValueError):
-        raise SignificanceInputError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
-    if not 0.0 < level < 1.0:
-        raise SignificanceInputError(f"confidence must be in (0, 1), got {confidence!r}")
+    level = check_fraction("confidence", confidence)
     n, k = x.shape
     rng = _rng(seed)
     drawn = rng.integers(0, n, size=(b, n))

@@ -291,6 +291,11 @@ def spacing_section(spacing: list[dict], order: list[str] | None = None) -> str:
 
 
 # -- transforms compared -------------------------------------------------------------------
+def _rows_of(frame: pd.DataFrame, n: int, mode: str) -> pd.DataFrame:
+    """The rows of one cutoff and scaling mode (an empty frame has no columns to select on)."""
+    return frame if frame.empty else frame[(frame.n == n) & (frame.rb_scale == mode)]
+
+
 def _pct(x) -> str:
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}%"
 
@@ -347,10 +352,9 @@ def transforms_section(analysis: Analysis) -> str:
 def conclusions_section(analysis: Analysis, n: int, mode: str) -> str:
     """Share of scale-free decisions per test and measure, decisions changed per
     transform, and the sign/Friedman check."""
-    c = analysis.conclusions
-    if c.empty:
+    if analysis.conclusions.empty:
         return "No significance tests were run: there are no decisions to compare.\n"
-    c = c[(c.n == n) & (c.rb_scale == mode)]
+    c = _rows_of(analysis.conclusions, n, mode)
     if c.empty:
         return ""
     transforms = analysis.meta.get("transforms") or []
@@ -412,10 +416,7 @@ def conclusions_section(analysis: Analysis, n: int, mode: str) -> str:
 def transform_taus_section(analysis: Analysis, n: int, mode: str) -> str:
     """Kendall tau between the system orderings of every two transforms (measures in
     columns)."""
-    t = analysis.transform_taus
-    if t.empty:
-        return ""
-    t = t[(t.n == n) & (t.rb_scale == mode)]
+    t = _rows_of(analysis.transform_taus, n, mode)
     if t.empty:
         return ""
     measures = _measures(t)
@@ -446,10 +447,7 @@ def inference_section(analysis: Analysis, n: int, mode: str) -> str:
     """Significant pairs under corrections, randomised Tukey HSD, bootstrap intervals and
     effect sizes, one block per statistic with transforms in rows and measures in
     columns."""
-    inf = analysis.inference
-    if inf.empty:
-        return ""
-    inf = inf[(inf.n == n) & (inf.rb_scale == mode)]
+    inf = _rows_of(analysis.inference, n, mode)
     if inf.empty:
         return ""
     meta = analysis.meta

@@ -179,14 +179,20 @@ def _check_scores(scores) -> np.ndarray:
     return x
 
 
-def _check_alpha(alpha) -> float:
+def check_fraction(name: str, value: object) -> float:
+    """``value`` as a float strictly between 0 and 1 (a significance or confidence level),
+    else a :class:`SignificanceInputError` naming ``name``."""
     try:
-        a = float(alpha)
+        a = float(value)
     except (TypeError, ValueError):
-        raise SignificanceInputError(f"alpha must be a number in (0, 1), got {alpha!r}") from None
+        raise SignificanceInputError(f"{name} must be a number in (0, 1), got {value!r}") from None
     if not 0.0 < a < 1.0:
-        raise SignificanceInputError(f"alpha must be in (0, 1), got {alpha!r}")
+        raise SignificanceInputError(f"{name} must be in (0, 1), got {value!r}")
     return a
+
+
+def _check_alpha(alpha) -> float:
+    return check_fraction("alpha", alpha)
 
 
 def _check_tests(tests, allowed) -> tuple[str, ...]:
@@ -352,15 +358,23 @@ def _ttest_chunk(d: np.ndarray) -> np.ndarray:
     return p
 
 
-def _signrank_direction_chunk(d: np.ndarray, tol: float = 0.0) -> np.ndarray:
-    """Sign of ``R+ - R-`` (mid-ranks of the non-zero |d|; exact half-integers)."""
-    n = d.shape[1]
+def _sorted_differences(d: np.ndarray, tol: float):
+    """|d| sorted per row, whether each sorted difference is positive, and the first and
+    last position of its tie group (zeros, sorted first, tie only with each other,
+    whatever the tolerance)."""
     a = np.abs(d)
     order = np.argsort(a, axis=1, kind="stable")
     s = np.take_along_axis(a, order, axis=1)
     positive = np.take_along_axis(d, order, axis=1) > 0
     with np.errstate(invalid="ignore"):
         first, last = _sorted_tie_groups(np.where(s == 0, -np.inf, s), tol)
+    return s, positive, first, last
+
+
+def _signrank_direction_chunk(d: np.ndarray, tol: float = 0.0) -> np.ndarray:
+    """Sign of ``R+ - R-`` (mid-ranks of the non-zero |d|; exact half-integers)."""
+    n = d.shape[1]
+    s, positive, first, last = _sorted_differences(d, tol)
     n0 = n - np.count_nonzero(s != 0, axis=1)
     count = n - n0
     r_plus = np.where(positive, (first + last) / 2.0 + 1.0 - n0[:, None], 0.0).sum(axis=1)
@@ -369,13 +383,7 @@ def _signrank_direction_chunk(d: np.ndarray, tol: float = 0.0) -> np.ndarray:
 
 def _signrank_chunk(d: np.ndarray, tol: float = 0.0) -> np.ndarray:
     n = d.shape[1]
-    a = np.abs(d)
-    order = np.argsort(a, axis=1, kind="stable")
-    s = np.take_along_axis(a, order, axis=1)
-    positive = np.take_along_axis(d, order, axis=1) > 0
-    # zeros (sorted first) tie only with each other, whatever the tolerance
-    with np.errstate(invalid="ignore"):
-        first, last = _sorted_tie_groups(np.where(s == 0, -np.inf, s), tol)
+    s, positive, first, last = _sorted_differences(d, tol)
     nonzero = s != 0
     n0 = n - np.count_nonzero(nonzero, axis=1)          # zeros sort first
     count = n - n0
