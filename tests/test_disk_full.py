@@ -20,6 +20,9 @@ from irscale.enumerate import split
 from irscale.errors import DiskFullError
 from irscale.store import fill, writer
 
+# builds and commits against file-size limits: 8 s; CI runs it (pytest --runslow)
+pytestmark = pytest.mark.slow
+
 
 def _limited_build(tmp_path, limit: int, argv: list, prelude: str = "") -> subprocess.CompletedProcess:
     """``irscale build ARGV`` in a child whose files may not grow beyond ``limit`` bytes."""

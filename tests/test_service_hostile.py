@@ -18,6 +18,9 @@ import irscale
 from irscale.store import service as service_module
 from irscale.store.service import MAX_FIELDS, MAX_RB_ITEMS, MAX_RUN_LENGTH, create_app, prescan
 
+# live servers under hostile requests: 7 s; CI runs it (pytest --runslow)
+pytestmark = pytest.mark.slow
+
 with warnings.catch_warnings():  # starlette asks for httpx2, which this project does not use
     warnings.filterwarnings("ignore", message=".*httpx2")
     from fastapi.testclient import TestClient

@@ -27,6 +27,9 @@ import irscale
 from irscale.store import service
 from irscale.store.service import create_app
 
+# a browser and service workers: 11 s; CI runs it (pytest --runslow)
+pytestmark = pytest.mark.slow
+
 with warnings.catch_warnings():  # starlette asks for httpx2, which this project does not use
     warnings.filterwarnings("ignore", message=".*httpx2")
     from fastapi.testclient import TestClient
