@@ -21,9 +21,10 @@ import numpy as np
 import pandas as pd
 
 from irscale.errors import IrscaleError
-from irscale.scales.analysis.matrices import matrices, reference_matrix, standardised
+from irscale.scales.analysis.matrices import matrices, standardised
 from irscale.scales.analysis.spacing import value_distribution
 from irscale.scales.measures.parse import parse_measure
+from irscale.scales.runs.standardize import reference_matrix
 from irscale.scales.tables.build import scale
 from irscale.scales.tables.scale import Scale
 

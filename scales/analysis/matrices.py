@@ -37,32 +37,6 @@ def matrices(scores: pd.DataFrame, measure: str
     return list(raw.columns), list(raw.index), raw.to_numpy(), scaled.to_numpy(), mid
 
 
-def reference_matrix(reference: pd.DataFrame, measure: str, topics: list, systems: list
-                     ) -> tuple[np.ndarray, np.ndarray]:
-    """(reference scores, topics x reference runs; for each system the reference column of
-    the run of the same name or -1) of one measure from a scores table of reference runs."""
-    missing = [c for c in ("run", "topic", "measure", "raw") if c not in reference.columns]
-    if missing:
-        raise IrscaleError(f"the reference scores have no column {', '.join(missing)}")
-    rows = reference[reference["measure"].astype(str) == measure]
-    if rows.empty:
-        raise IrscaleError(f"the reference runs have no scores of {measure}")
-    rows = rows.drop_duplicates(["run", "topic"])
-    r = rows.pivot(index="topic", columns="run", values="raw")
-    r.index = r.index.astype(str)
-    wanted = [str(t) for t in topics]
-    lacking = [t for t in wanted if t not in r.index]
-    if lacking:
-        raise IrscaleError(f"{measure}: the reference runs have no scores on topic(s) {', '.join(lacking[:5])}"
-                           + (" ..." if len(lacking) > 5 else ""))
-    r = r.loc[wanted]
-    if r.isna().any().any():
-        raise IrscaleError(f"{measure}: some reference run has no score on some topic")
-    names = [str(c) for c in r.columns]
-    same = np.array([names.index(str(s)) if str(s) in names else -1 for s in systems])
-    return r.to_numpy(dtype=np.float64), same
-
-
 def available_transforms(scores: pd.DataFrame) -> tuple[str, ...]:
     """The transforms a scores table allows: raw, unq (with scaled values), midrank (with
     mid-ranks) and every standardisation."""

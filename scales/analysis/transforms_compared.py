@@ -36,7 +36,7 @@ import pandas as pd
 from irscale.errors import IrscaleError
 from irscale.scales.analysis import agreement, inference
 from irscale.scales.analysis.agreement import SelfCheckError
-from irscale.scales.analysis.matrices import matrices, reference_matrix, standardised
+from irscale.scales.analysis.matrices import matrices, standardised
 from irscale.scales.analysis.significance import (
     MULTI_SYSTEM_TESTS,
     TWO_SAMPLE_TESTS,
@@ -46,7 +46,7 @@ from irscale.scales.analysis.significance import (
     pairwise_pvalues,
     pairwise_significance,
 )
-from irscale.scales.runs.standardize import DEPENDS_ON_SYSTEMS
+from irscale.scales.runs.standardize import DEPENDS_ON_SYSTEMS, reference_matrix
 
 #: Tests whose decisions depend only on the order of the scores within each topic.
 ORDER_TESTS = ("sign", "friedman")

@@ -190,13 +190,31 @@ def standardize_matrix(scores: np.ndarray, method: str, reference: np.ndarray | 
     return STD_LINEAR_A * z + STD_LINEAR_B
 
 
-def _reference_table(reference: pd.DataFrame, column: str) -> pd.DataFrame:
+def reference_matrix(reference: pd.DataFrame, measure: str, topics: list, systems: list, column: str = "raw"
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(reference scores, topics x reference runs in the order of ``topics``; for each of
+    ``systems`` the reference column of the run of the same name, or -1) of one measure,
+    from a scores table of reference runs (run and topic names compared as strings)."""
     missing = [c for c in ("run", "topic", "measure", column) if c not in reference.columns]
     if missing:
         raise IrscaleError(f"the reference scores have no column {', '.join(missing)}; give scores of "
                            "'irscale transform' (raw scores suffice)")
-    ref = reference[["run", "topic", "measure", column]].astype({"run": str, "topic": str, "measure": str})
-    return ref.drop_duplicates(["run", "topic", "measure"])
+    rows = reference[reference["measure"].astype(str) == measure]
+    if rows.empty:
+        raise IrscaleError(f"the reference runs have no scores of {measure}")
+    rows = rows.assign(run=rows["run"].astype(str), topic=rows["topic"].astype(str))
+    r = rows.drop_duplicates(["run", "topic"]).pivot(index="topic", columns="run", values=column)
+    wanted = [str(t) for t in topics]
+    lacking = [t for t in wanted if t not in r.index]
+    if lacking:
+        raise IrscaleError(f"{measure}: the reference runs have no scores on topic(s) {', '.join(lacking[:5])}"
+                           + (" ..." if len(lacking) > 5 else ""))
+    r = r.loc[wanted]
+    if r.isna().any().any():
+        raise IrscaleError(f"{measure}: some reference run has no {column} score on a topic")
+    names = list(r.columns)
+    same = np.array([names.index(str(s)) if str(s) in names else -1 for s in systems], dtype=np.int64)
+    return r.to_numpy(dtype=np.float64), same
 
 
 def standardize(scores: pd.DataFrame, methods: str | Iterable[str] = STANDARDISATIONS,
@@ -222,10 +240,11 @@ def standardize(scores: pd.DataFrame, methods: str | Iterable[str] = STANDARDISA
     missing = [c for c in ("run", "topic", "measure", column) if c not in scores.columns]
     if missing:
         raise IrscaleError(f"scores have no column {', '.join(missing)}")
+    if reference is not None and not isinstance(reference, pd.DataFrame):
+        raise IrscaleError(f"reference must be a DataFrame of 'irscale transform', got {type(reference).__name__}")
     out = scores.copy()
     for method in methods:
         out[column_name(method)] = np.nan
-    ref = _reference_table(reference, column) if reference is not None else None
     keys = [c for c in ("n", "rb_scale", "measure") if c in scores.columns]
     for _, rows in scores.groupby(keys, sort=False, dropna=False):
         measure = str(rows["measure"].iat[0])
@@ -241,20 +260,8 @@ def standardize(scores: pd.DataFrame, methods: str | Iterable[str] = STANDARDISA
                                "standardisation needs every run on every topic")
         x = wide[defined.values]
         ref_matrix = same = None
-        if ref is not None:
-            r = ref[ref["measure"] == measure]
-            if r.empty:
-                raise IrscaleError(f"the reference runs have no scores of {measure}")
-            r = r.pivot(index="topic", columns="run", values=column)
-            lacking = [t for t in x.index if t not in r.index]
-            if lacking:
-                raise IrscaleError(f"{measure}: the reference has no scores on topic(s) "
-                                   f"{', '.join(map(str, lacking[:5]))}{' ...' if len(lacking) > 5 else ''}")
-            r = r.loc[x.index]
-            if r.isna().any().any():
-                raise IrscaleError(f"{measure}: some reference run has no {column} score on a topic")
-            ref_matrix = r.to_numpy(dtype=np.float64)
-            same = np.array([r.columns.get_loc(run) if run in r.columns else -1 for run in x.columns])
+        if reference is not None:
+            ref_matrix, same = reference_matrix(reference, measure, list(x.index), list(x.columns), column)
         for method in methods:
             with warnings.catch_warnings():
                 warnings.simplefilter("default")
@@ -268,4 +275,4 @@ def standardize(scores: pd.DataFrame, methods: str | Iterable[str] = STANDARDISA
 
 
 __all__ = ["DEPENDS_ON_SYSTEMS", "REFERENCES", "SCALE_TRANSFORMS", "STANDARDISATIONS", "TRANSFORMS",
-           "check_transforms", "column_name", "standardize", "standardize_matrix"]
+           "check_transforms", "column_name", "reference_matrix", "standardize", "standardize_matrix"]
