@@ -46,7 +46,7 @@ from irscale.scales.analysis.significance import (
     pairwise_pvalues,
     pairwise_significance,
 )
-from irscale.scales.runs.standardize import DEPENDS_ON_SYSTEMS, reference_matrix
+from irscale.scales.runs.standardize import DEPENDS_ON_SCALING, DEPENDS_ON_SYSTEMS, reference_matrix
 
 #: Tests whose decisions depend only on the order of the scores within each topic.
 ORDER_TESTS = ("sign", "friedman")
@@ -207,7 +207,7 @@ def compare_measure(rows: pd.DataFrame, n: int, measure: str, options: Options,
         decisions, pvalues = {}, {}
         key = (tuple(systems), tuple(topics))
         for t in options.transforms:
-            shared = t not in ("unq", "midrank")        # the same matrix in every mode
+            shared = t not in DEPENDS_ON_SCALING          # the same matrix in every mode
             if shared and (key, t) in raw_done:
                 decisions[t], pvalues[t] = raw_done[(key, t)]
             else:
@@ -250,7 +250,7 @@ def compare_measure(rows: pd.DataFrame, n: int, measure: str, options: Options,
             result["transform_taus"].append({**head, "transform_a": a, "transform_b": b,
                                              "tau": agreement.overall_tau(mats[a], mats[b])})
         for t in options.transforms:
-            if t not in ("unq", "midrank") and (key, t) in inferred:
+            if t not in DEPENDS_ON_SCALING and (key, t) in inferred:
                 summary, frame = inferred[(key, t)]
             else:
                 summary, frame = _inference(systems, mats[t], pvalues[t], options)

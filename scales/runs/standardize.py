@@ -57,6 +57,9 @@ STANDARDISATIONS = ("zscore", "zscore-cdf", "std-linear", "ecdf")
 SCALE_TRANSFORMS = ("raw", "unq", "midrank")
 #: Every transform the analyses compare.
 TRANSFORMS = SCALE_TRANSFORMS + STANDARDISATIONS
+#: Transforms whose values depend on the scaling mode (``rb_scale``: the table used); the
+#: others are computed from the raw scores, the same in every mode.
+DEPENDS_ON_SCALING = ("unq", "midrank")
 #: Whether a transform's value of a score depends on the set of systems it is computed with.
 DEPENDS_ON_SYSTEMS = {"raw": False, "unq": False, "midrank": False,
                       "zscore": True, "zscore-cdf": True, "std-linear": True, "ecdf": True}
@@ -274,5 +277,5 @@ def standardize(scores: pd.DataFrame, methods: str | Iterable[str] = STANDARDISA
     return out
 
 
-__all__ = ["DEPENDS_ON_SYSTEMS", "REFERENCES", "SCALE_TRANSFORMS", "STANDARDISATIONS", "TRANSFORMS",
-           "check_transforms", "column_name", "reference_matrix", "standardize", "standardize_matrix"]
+__all__ = ["DEPENDS_ON_SCALING", "DEPENDS_ON_SYSTEMS", "REFERENCES", "SCALE_TRANSFORMS", "STANDARDISATIONS",
+           "TRANSFORMS", "check_transforms", "column_name", "reference_matrix", "standardize", "standardize_matrix"]
