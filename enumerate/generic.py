@@ -6,7 +6,9 @@ the numba kernel of every :class:`ScoringJob` and reduced to sorted distinct
 (:class:`~irscale.enumerate.fanout.Fanout`); the parent merges chunk results as they
 arrive. Memory is bounded by a few chunks plus the distinct output, never by |REL|^N.
 It is the reference the split enumerator is tested against, and the path of every
-measure without a split form.
+measure without a split form. :func:`enumerate_feasible_distinct` scores only the runs
+feasible for one per-grade count vector (graded tables of a vector whose runs are a small
+part of the space).
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from irscale.enumerate.fanout import Fanout
 from irscale.enumerate.jobs import ScoringJob, score
 from irscale.enumerate.lazy import lazy_module
 from irscale.enumerate.reduce import Accumulator, distinct_counts
-from irscale.enumerate.runspace import chunks, space_size
+from irscale.enumerate.runspace import chunks, feasible_run_chunks, feasible_space_size, ids_of_runs, space_size
 
 kernels = lazy_module("irscale.enumerate.kernels")
 
@@ -80,6 +82,40 @@ def enumerate_distinct(jobs: list[ScoringJob], n: int, levels: int, fanout: Fano
             for acc, part in zip(accs, res):
                 acc.add(*part)
             bar.update(count)
+    finally:
+        bar.close()
+    out = []
+    for job, acc in zip(jobs, accs):
+        packed, cnt, minids = acc.result()
+        keys, strata = job.codec.decode(packed)
+        out.append(Distinct(keys, strata, cnt, minids, total))
+    return out
+
+
+def enumerate_feasible_distinct(jobs: list[ScoringJob], n: int, levels: int, counts: tuple[int, ...],
+                                chunk_size: int = DEFAULT_CHUNK, progress: bool = False, desc: str | None = None
+                                ) -> list[Distinct]:
+    """As :func:`enumerate_distinct`, over the runs of length ``n`` with at most
+    ``counts[g - 1]`` documents of each grade g only (in run id order, generated in one
+    process: :func:`~irscale.enumerate.runspace.feasible_run_chunks`); ``n_runs`` is
+    their number and ``minids`` are true run ids."""
+    total = feasible_space_size(n, counts)
+    accs = [Accumulator() for _ in jobs]
+    bar = tqdm(total=total, unit="run", unit_scale=True, desc=desc or f"enumerate {levels}^{n} with counts {counts}",
+               disable=not progress, leave=False)
+    try:
+        for runs in feasible_run_chunks(n, counts, max(1, min(chunk_size, total))):
+            ids = ids_of_runs(runs, levels).astype(np.int64)
+            strata = {}
+            if any(j.strata == "relevant" for j in jobs):
+                strata["relevant"] = kernels.relevant_counts(runs)
+            if any(j.strata == "grade_codes" for j in jobs):
+                strata["grade_codes"] = kernels.grade_count_codes(runs, levels)
+            for acc, job in zip(accs, jobs):
+                keys = score(job.kernel, job.words, job.weights, runs)
+                packed = job.codec.encode(keys, strata.get(job.strata))
+                acc.add(*distinct_counts(packed, np.ones(ids.shape[0], np.int64), ids))
+            bar.update(runs.shape[0])
     finally:
         bar.close()
     out = []

@@ -48,6 +48,64 @@ def ndcg_trec():
     return value
 
 
+def graded_ideal(gains, counts, n: int, discount):
+    """DCG of the ideal run of a topic with per-grade counts ``counts`` (c_1..c_G): the
+    judged documents by decreasing grade, cut at n."""
+    grades = [g for g in range(len(counts), 0, -1) for _ in range(counts[g - 1])][:n]
+    return mpmath.fsum(gains[g] * discount(k) for k, g in enumerate(grades, start=1))
+
+
+def trec_discount(k: int):
+    """trec_eval's ndcg discount of rank k: 1 / log2(k + 1)."""
+    return 1 / mpmath.log(k + 1, 2)
+
+
+def graded_dcg_raw(gains, discount):
+    """Unnormalised graded DCG of a run: sum of gains[r_k] * discount(k)."""
+    return lambda run: mpmath.fsum(gains[r] * discount(k) for k, r in enumerate(run, start=1) if r)
+
+
+def scales_by_counts(raw, n: int, levels: int, vectors, normalise):
+    """Reference scales of a graded measure for every per-grade count vector of ``vectors``:
+    every run of {0..G}^n scored once by ``raw`` (the unnormalised value, whose order is the
+    value order for every vector) and, per vector, the runs with at most c_g documents of
+    each grade g kept. ``normalise(vector)`` is the positive divisor of the vector's values.
+    Returns {vector: (values, counts, ranks, mids, first)} as :func:`reference_scale`."""
+    with mpmath.workdps(DIGITS):
+        scored = []
+        for rid, run in enumerate(itertools.product(range(levels), repeat=n)):
+            have = tuple(run.count(g) for g in range(1, levels))
+            scored.append((raw(run), rid, have))
+        scored.sort(key=lambda t: t[0])
+        out = {}
+        for vec in vectors:
+            norm = normalise(vec)
+            values, counts, first = [], [], []
+            ranks = [0] * levels ** n
+            mids_of = []
+            for v, rid, have in scored:
+                if any(h > c for h, c in zip(have, vec)):
+                    continue
+                if values and abs(v - values[-1]) <= EQUAL * max(1, abs(v)):
+                    counts[-1] += 1
+                    first[-1] = min(first[-1], rid)
+                else:
+                    values.append(v)
+                    counts.append(1)
+                    first.append(rid)
+                ranks[rid] = len(values)
+                mids_of.append(rid)
+            before, position = 0, []
+            for c in counts:
+                position.append(before + (c + 1) / 2)
+                before += c
+            mids = [0.0] * levels ** n
+            for rid in mids_of:
+                mids[rid] = position[ranks[rid] - 1]
+            out[vec] = ([float(v / norm) for v in values], counts, ranks, mids, first)
+        return out
+
+
 def precision():
     return lambda run, rb: Fraction(sum(run), len(run))
 

@@ -58,6 +58,8 @@ import numpy as np
 from irscale.errors import IrscaleWarning, MeasureError, OracleListError
 from irscale.scales.analysis import spacing_kernels as sk
 from irscale.scales.measures.parse import parse_measure
+from irscale.scales.tables.oracle_form import LIST_LIMIT
+from irscale.scales.tables.oracles import OracleScale
 from irscale.scales.tables.scale import Scale
 from irscale.store.format import table_name
 from irscale.store.reader import Store, open_store
@@ -199,10 +201,16 @@ def value_distribution(scale: Scale, points: int = 2000, chunk: int = CHUNK) -> 
     and for each the fraction of runs (with multiplicity) whose value is <= it (the CDF
     at the value). The values are chosen evenly over the cumulative run count: for
     j = 1..points, the smallest value whose CDF reaches j/points; plus the minimum. The
-    last pair is (max, 1.0). Streamed like :func:`spacing_stats`."""
+    last pair is (max, 1.0). Streamed like :func:`spacing_stats`; rank oracles too big to
+    list find the same points by counting (:meth:`OracleScale.cdf_points`)."""
     if points < 1:
         raise ValueError("points must be >= 1")
     n_runs = int(scale.n_runs)
+    if isinstance(scale, OracleScale) and scale.k > LIST_LIMIT:      # counted, not listed
+        j = np.arange(1, points + 1, dtype=np.int64)
+        ranks, cum = scale.cdf_points(np.concatenate(([1], -(-j * n_runs // points))))
+        ranks, first = np.unique(ranks, return_index=True)
+        return scale.values_of_ranks(ranks), cum[first] / float(n_runs)
     st = np.zeros(4, np.int64)
     st[2] = 1
     out_v, out_c = [], []

@@ -29,7 +29,9 @@ reason goes into the oracle's certificate):
 * RR: one group whose options are the rank of the first relevant document (its key).
 
 Conventions: ranks are 1-based; a run's id is ``sum_k r_k * levels^(N-k)``; the *count* of
-a run is its number of relevant documents (nonzero degrees), what a recall base bounds.
+a run is its number of relevant documents (nonzero degrees), what a recall base bounds, or,
+in a grouping *counting grade g* (graded measures whose topics' per-grade counts bound one
+grade, :func:`subset_group` with ``counted=g``), its number of documents of grade g.
 """
 from __future__ import annotations
 
@@ -85,11 +87,14 @@ class Grouping:
         return out
 
 
-def subset_group(ranks: list[int], weights: list[list[int]], levels: int, n: int) -> RankGroup:
+def subset_group(ranks: list[int], weights: list[list[int]], levels: int, n: int,
+                 counted: int | None = None) -> RankGroup:
     """The options of the ranks ``ranks`` (1-based) of a key that is the sum of per-rank
     weights ``weights[k - 1][degree]``: every assignment of degrees to these ranks, merged by
     equal partial key (a dynamic programme over the ranks: groups of equal weights, such as
-    P's 40 ranks, have few options however many assignments)."""
+    P's 40 ranks, have few options however many assignments). The counts of
+    :class:`RankGroup` are of relevant documents (nonzero degrees), or of documents of
+    degree ``counted`` when it is given."""
     states: dict[int, list] = {0: [{0: 1}, (0, 0), 0]}       # key -> [runs by count, first, min id]
     for k in ranks:
         place = levels ** (n - k)
@@ -97,7 +102,7 @@ def subset_group(ranks: list[int], weights: list[list[int]], levels: int, n: int
         for key, (runs, (c0, i0), m0) in states.items():
             for degree in range(levels):
                 new = key + weights[k - 1][degree]
-                bump = 1 if degree else 0
+                bump = int(degree == counted) if counted else int(degree != 0)
                 first, low = (c0 + bump, i0 + degree * place), m0 + degree * place
                 got = nxt.get(new)
                 if got is None:

@@ -37,18 +37,23 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 
+#: A per-grade count vector whose feasible runs are at most this share of the run space
+#: has its table built from them alone (:meth:`KeyMeasure.own_pass`).
+OWN_PASS_SHARE = 1 / 8
+
+
 @functools.lru_cache(maxsize=256)
 def _spec(measure: KeyMeasure) -> KeySpec:
     return measure.key_spec()
 
 
 @functools.lru_cache(maxsize=256)
-def _grouping(measure: KeyMeasure) -> Grouping | str:
+def _grouping(measure: KeyMeasure, counted: int | None = None) -> Grouping | str:
     if measure.n > MAX_ORACLE_N:
         return f"rank oracles count up to N = {MAX_ORACLE_N}"
     if measure.id_count() >= 2 ** 63:
         return "run ids of this run space do not fit 64 bits"
-    got = measure.rank_grouping()
+    got = measure.rank_grouping() if counted is None else measure.rank_grouping(counted=counted)
     if isinstance(got, Grouping) and math.isqrt(got.k) > SIDE_LIMIT:
         return f"its {got.k:.3g} distinct values are too many to count (more than {SIDE_LIMIT} per side)"
     return got
@@ -98,13 +103,17 @@ class KeyMeasure(Measure):
         layouts = self.layouts
         return layouts[0] if layouts else self.table_layout
 
-    def grouping(self) -> Grouping | str:
-        """The rank grouping (cached; see :meth:`rank_grouping`), or why there is none."""
-        return _grouping(self)
+    def grouping(self, counted: int | None = None) -> Grouping | str:
+        """The rank grouping (cached; see :meth:`rank_grouping`), or why there is none;
+        ``counted``: the grade whose documents its counts are of (graded measures whose
+        topics bound one grade, :mod:`irscale.scales.measures.groups`), None for relevant
+        documents."""
+        return _grouping(self, counted)
 
     def rank_grouping(self) -> Grouping | str:
         """The family's grouping of ranks (:mod:`irscale.scales.measures.groups`), or a
-        string saying why it has none. Families with rank oracles override it."""
+        string saying why it has none. Families with rank oracles override it; graded
+        families with per-grade recall bases take ``counted`` (the grade counted) too."""
         return super().grouping()
 
     def oracle_reason(self) -> str | None:
@@ -123,6 +132,18 @@ class KeyMeasure(Measure):
     def table_rb(self, rb: RecallBase) -> tuple[int, ...] | None:
         rb = self.check_rb(rb)
         return tuple(min(c, self.n) for c in rb) if isinstance(rb, tuple) else None
+
+    def own_pass(self, table_rb: tuple[int, ...] | None) -> bool:
+        """Whether the table of the per-grade count vector ``table_rb`` is built from its
+        feasible runs alone (at most :data:`OWN_PASS_SHARE` of the run space) rather than
+        from the pass over every run that serves all vectors."""
+        return (table_rb is not None and self.per_grade_rb
+                and runspace.feasible_space_size(self.n, table_rb) <= OWN_PASS_SHARE * self.id_count())
+
+    def table_runs(self, table_rb: tuple[int, ...] | None = None) -> int:
+        """Runs scored to build the table of ``table_rb``: the feasible ones of a vector
+        built on its own (:meth:`own_pass`), else the whole run space."""
+        return runspace.feasible_space_size(self.n, table_rb) if self.own_pass(table_rb) else self.id_count()
 
     def check_defined(self, rb: RecallBase) -> None:
         rb = self.check_rb(rb)

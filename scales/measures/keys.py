@@ -436,13 +436,15 @@ class FormalLogKey(AdditiveScoring, KeySpec):
                 return c
         return 0
 
-    def coordinate_groups(self, levels: int, n: int) -> tuple:
+    def coordinate_groups(self, levels: int, n: int, counted: int | None = None) -> tuple:
         """One group of ranks per coordinate (:mod:`irscale.scales.measures.groups`): the
-        ranks whose discounts are rational multiples of one ln(base)/ln(m), or rational."""
+        ranks whose discounts are rational multiples of one ln(base)/ln(m), or rational;
+        counts of relevant documents, or of grade ``counted``
+        (:func:`~irscale.scales.measures.groups.subset_group`)."""
         by: dict[int, list[int]] = {}
         for k in range(1, n + 1):
             by.setdefault(self.coordinate_of_rank(k), []).append(k)
-        return tuple(subset_group(ranks, self.weights, levels, n) for _, ranks in sorted(by.items()))
+        return tuple(subset_group(ranks, self.weights, levels, n, counted) for _, ranks in sorted(by.items()))
 
     # -- values -------------------------------------------------------------------------
     def ideal_float(self, rb: RecallBase) -> float | None:

@@ -51,6 +51,7 @@ from irscale.scales.runs.run_files import Run
 from irscale.scales.runs.scores import COLUMNS
 from irscale.scales.runs.standardize import STANDARDISATIONS, check_transforms
 from irscale.scales.runs.standardize import standardize as standardize_scores
+from irscale.scales.tables.estimate import runs_enumerated
 from irscale.store.fill import build_store
 from irscale.store.reader import Store, open_store
 
@@ -138,7 +139,7 @@ def _open_tables(store, measures, build_missing: bool, n_jobs: int, progress: bo
         several = len(missing) > 1 or any(need[m] != [None] for m in missing)
         raise TableNotFoundError(f"{path} has no table {what}; create {'them' if several else 'it'} with: {command} "
                                  f"(or pass --build-missing for run spaces of up to 2^24 runs)")
-    big = [m for m in missing if max(m.table_runs(t) for t in need[m]) > BUILD_ON_THE_FLY_MAX_RUNS]
+    big = [m for m in missing if max(runs_enumerated(m, t) for t in need[m]) > BUILD_ON_THE_FLY_MAX_RUNS]
     if big:
         raise TableNotFoundError(f"{path} has no table {', '.join(map(str, big))}, too large to build on the "
                                  f"fly (more than 2^24 runs); build it first with: {command}")

@@ -18,6 +18,7 @@ from irscale.errors import IrscaleError
 from irscale.scales.measures.measure import Measure
 from irscale.scales.tables.build_options import BuildOptions
 from irscale.scales.tables.layouts import layout_of
+from irscale.scales.tables.oracles import oracle_serves
 
 #: Runs of the space of the small cutoffs the extrapolation builds (at most).
 PROBE_RUNS = 1 << 14
@@ -107,7 +108,9 @@ def estimate(measure: Measure, table_rb: tuple[int, ...] | None = None, workers:
     nothing."""
     chosen = layout_of(measure, layout, method)
     if chosen.name == "oracle":
-        return Estimate(f"{measure} (rank oracle)", measure.table_runs(table_rb), 0, 0.0, max(1, workers), 0, 0, 0)
+        if oracle_serves(measure, table_rb):
+            return Estimate(f"{measure} (rank oracle)", measure.table_runs(table_rb), 0, 0.0, max(1, workers), 0, 0, 0)
+        chosen = layout_of(measure, "table", method)       # vectors no oracle serves get tables
     runs = measure.table_runs(table_rb)
     entries, per_entry = runs, 8.0
     cutoffs = _probe_cutoffs(measure)
@@ -123,6 +126,14 @@ def estimate(measure: Measure, table_rb: tuple[int, ...] | None = None, workers:
     return Estimate(str(measure) + ("" if table_rb is None else f" {table_rb}"), runs, entries, seconds,
                     max(1, workers), int(entries * per_entry * MEMORY_PER_ENTRY), stored,
                     int(stored * 1.4) if stored else 0)
+
+
+def runs_enumerated(measure: Measure, table_rb: tuple[int, ...] | None = None, layout: str = "auto") -> int:
+    """Runs a build of the table of ``measure`` for ``table_rb`` in ``layout`` scores: 0
+    for a rank oracle, which enumerates nothing."""
+    if layout_of(measure, layout).name == "oracle" and oracle_serves(measure, table_rb):
+        return 0
+    return measure.table_runs(table_rb)
 
 
 def available_memory() -> int | None:

@@ -271,11 +271,14 @@ class Searchable:
 
 class OracleForm:
     """The sides of one measure's grouping in the distinct and runs views (built once per
-    measure, :func:`oracle_form`). ``bound``: absolute error bound of a pair's float raw
-    value; ``margin``: how far from a query bound pairs are decided exactly."""
+    measure and counted grade, :func:`oracle_form`). ``bound``: absolute error bound of a
+    pair's float raw value; ``margin``: how far from a query bound pairs are decided
+    exactly. ``counted``: for graded measures with per-grade recall bases, the grade whose
+    documents the counts are of (None: no count, every run feasible); ``rb_dependent``:
+    whether entries carry counts at all."""
 
-    def __init__(self, measure: Measure):
-        grouping = measure.grouping()
+    def __init__(self, measure: Measure, counted: int | None = None):
+        grouping = measure.grouping() if counted is None else measure.grouping(counted)
         if not isinstance(grouping, Grouping):
             raise MeasureError(f"{measure}: {grouping}")
         self.measure = measure
@@ -283,7 +286,8 @@ class OracleForm:
         self.spec = spec = measure.spec
         self.ordered = spec.ordered
         self.words = spec.words
-        self.rb_dependent = measure.rb_dependent
+        self.counted = counted
+        self.rb_dependent = measure.rb_dependent and (counted is not None or not measure.per_grade_rb)
         groups = list(grouping.groups)
         raws = [np.array([self.raw_float(k) for k in g.keys]) for g in groups]
         spans = [float(r.max() - r.min()) for r in raws]
@@ -475,6 +479,7 @@ def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], rb
 
 
 @functools.lru_cache(maxsize=8)
-def oracle_form(measure: Measure) -> OracleForm:
-    """The oracle form of a measure (built once; its views are built on first use)."""
-    return OracleForm(measure)
+def oracle_form(measure: Measure, counted: int | None = None) -> OracleForm:
+    """The oracle form of a measure counting relevant documents, or the documents of grade
+    ``counted`` (built once; its views are built on first use)."""
+    return OracleForm(measure, counted)

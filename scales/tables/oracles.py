@@ -14,13 +14,21 @@ table of RBP(p=0.8)@40 would hold 2^40 entries.
 
 An oracle serves every recall base, as a stratified table does: a tuple is feasible for
 RB = r when its realisation with the fewest relevant documents has at most r of them.
+Graded measures with per-grade recall bases (c_1..c_G) (graded nDCG, nDCG_trec) have one
+oracle per count vector (each count capped at N), for the vectors that bound at most one
+grade: with c_g < N for grade g alone, a tuple is feasible when its realisation with the
+fewest documents of grade g has at most c_g of them (the grouping counting grade g); with
+every c_g = N every tuple is. A vector bounding several grades (TREC-COVID's (7, 2) at
+N = 20) gets the table of its feasible runs instead (layout ``entries``, enumerating those
+runs only: :func:`~irscale.scales.tables.entry_build.build_entry_tables`).
 ``k``, ``n_runs``, ``rank``, ``rank_runs``, ``rank_ids``, ``scaled``, ``midranks_of_ranks``
 and ``values_of_ranks`` work at any K; ``values``, ``counts``, ``representatives`` and
 ``value_blocks`` list every distinct value and exist only up to :data:`LIST_LIMIT` of them
 (spacing statistics and figures read them: build the table, ``--layout table``, for more).
 
 Stored: attributes only (``oracle_groups``: the number of options of every group, and
-``distinct_by_rb``: K for RB = 1..N), checked against the measure when read.
+``distinct_by_rb``: K for RB = 1..N; per-vector oracles: ``n_distinct``, K of the vector,
+and ``oracle_counted``, the grade counted, 0 for none), checked against the measure when read.
 """
 from __future__ import annotations
 
@@ -31,13 +39,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from irscale.enumerate.runspace import feasible_space_size, grade_counts_of_runs, refuse_infeasible
 from irscale.enumerate.split_kernels import popcount_ids
 from irscale.enumerate.words import words_to_ints
-from irscale.errors import CorruptStoreError, OracleListError, RunError
+from irscale.errors import CorruptStoreError, OracleListError, RecallBaseError, RunError
 from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.certificate import Certificate
+from irscale.scales.tables.entries import LAYOUT as ENTRIES
 from irscale.scales.tables.entries import check_counts
 from irscale.scales.tables.oracle_form import LIST_LIMIT, OracleForm, Searchable, compare_words, oracle_form
 from irscale.scales.tables.scale import (
@@ -71,7 +81,8 @@ QUICK_LIST = 1 << 14
 class OracleTable(Table):
     """A rank oracle: no datasets. ``n_entries`` is K over all runs (the common recall
     base), ``n_runs`` the size of the run space; ``table_rb`` is None (one oracle serves
-    every recall base)."""
+    every recall base), or for per-grade recall bases the count vector served, with K and
+    the runs feasible for it."""
 
     layout: ClassVar[str] = "oracle"
     #: Listed scales by recall base, kept for the next scale of the same recall base.
@@ -84,17 +95,51 @@ class OracleTable(Table):
         return OracleScale(self, rb)
 
 
-def oracle_table(measure: KeyMeasure) -> OracleTable:
-    """The oracle of a measure (raises :class:`~irscale.errors.MeasureError` when it has none)."""
-    form = oracle_form(measure)
-    g = form.grouping
-    rb = measure.common_rb()
+def oracle_count(measure: Measure, rb: RecallBase) -> tuple[int | None, int]:
+    """How the oracle of ``measure`` counts the runs feasible for a topic with recall base
+    ``rb``: (the grade whose documents its counts are of, None for relevant documents or
+    for no count; the largest feasible count r). Measures without recall base: (None, 0);
+    binary: (None, min(rb, N)); per-grade counts bounding grade g alone: (g, c_g); bounding
+    none: (None, 0). Vectors bounding several grades raise
+    :class:`~irscale.errors.RecallBaseError` (they have tables, not oracles)."""
+    if not measure.rb_dependent:
+        return None, 0
+    if not measure.per_grade_rb:
+        return None, min(rb, measure.n)
+    capped = measure.table_rb(rb)
+    tight = [g for g, c in enumerate(capped, 1) if c < measure.n]
+    if len(tight) > 1:
+        raise RecallBaseError(f"{measure}: the per-grade counts {capped} bound {len(tight)} grades; rank oracles "
+                              f"count one (build the table of these counts: its feasible runs are enumerated)")
+    return (tight[0], capped[tight[0] - 1]) if tight else (None, 0)
+
+
+def oracle_serves(measure: Measure, table_rb: tuple[int, ...] | None) -> bool:
+    """Whether an oracle serves the table recall base ``table_rb`` (see :func:`oracle_count`)."""
+    if table_rb is None or not measure.per_grade_rb:
+        return True
+    return sum(c < measure.n for c in table_rb) <= 1
+
+
+def oracle_table(measure: KeyMeasure, table_rb: tuple[int, ...] | None = None) -> OracleTable:
+    """The oracle of a measure, for the count vector ``table_rb`` when it has per-grade
+    recall bases (default: the common one), counting its K (raises
+    :class:`~irscale.errors.MeasureError` when it has none)."""
+    if measure.per_grade_rb:
+        table_rb = measure.table_rb(measure.common_rb() if table_rb is None else table_rb)
+        counted, r = oracle_count(measure, table_rb)
+        form = oracle_form(measure, counted)
+        k = int(form.view("distinct").count(np.array([np.inf]), False, r)[0])
+        rb, n_runs = table_rb, feasible_space_size(measure.n, table_rb)
+    else:
+        form = oracle_form(measure)
+        rb, k, n_runs = measure.common_rb(), form.grouping.k, measure.id_count()
     factor = measure.spec.value_factor(rb)       # NaN for keys not proportional to values (RR)
     pairs = form.bound * abs(factor) if np.isfinite(factor) else 0.0
-    method = "oracle:exact-integer" if g.proven and form.ordered else "oracle:formal-log+mpmath60"
+    method = "oracle:exact-integer" if form.grouping.proven and form.ordered else "oracle:formal-log+mpmath60"
     cert = Certificate(method, max(measure.spec.error_bound(rb), pairs), float("nan"),
                        "not enumerated (rank oracle)", 0)
-    return OracleTable(measure=measure, n_entries=g.k, n_runs=measure.id_count(), certificate=cert)
+    return OracleTable(measure=measure, n_entries=k, n_runs=n_runs, certificate=cert, table_rb=table_rb)
 
 
 def _keys_int(words: np.ndarray) -> list[int]:
@@ -108,8 +153,8 @@ class OracleScale(Scale):
     def __init__(self, table: OracleTable, rb=None):
         super().__init__(table, rb)
         m = self.measure
-        self.r = min(self.rb, m.n) if m.rb_dependent else 0
-        self.form: OracleForm = oracle_form(m)
+        self.counted, self.r = oracle_count(m, self.rb)
+        self.form: OracleForm = oracle_form(m, self.counted)
         self._listed = None
         self._value_cache: dict[int, float] = {}
         self._k = None
@@ -271,7 +316,7 @@ class OracleScale(Scale):
         m = self.measure
         if q.size == 0:
             return np.zeros(0, np.int64)
-        if m.rb_dependent:
+        if m.rb_dependent and not m.per_grade_rb:
             c = popcount_ids(q, m.levels, m.n)
             bad = np.flatnonzero(c > self.r)
             if bad.size:
@@ -279,6 +324,8 @@ class OracleScale(Scale):
                 raise RunError(f"run {i} has {int(c[i])} relevant documents, more than the recall base "
                                f"rb={self.rb}: it cannot occur for this topic")
         runs = m.runs_of_ids(q)
+        if m.per_grade_rb:
+            refuse_infeasible(grade_counts_of_runs(runs, m.levels - 1), self.rb)
         keys = m.keys_of_runs(runs)
         below, _ = self._rank_keys(self._distinct, keys, m.spec.raw_floats(keys))
         ranks = below + 1
@@ -313,11 +360,12 @@ class OracleScale(Scale):
         return less, equal
 
     # -- rank -> value, mid-rank ------------------------------------------------------------
-    def _bisect(self, ranks: np.ndarray) -> np.ndarray:
+    def _bisect(self, ranks: np.ndarray, view: Searchable | None = None) -> np.ndarray:
         """Per rank, the smallest float y with count(y) >= rank (count: feasible distinct
-        pairs with float sum <= y); the value of the rank lies within the pairs' error bound
-        of y. All ranks bisect together, one count per step for all of them."""
-        D = self._distinct
+        pairs with float sum <= y; weighted pairs of the runs view when ``view`` is it); the
+        value of the rank lies within the pairs' error bound of y. All ranks bisect
+        together, one count per step for all of them."""
+        D = self._distinct if view is None else view
         ranks = np.asarray(ranks, np.int64)
         a = np.zeros(ranks.shape[0], np.int64)          # bits of 0.0: count(0.0) may already reach
         b = np.full(ranks.shape[0], np.float64(float(self.form.smax) * (1 + 1e-9) + 1.0).view(np.int64))
@@ -333,6 +381,40 @@ class OracleScale(Scale):
             b[idx[reached]] = mid[idx[reached]]
             a[idx[~reached]] = mid[idx[~reached]]
         return b.view(np.float64)
+
+    def runs_at_or_below(self, ranks: ArrayLike) -> np.ndarray:
+        """Per unq rank (1..K), the number of feasible runs whose value is at most the
+        value of that rank (exact: from the exact keys of the ranks and the runs view)."""
+        q = np.asarray(ranks, np.int64).reshape(-1)
+        uniq, inverse = np.unique(q, return_inverse=True)
+        keys = self._select_keys(uniq)
+        less, equal = self._rank_keys(self._runs, keys, self.measure.spec.raw_floats(keys))
+        return (less + equal)[inverse]
+
+    def cdf_points(self, targets: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """Per run count ``t`` of ``targets`` (1..n_runs), the smallest unq rank whose
+        value is reached by at least t feasible runs counted from the bottom (the runs at
+        or below it), and that number of runs: the points of the distribution of values
+        over runs, found by bisection over the runs view and decided with exact keys (no
+        listing: scales of any K)."""
+        t = np.asarray(targets, np.int64).reshape(-1)
+        ranks = np.clip(self._distinct.count(self._bisect(t, self._runs), False, self.r), 1, self.k)
+        cum = self.runs_at_or_below(ranks)
+        for _ in range(64):                  # float sums near the bound: move by whole ranks
+            low = cum < t
+            if low.any():
+                ranks[low] += 1
+            below = np.zeros(t.shape[0], bool)
+            step = ranks > 1
+            if step.any():
+                prev = np.zeros(t.shape[0], np.int64)
+                prev[step] = self.runs_at_or_below(ranks[step] - 1)
+                below = step & (prev >= t)
+                ranks[below] -= 1
+            if not (low.any() or below.any()):
+                return ranks, cum
+            cum = self.runs_at_or_below(ranks)
+        raise RuntimeError(f"{self._label()}: ranks of run counts did not settle")
 
     def _select_keys(self, q: np.ndarray) -> np.ndarray:
         """Exact keys (uint64 words) of the distinct values of ranks ``q`` (1..K, sorted,
@@ -425,18 +507,31 @@ class OracleLayout:
     lazy = ()
 
     def build(self, measures: Iterable[KeyMeasure], rbs: dict[Measure, list[tuple[int, ...] | None]],
-              options: BuildSettings) -> Iterator[OracleTable]:
+              options: BuildSettings) -> Iterator[Table]:
+        """The oracles; per-grade count vectors that bound several grades get the tables
+        of their feasible runs (:func:`oracle_serves`)."""
         for m in measures:
-            yield oracle_table(m)
+            if not m.per_grade_rb:
+                yield oracle_table(m)
+                continue
+            for t in rbs[m]:
+                if oracle_serves(m, t):
+                    yield oracle_table(m, t)
+            rest = [t for t in rbs[m] if not oracle_serves(m, t)]
+            if rest:
+                yield from ENTRIES.build([m], {m: rest}, options)
 
     def write(self, table: OracleTable, sink: TableSink) -> None:
         m = table.measure
         g: Grouping = oracle_form(m).grouping
         by_rb: list[int] = []
-        if m.rb_dependent:
+        if m.per_grade_rb:
+            counted, _ = oracle_count(m, table.table_rb)
+            sink.attrs(oracle_counted=int(counted or 0))
+        elif m.rb_dependent:
             D = oracle_form(m).view("distinct")
             by_rb = [int(v) for v in (D.count(np.array([np.inf]), False, r)[0] for r in range(1, m.n + 1))]
-        sink.attrs(implicit=False, n_distinct=int(g.k), distinct_by_rb=json.dumps(by_rb),
+        sink.attrs(implicit=False, n_distinct=int(table.n_entries), distinct_by_rb=json.dumps(by_rb),
                    oracle_groups=json.dumps([len(x) for x in g.groups]), oracle_reason=g.reason)
 
     def read(self, source: TableSource, **common: Any) -> OracleTable:
@@ -450,9 +545,11 @@ class OracleLayout:
         if "oracle" not in m.layouts:
             raise CorruptStoreError(f"an oracle for {m}, which has none ({m.oracle_reason()})")
         g = m.grouping()
-        if table.table_rb is not None:
+        if m.per_grade_rb:
+            _validate_vector(table, a, g, deep)
+        elif table.table_rb is not None:
             raise CorruptStoreError("an oracle for one recall base (oracles serve every recall base)")
-        if (table.n_entries, a["n_distinct"], table.n_runs) != (g.k, g.k, m.id_count()):
+        elif (table.n_entries, a["n_distinct"], table.n_runs) != (g.k, g.k, m.id_count()):
             raise CorruptStoreError(f"n_entries={table.n_entries}, n_distinct={a['n_distinct']}, n_runs={table.n_runs}"
                                     f" for an oracle of {g.k} values over {m.id_count()} runs")
         if a.get("oracle_groups") != json.dumps([len(x) for x in g.groups]):
@@ -461,8 +558,27 @@ class OracleLayout:
             by_rb = json.loads(a.get("distinct_by_rb", "[]"))
         except ValueError:
             raise CorruptStoreError("distinct_by_rb is not JSON") from None
-        if not isinstance(by_rb, list) or len(by_rb) != (m.n if m.rb_dependent else 0):
+        if not isinstance(by_rb, list) or len(by_rb) != (m.n if m.rb_dependent and not m.per_grade_rb else 0):
             raise CorruptStoreError(f"distinct_by_rb {a.get('distinct_by_rb')!r}")
+
+
+def _validate_vector(table: OracleTable, a: dict, g: Grouping, deep: bool) -> None:
+    """Checks of the oracle of one per-grade count vector: a vector it serves, its grade
+    counted, its feasible runs, K at most the grouping's (recounted when ``deep``)."""
+    m, t = table.measure, table.table_rb
+    if t is None or len(t) != m.levels - 1 or not oracle_serves(m, t) or t != m.table_rb(t):
+        raise CorruptStoreError(f"an oracle for the per-grade counts {t}, which no oracle of {m} serves")
+    counted, r = oracle_count(m, t)
+    if a.get("oracle_counted") != (counted or 0):
+        raise CorruptStoreError(f"oracle_counted={a.get('oracle_counted')!r} for the per-grade counts {t}")
+    if table.n_runs != feasible_space_size(m.n, t) or not 1 <= table.n_entries <= g.k \
+            or a["n_distinct"] != table.n_entries:
+        raise CorruptStoreError(f"n_entries={table.n_entries}, n_distinct={a['n_distinct']}, n_runs={table.n_runs} "
+                                f"for an oracle of the per-grade counts {t}")
+    if deep:
+        k = int(oracle_form(m, counted).view("distinct").count(np.array([np.inf]), False, r)[0])
+        if k != table.n_entries:
+            raise CorruptStoreError(f"n_entries={table.n_entries}, counted {k}")
 
 
 LAYOUT = OracleLayout()

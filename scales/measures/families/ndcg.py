@@ -36,17 +36,18 @@ class nDCG(KeyMeasure):  # noqa: N801  (the measure's own name)
 
     prefers_oracle = True
 
-    def rank_grouping(self) -> Grouping | str:
-        return binary_log_grouping(self)
+    def rank_grouping(self, counted: int | None = None) -> Grouping:
+        return log_grouping(self, counted)
 
 
-def binary_log_grouping(measure: KeyMeasure) -> Grouping | str:
-    """The rank groups of a binary normalised DCG (nDCG, nDCG_trec): those of its
-    logarithmic discounts; a tuple is feasible for RB when its fewest relevant documents
-    are at most RB. Graded recall bases (count vectors per grade) have no oracle."""
-    if measure.levels != 2:
-        return "its recall bases are per-grade count vectors, which rank oracles do not count: build its tables"
-    return Grouping(measure.spec.coordinate_groups(measure.levels, measure.n), LOG_GROUPS, False)
+def log_grouping(measure: KeyMeasure, counted: int | None = None) -> Grouping:
+    """The rank groups of a normalised DCG (nDCG, nDCG_trec): those of its logarithmic
+    discounts. Binary: a tuple is feasible for RB when its fewest relevant documents are at
+    most RB. Graded, the recall base is a per-grade count vector (c_1..c_G): the oracles
+    serve the vectors that bound at most one grade (c_g < N for one g), with the counts of
+    the grouping counting grade g (``counted``); the other vectors get tables of their
+    feasible runs (:mod:`irscale.scales.tables.oracles`)."""
+    return Grouping(measure.spec.coordinate_groups(measure.levels, measure.n, counted), LOG_GROUPS, False)
 
 
 def normaliser(spec: FormalLogKey, n: int) -> Callable[[int | tuple[int, ...]], int]:

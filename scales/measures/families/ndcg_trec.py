@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from irscale.scales.measures.aliases import OtherName, Request
-from irscale.scales.measures.families.ndcg import binary_log_grouping, normaliser
+from irscale.scales.measures.families.ndcg import log_grouping, normaliser
 from irscale.scales.measures.families.precision import JUDGED_ONLY
 from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
@@ -76,6 +76,6 @@ class nDCG_trec(KeyMeasure):  # noqa: N801
 
     prefers_oracle = True
 
-    def rank_grouping(self) -> Grouping | str:
-        return binary_log_grouping(self)
+    def rank_grouping(self, counted: int | None = None) -> Grouping:
+        return log_grouping(self, counted)
 

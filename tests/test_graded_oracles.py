@@ -1,0 +1,151 @@
+"""Graded normalised DCG with per-grade recall bases (issue 17): rank oracles for the count
+vectors that bound at most one grade, tables of the feasible runs for the others, checked
+against brute force (tests/oracle_reference.py: every run of {0..G}^N scored once with
+50-digit mpmath, then kept per vector) for every count vector, in memory and in a store."""
+import itertools
+from functools import partial
+
+import mpmath
+import numpy as np
+import oracle_reference as ref
+import pytest
+
+import irscale
+from irscale.errors import RecallBaseError, RunError
+from irscale.scales.analysis import spacing
+from irscale.scales.tables import oracles
+
+
+def _jk(b, k):
+    return mpmath.mpf(1) if k < b else mpmath.log(b) / mpmath.log(k)
+
+
+#: (measure at cutoff {n}, gains, discount, N): graded families with oracles.
+CASES = [
+    ("nDCG_trec(gains=(0,1,2))@{n}", (0, 1, 2), ref.trec_discount, 6),
+    ("nDCG(b=2,gains=(0,1,3))@{n}", (0, 1, 3), partial(_jk, 2), 5),
+    ("nDCG_trec(gains=(0,1,2,3))@{n}", (0, 1, 2, 3), ref.trec_discount, 4),
+]
+
+
+def _vectors(n, grades):
+    return [v for v in itertools.product(range(n + 1), repeat=grades) if sum(v) >= 1]
+
+
+def _references(gains, discount, n):
+    levels = len(gains)
+    vectors = _vectors(n, levels - 1)
+    with mpmath.workdps(ref.DIGITS):
+        return ref.scales_by_counts(ref.graded_dcg_raw(gains, discount), n, levels, vectors,
+                                    lambda vec: ref.graded_ideal(gains, vec, n, discount))
+
+
+def _check(scale, reference, layout):
+    values, counts, ranks, mids, first = reference
+    feasible = np.array([i for i, r in enumerate(ranks) if r], np.int64)
+    assert scale.table.layout == layout
+    assert scale.k == len(values) and scale.n_runs == sum(counts)
+    got = scale.rank_ids(feasible)
+    assert got.tolist() == [ranks[i] for i in feasible]
+    assert np.allclose(scale.midranks_of_ranks(got), [mids[i] for i in feasible])
+    assert scale.counts.tolist() == counts
+    assert np.allclose(scale.values, values, rtol=1e-13, atol=1e-15)
+    assert scale.rank(scale.values).tolist() == list(range(1, scale.k + 1))
+    reps = scale.representatives
+    if layout == "oracle":      # a feasible run of the value (fewest documents of the counted grade)
+        assert scale.rank_ids(reps).tolist() == list(range(1, scale.k + 1))
+        assert all(r >= f for r, f in zip(reps.tolist(), first))
+    else:                       # the smallest feasible run id of the value
+        assert reps.tolist() == first
+
+
+@pytest.mark.parametrize("name,gains,discount,n", CASES, ids=[c[0].format(n=c[3]) for c in CASES])
+def test_every_count_vector_equals_brute_force(name, gains, discount, n):
+    name = name.format(n=n)
+    m = irscale.parse_measure(name)
+    assert m.layout == "oracle"
+    served = 0
+    for vec, reference in _references(gains, discount, n).items():
+        layout = "oracle" if oracles.oracle_serves(m, vec) else "entries"
+        served += layout == "oracle"
+        _check(irscale.scale(name, rb=vec), reference, layout)
+        _check(irscale.scale(name, rb=vec, layout="table"), reference, "entries")
+    assert served == 1 + (len(gains) - 1) * n     # (N, .., N), and c_g < N for one grade g alone
+
+
+@pytest.mark.slow
+def test_every_count_vector_at_n8_equals_brute_force():
+    name, gains, discount = "nDCG_trec(gains=(0,1,2))@8", (0, 1, 2), ref.trec_discount
+    for vec, reference in _references(gains, discount, 8).items():
+        layout = "oracle" if oracles.oracle_serves(irscale.parse_measure(name), vec) else "entries"
+        _check(irscale.scale(name, rb=vec), reference, layout)
+
+
+def test_which_vectors_oracles_serve_and_how_they_count():
+    m = irscale.parse_measure("nDCG_trec(gains=(0,1,2))@20")
+    assert oracles.oracle_count(m, (20, 20)) == (None, 0)
+    assert oracles.oracle_count(m, (35, 40)) == (None, 0)          # counts above N are capped
+    assert oracles.oracle_count(m, (3, 20)) == (1, 3)
+    assert oracles.oracle_count(m, (25, 13)) == (2, 13)
+    with pytest.raises(RecallBaseError, match="bound 2 grades"):
+        oracles.oracle_count(m, (7, 2))
+    assert [oracles.oracle_serves(m, v) for v in [(20, 20), (2, 20), (20, 5), (7, 2)]] == [True, True, True, False]
+    k = m.grouping().k
+    assert k == 1_506_635_235 and oracles.oracle_table(m, (20, 20)).n_entries == k
+
+
+def test_infeasible_runs_are_refused_by_the_oracle():
+    s = irscale.scale("nDCG_trec(gains=(0,1,2))@6", rb=(6, 1))
+    with pytest.raises(RunError, match="grade 2"):
+        s.rank_runs([[2, 2, 0, 0, 0, 0]])
+    assert s.rank_runs([[2, 1, 1, 1, 1, 1]]).tolist() == [s.k]
+
+
+def test_store_holds_one_oracle_per_vector_and_tables_for_the_others(tmp_path):
+    name, n = "nDCG_trec(gains=(0,1,2))@6", 6
+    vectors = [(6, 6), (2, 6), (6, 1), (3, 2)]
+    path = tmp_path / "g.h5"
+    irscale.build_store(path, name, rbs={name: vectors}, n_jobs=1)
+    store = irscale.open_store(path)
+    refs = _references((0, 1, 2), ref.trec_discount, n)
+    for vec in vectors:
+        layout = "oracle" if oracles.oracle_serves(irscale.parse_measure(name), vec) else "entries"
+        assert store.layout_of(name, vec) == layout
+        _check(store.scale(name, rb=vec), refs[vec], layout)
+    assert [problem for _, problem in store.verify_each()] == [None] * len(vectors)
+
+
+@pytest.mark.parametrize("name,rb", [("nDCG_trec(gains=(0,1,2))@8", (8, 3)), ("nDCG_trec(gains=(0,1,2))@8", (8, 8)),
+                                     ("nDCG(b=2)@12", 5)])
+def test_distribution_of_values_is_counted_for_oracles_too_big_to_list(monkeypatch, name, rb):
+    """Oracles beyond the listing limit find the points of the distribution of values over
+    runs by counting: the same points as streaming the listed values."""
+    s = irscale.scale(name, rb=rb)
+    assert s.table.layout == "oracle"
+    listed = spacing.value_distribution(s, points=300)
+    assert listed[0].size > 100
+    monkeypatch.setattr(spacing, "LIST_LIMIT", 10)
+    counted = spacing.value_distribution(s, points=300)
+    assert np.array_equal(listed[0], counted[0]) and np.array_equal(listed[1], counted[1])
+
+
+def test_transform_builds_graded_oracles_on_the_fly_beyond_the_enumeration_limit(tmp_path):
+    """3^16 runs are more than --build-missing enumerates, but oracles enumerate nothing and
+    the vectors that bound two grades enumerate their few feasible runs."""
+    n = 16
+    q = tmp_path / "qrels.txt"
+    judged = {"t1": [2] * 3 + [1] * 20 + [0] * 5, "t2": [1] * 2 + [2] * 2 + [0] * 9, "t3": [2] * 30 + [1] * 30}
+    q.write_text("".join(f"{t} 0 {t}d{i} {g}\n" for t, gs in judged.items() for i, g in enumerate(gs)))
+    run = tmp_path / "a.run"
+    run.write_text("".join(f"{t} Q0 {t}d{i} {i + 1} {100 - i} a\n" for t, gs in judged.items()
+                           for i in range(0, len(gs), 2)))
+    name = f"nDCG_trec(gains=(0,1,2))@{n}"
+    scores = irscale.transform(q, [run], name, tmp_path / "s.h5", build_missing=True)
+    store = irscale.open_store(tmp_path / "s.h5")
+    vectors = {"t1": (16, 3), "t2": (2, 2), "t3": (16, 16)}
+    for row in scores.itertuples():
+        ranking = [g for i, g in enumerate(judged[row.topic]) if i % 2 == 0][:n]
+        grades = ranking + [0] * (n - len(ranking))
+        s = store.scale(name, rb=vectors[row.topic])
+        assert s.table.layout == ("entries" if row.topic == "t2" else "oracle")
+        assert row.rank == s.rank_runs([grades])[0] and row.k == s.k
