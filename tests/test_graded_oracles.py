@@ -12,8 +12,9 @@ import pytest
 
 import irscale
 from irscale.errors import RecallBaseError, RunError
-from irscale.scales.analysis import spacing
+from irscale.scales.analysis import report, spacing
 from irscale.scales.tables import oracles
+from irscale.scales.tables.build import build_tables
 
 
 def _jk(b, k):
@@ -149,3 +150,42 @@ def test_transform_builds_graded_oracles_on_the_fly_beyond_the_enumeration_limit
         s = store.scale(name, rb=vectors[row.topic])
         assert s.table.layout == ("entries" if row.topic == "t2" else "oracle")
         assert row.rank == s.rank_runs([grades])[0] and row.k == s.k
+
+
+def test_spacing_section_names_the_count_vector_of_each_table():
+    """A graded measure's tables of several count vectors are columns of their own, named
+    by vector, each with its own statistics (not the first row's)."""
+    rows = [{"measure": "nDCG_trec(gains=(0,1,2))@6", "n": 6, "n_distinct": 10, "max_deviation": 0.25,
+             "table": "nDCG_trec(gains=(0,1,2))@6 rb=(3,2)"},
+            {"measure": "nDCG_trec(gains=(0,1,2))@6", "n": 6, "n_distinct": 20, "max_deviation": 0.5,
+             "table": "nDCG_trec(gains=(0,1,2))@6 rb=(6,6)"},
+            {"measure": "P@6", "n": 6, "n_distinct": 7, "max_deviation": 0.0}]
+    text = report.spacing_section(rows)
+    header = next(line for line in text.splitlines() if line.startswith("| statistic"))
+    assert header == "| statistic | nDCG_trec(gains=(0,1,2)) rb=(3,2) | nDCG_trec(gains=(0,1,2)) rb=(6,6) | P |"
+    assert "| distinct values K | 10 | 20 | 7 |" in text
+    assert "furthest from equal spacing: nDCG_trec(gains=(0,1,2)) rb=(6,6) (max deviation 0.5000" in text
+    assert "Equally spaced already: P;" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,vectors", [
+    ("nDCG_trec(gains=(0,1,2))@10", [(10, 10), (3, 10), (10, 0), (7, 2)]),
+    ("nDCG_trec(gains=(0,1,2,3))@10", [(10, 10, 10), (10, 4, 10), (10, 10, 2), (3, 2, 1)]),
+])
+def test_oracles_equal_tables_at_n10_for_every_feasible_run(name, vectors):
+    """TREC's graded depths: the oracle (or the feasible-runs table) of each vector against
+    the table from the pass over every run, on every feasible run."""
+    m = irscale.parse_measure(name)
+    ids = np.arange(m.id_count())
+    have = np.stack([(m.runs_of_ids(ids) == g).sum(axis=1) for g in range(1, m.levels)], axis=1)
+    for vec in vectors:
+        feasible = ids[(have <= np.array(vec)).all(axis=1)]
+        o = irscale.scale(name, rb=vec)
+        t = build_tables([m], {str(m): [vec]}, layout="table", method="generic")
+        [t] = list(t)
+        t = t.scale(vec)
+        assert o.k == t.k and o.n_runs == t.n_runs == feasible.size
+        ro = o.rank_ids(feasible)
+        assert np.array_equal(ro, t.rank_ids(feasible))
+        assert np.array_equal(o.midranks_of_ranks(ro), t.midranks_of_ranks(ro))

@@ -264,27 +264,32 @@ def spacing_section(spacing: list[dict], order: list[str] | None = None) -> str:
     if order:   # the analysis' measure order (paper order), other tables after
         rank = {m: i for i, m in enumerate(order)}
         df = df.assign(_o=df.measure.map(lambda m: rank.get(m, len(rank)))).sort_values(["n", "_o"], kind="stable")
+    # a table of one per-grade count vector is named with its vector (a measure may have several)
+    vector = df["table"] if "table" in df.columns else pd.Series([None] * len(df), index=df.index)
+    df = df.assign(_label=[short(m) + (f" rb={t.rsplit(' rb=', 1)[1]}" if isinstance(t, str) and " rb=" in t else "")
+                           for m, t in zip(df.measure, vector)])
     text = []
     for n in sorted(df.n.unique()):
         d = df[df.n == n]
-        measures = list(d.measure)
-        header = ["statistic"] + [short(m) for m in measures]
+        labels = list(d._label)
+        header = ["statistic"] + labels
         stats = [("n_distinct", "distinct values K"), ("uncovered", "uncovered share of [min, max]"),
                  ("gap_cv", "CV of gaps"), ("max_deviation", "max deviation from equal spacing"),
                  ("mean_abs_deviation", "mean deviation from equal spacing")]
-        rows = [[label] + [d.set_index("measure").loc[m].get(key, float("nan")) for m in measures]
+        rows = [[label] + [r.get(key, float("nan")) for _, r in d.iterrows()]
                 for key, label in stats if key in d.columns]
         for key, label in (("axiom_holds", "axiom holds (exhaustive)"), ("balancing_index", "balancing index B(N)"),
                            ("equal_spacing", "equally spaced (exact)")):
             if key in d.columns:
-                rows.append([label] + [_yes_no(d.set_index("measure").loc[m].get(key)) for m in measures])
-        text += [f"#### N = {n}: spacing of the values (RB-dependent measures at RB = N)", "",
+                rows.append([label] + [_yes_no(r.get(key)) for _, r in d.iterrows()])
+        named = " (a per-grade count vector where named)" if any(" rb=" in x for x in labels) else ""
+        text += [f"#### N = {n}: spacing of the values (RB-dependent measures at RB = N{named})", "",
                  markdown_table(header, rows), ""]
         if "max_deviation" in d.columns:
-            eq = [short(m) for m, v in zip(d.measure, d.max_deviation) if v < 1e-9]
+            eq = [x for x, v in zip(labels, d.max_deviation) if v < 1e-9]
             far = d.loc[d.max_deviation.idxmax()]
             text.append(f"Equally spaced already: {', '.join(eq) or 'none'}; furthest from equal spacing: "
-                        f"{short(far.measure)} (max deviation {far.max_deviation:.4f} of the range).")
+                        f"{far._label} (max deviation {far.max_deviation:.4f} of the range).")
             text.append("")
     return "\n".join(text)
 
