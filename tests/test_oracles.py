@@ -13,6 +13,7 @@ from click.testing import CliRunner
 import irscale
 from irscale.cli import cli
 from irscale.errors import CorruptStoreError, MeasureError, OracleListError
+from irscale.scales.analysis import spacing
 from irscale.scales.tables import oracle_form, oracles
 from irscale.scales.tables.scale import AMBIGUOUS, FOUND, NOT_A_VALUE
 from irscale.store.format import table_checksum
@@ -304,7 +305,7 @@ def test_an_oracle_for_a_measure_without_one_is_refused(tmp_path):
         irscale.open_store(path).scale("AP@6", rb=3)
 
 
-def test_cli_build_layouts_and_spacing_refusal(tmp_path):
+def test_cli_build_layouts_and_spacing_of_big_oracles(tmp_path, monkeypatch):
     out = tmp_path / "t.h5"
     r = CliRunner().invoke(cli, ["build", "-m", "DCG(b=2)@24,AP@6", "--out", str(out), "-q"])
     assert r.exit_code == 0, r.output
@@ -313,8 +314,31 @@ def test_cli_build_layouts_and_spacing_refusal(tmp_path):
     assert str(r.exception) == "AP@6 has no rank oracle: its values are not sums of independent parts of the ranking"
     r = CliRunner().invoke(cli, ["info", str(out)])
     assert r.exit_code == 0 and "0 (oracle)" in r.output and "rank oracle" in r.output
-    r = CliRunner().invoke(cli, ["spacing", str(out), "-m", "DCG(b=2)@24"])
-    assert r.exit_code != 0 and "--layout table" in str(r.exception) + r.output + r.stderr
+    monkeypatch.setattr(oracles, "LIST_LIMIT", 1 << 10)         # DCG(b=2)@14 has 12,288 values
+    monkeypatch.setattr(spacing, "LIST_LIMIT", 1 << 10)
+    irscale.build_store(out, "DCG(b=2)@14", layout="oracle")
+    with pytest.warns(irscale.IrscaleWarning, match=r"DCG\(b=2\)@14 left out of the spacing statistics: a rank oracle"):
+        rows = spacing.store_spacing(out)              # every table: big oracles left out, saying how to ask
+    assert "DCG(b=2)@14" not in [r["measure"] for r in rows]
+    [streamed] = spacing.store_spacing(out, ["DCG(b=2)@14"])         # asked by name: streamed band by band
+    irscale.build_store(tmp_path / "table.h5", "DCG(b=2)@14", layout="table")
+    [listed] = spacing.store_spacing(tmp_path / "table.h5", ["DCG(b=2)@14"])
+    for key in ("n_distinct", "n_runs", "n_nonpositive_gaps", "gap_hist_counts", "gap_hist_below", "gap_hist_above"):
+        assert streamed[key] == listed[key], key
+    for key in ("min", "max", "gap_mean", "gap_std", "gap_cv", "gap_min", "gap_max", "uncovered", "max_deviation",
+                "mean_abs_deviation"):      # float values of an oracle and a table may differ in the last bit
+        assert streamed[key] == pytest.approx(listed[key], rel=1e-9, abs=1e-15), key
+
+
+def test_streamed_values_equal_the_listed_ones():
+    """Bands, the pairs carried across their edges and the counts of runs: the streamed
+    values and counts are the listed ones, for oracles with and without recall bases."""
+    for name, rb in [("nDCG_trec(gains=(0,1,2))@8", (8, 3)), ("nDCG_trec(gains=(0,1,2))@8", (2, 8)),
+                     ("nDCG(b=2)@12", 5), ("RBP(p=0.8)@12", None), ("DCG(b=2,gains=(0,1,3))@7", None), ("RR@12", None)]:
+        s = _oracle(name, rb)
+        blocks = list(s.streamed_blocks(chunk=97, band=300))
+        assert np.array_equal(np.concatenate([b[0] for b in blocks]), s.values), name
+        assert np.array_equal(np.concatenate([b[1] for b in blocks]), s.counts), name
 
 
 # -- transforms ------------------------------------------------------------------------------------

@@ -282,7 +282,7 @@ def spacing_section(spacing: list[dict], order: list[str] | None = None) -> str:
                            ("equal_spacing", "equally spaced (exact)")):
             if key in d.columns:
                 rows.append([label] + [_yes_no(r.get(key)) for _, r in d.iterrows()])
-        named = " (a per-grade count vector where named)" if any(" rb=" in x for x in labels) else ""
+        named = ", or at the per-grade counts named" if any(" rb=" in x for x in labels) else ""
         text += [f"#### N = {n}: spacing of the values (RB-dependent measures at RB = N{named})", "",
                  markdown_table(header, rows), ""]
         if "max_deviation" in d.columns:

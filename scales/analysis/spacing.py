@@ -59,8 +59,9 @@ from irscale.errors import IrscaleWarning, MeasureError, OracleListError
 from irscale.scales.analysis import spacing_kernels as sk
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.oracle_form import LIST_LIMIT
-from irscale.scales.tables.oracles import OracleScale
+from irscale.scales.tables.oracles import STREAM_RATE, OracleScale
 from irscale.scales.tables.scale import Scale
+from irscale.scales.tables.units import duration
 from irscale.store.format import table_name
 from irscale.store.reader import Store, open_store
 
@@ -264,6 +265,13 @@ def store_spacing(store: Store | str | os.PathLike, measures: Iterable[str] | No
                 raise MeasureError(f"{what}: its values include {lo if not math.isfinite(lo) else hi} (runs that "
                                    f"never balance); spacing statistics need finite values")
             warnings.warn(f"{what} left out of the spacing statistics: its values are not all finite",
+                          IrscaleWarning, stacklevel=2)
+            continue
+        if every and isinstance(s, OracleScale) and s.k > LIST_LIMIT:
+            warnings.warn(f"{table_name(str(m), table_rb)} left out of the spacing statistics: a rank oracle of "
+                          f"{s.k:,} distinct values (more than {LIST_LIMIT:,}), which stream band by band in about "
+                          f"{duration(s.k / STREAM_RATE)}; ask for it by name (irscale spacing --measures "
+                          f"\"{m}\", its common scale, or spacing_stats(store.scale(measure, rb)))",
                           IrscaleWarning, stacklevel=2)
             continue
         try:

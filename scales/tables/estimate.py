@@ -19,6 +19,7 @@ from irscale.scales.measures.measure import Measure
 from irscale.scales.tables.build_options import BuildOptions
 from irscale.scales.tables.layouts import layout_of
 from irscale.scales.tables.oracles import oracle_serves
+from irscale.scales.tables.units import duration, size
 
 #: Runs of the space of the small cutoffs the extrapolation builds (at most).
 PROBE_RUNS = 1 << 14
@@ -61,24 +62,6 @@ class Estimate:
             return f"{head} and {size(self.memory)} of memory"
         return (f"{head} with {self.workers} worker{'s' * (self.workers > 1)}, {size(self.stored)} in the store "
                 f"(+ {size(self.checkpoints)} of checkpoints while it builds)")
-
-
-def duration(seconds: float) -> str:
-    """A rough duration: ``"20 s"``, ``"4 min"``, ``"2.5 h"``."""
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    if seconds < 5400:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-def size(n_bytes: float) -> str:
-    """A rough size in decimal units: ``"350 MB"``, ``"19 GB"``."""
-    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n_bytes >= scale:
-            v = n_bytes / scale
-            return f"{v:.0f} {unit}" if v >= 10 else f"{v:.1f} {unit}"
-    return f"{int(n_bytes)} B"
 
 
 def _probe_cutoffs(measure: Measure) -> tuple[int, int] | None:

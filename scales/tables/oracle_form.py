@@ -56,6 +56,8 @@ BUCKET_ENTRIES = 2
 SPLIT_QUERIES = 10_000
 #: ... and building a side entry costing this many visits of an entry by a query.
 SPLIT_BUILD = 6
+#: Bytes of decoded entry keys a side keeps for streams (:meth:`Side.all_keys`).
+KEPT_KEYS = 1 << 27
 #: Queries whose band holds more pairs than this are answered as ambiguous (value lookups
 #: with a tolerance that covers many distinct values).
 BAND_LIMIT = 1 << 16
@@ -97,7 +99,8 @@ class Side:
     item), ``item_keys`` (uint64 words of each item's partial key) and ``item_first``
     (each item's smallest run id part). Keys and run ids of entries are decoded from their
     codes when asked for (:meth:`keys_at`, :meth:`first_at`): sides of 2^24 entries keep
-    25 bytes each."""
+    25 bytes each; ``full_keys`` holds every entry's key once a stream asked for them
+    (:meth:`all_keys`)."""
 
     s: np.ndarray
     c: np.ndarray
@@ -107,6 +110,7 @@ class Side:
     options: list[np.ndarray]
     item_keys: list[np.ndarray]
     item_first: list[np.ndarray]
+    full_keys: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
     def __len__(self) -> int:
         return self.s.shape[0]
@@ -121,11 +125,21 @@ class Side:
         return out[::-1]
 
     def keys_at(self, pos: np.ndarray, words: int) -> np.ndarray:
-        """Exact partial keys (uint64 words) of the entries at ``pos``."""
+        """Exact partial keys (uint64 words) of the entries at ``pos`` (from the keys of
+        every entry when :meth:`all_keys` holds them)."""
+        if self.full_keys is not None and self.full_keys.shape[1] == words:
+            return self.full_keys[np.asarray(pos, np.int64)]
         keys = np.zeros((np.asarray(pos).shape[0], words), np.uint64)
         for keys_g, d in zip(self.item_keys, self.digits(pos)):
             keys = add_words(keys, keys_g[d])
         return keys
+
+    def all_keys(self, words: int) -> None:
+        """Decode and keep the partial key of every entry (streams that read keys of most
+        entries many times: :meth:`keys_at` then indexes instead of decoding), when they take
+        at most :data:`KEPT_KEYS` bytes."""
+        if self.full_keys is None and len(self) * words * 8 <= KEPT_KEYS:
+            self.full_keys = self.keys_at(np.arange(len(self)), words)
 
     def first_at(self, pos: np.ndarray) -> np.ndarray:
         """Smallest run id parts of the entries at ``pos`` (see :class:`RankGroup`)."""
@@ -396,6 +410,38 @@ class OracleForm:
             item_first.append(gf)
         order = np.argsort(s)
         return Side(s[order], c[order], w[order], code[order], radices, options, item_keys, item_first)
+
+    def count_polys(self, view: Searchable, r: int) -> tuple[np.ndarray, np.ndarray]:
+        """The runs behind every pair of ``view`` (the distinct view) for the count bound
+        ``r``, as two arrays: per A entry, its realisations by count 0..r (int64 (|A|, r + 1));
+        per B entry, the cumulative realisations with count at most 0..r. The runs of the pair
+        (a, b) are ``sum_i PA[a, i] * CB[b, r - i]``; for forms without counts, r = 0 and the
+        totals. Raises :class:`~irscale.errors.MeasureError` when the arrays would exceed
+        :data:`B_BUDGET`."""
+        width = r + 1 if self.rb_dependent else 1
+        if (len(view.A) + len(view.B)) * width * 8 > B_BUDGET:
+            raise MeasureError(f"{self.measure}: the runs of its values at RB = {r} need more than "
+                               f"{B_BUDGET >> 20} MiB to count")
+        out = []
+        for side, idx in ((view.A, self.a_groups), (view.B, self.b_groups)):
+            poly = np.zeros((len(side), width), np.int64)
+            poly[:, 0] = 1                   # no group yet: one realisation, count 0
+            for j, (g, d) in enumerate(zip(idx, side.digits(np.arange(len(side))))):
+                group = self._groups[g]
+                per = np.zeros((len(group), width), np.int64)
+                for o, runs in enumerate(group.runs):
+                    for c, m in runs.items():
+                        if not self.rb_dependent:
+                            per[o, 0] += m
+                        elif c <= r:
+                            per[o, c] += m
+                q = per[side.options[j][d]]
+                new = np.zeros((len(side), width), np.int64)
+                for i in range(poly.shape[1]):
+                    new[:, i:] += poly[:, i:i + 1] * q[:, :width - i]
+                poly = new
+            out.append(poly)
+        return out[0], np.cumsum(out[1], axis=1)
 
     # -- pairs -------------------------------------------------------------------------------
     def pair_keys(self, view: Searchable, pa: np.ndarray, pb: np.ndarray) -> np.ndarray:

@@ -34,15 +34,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from irscale.enumerate.runspace import feasible_space_size, grade_counts_of_runs, refuse_infeasible
 from irscale.enumerate.split_kernels import popcount_ids
 from irscale.enumerate.words import words_to_ints
-from irscale.errors import CorruptStoreError, OracleListError, RecallBaseError, RunError
+from irscale.errors import CorruptStoreError, IrscaleWarning, OracleListError, RecallBaseError, RunError
 from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.measure import Measure, RecallBase
@@ -63,6 +65,7 @@ from irscale.scales.tables.scale import (
     TableSink,
     TableSource,
 )
+from irscale.scales.tables.units import duration
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -71,6 +74,12 @@ if TYPE_CHECKING:
 LISTED_KEPT = 4
 #: values_of_ranks of more ranks than this lists the scale when it can (K <= LIST_LIMIT).
 MANY_RANKS = 256
+#: Values per band of a streamed oracle (:meth:`OracleScale.streamed_blocks`), the values
+#: per second it streams on one core (an estimate), and from how many values on it warns
+#: with its estimate first.
+STREAM_BAND = 1 << 22
+STREAM_RATE = 4e6
+STREAM_WARN = 1 << 27
 #: Scales of at most this many values answer value_range, values_of_ranks and
 #: midranks_of_ranks from the list of their values (listed in a few milliseconds); bigger
 #: ones count, unless they were listed already.
@@ -239,8 +248,70 @@ class OracleScale(Scale):
         return self._list()[2]
 
     def value_blocks(self, chunk: int = BLOCK_VALUES) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        self._check_listable("its values (spacing statistics and figures read every one)")
-        return super().value_blocks(chunk)
+        """Blocks of the distinct values in value order with their run counts: from the
+        list up to :data:`LIST_LIMIT` values, else streamed band by band
+        (:meth:`streamed_blocks`)."""
+        if self.k <= LIST_LIMIT or self._listed is not None or self.rb in self.table.listed:
+            return super().value_blocks(chunk)
+        return self.streamed_blocks(chunk)
+
+    def streamed_blocks(self, chunk: int = BLOCK_VALUES, band: int = STREAM_BAND
+                        ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The distinct values in value order with their run counts, without listing them
+        all: bands of about ``band`` values between floats found by bisection, each band's
+        pairs sorted by float sum, neighbours closer than twice the error bound re-ordered
+        exactly, and the pairs near a band's upper edge carried into the next band (so the
+        order is exact across edges too). Values are correctly rounded from the exact keys;
+        run counts come from the realisations of the sides' entries by count
+        (:meth:`OracleForm.count_polys`). Time grows with K (about a second per 4 million
+        values on one core; a progress bar from :data:`STREAM_WARN` values on)."""
+        D, form = self._distinct, self.form
+        if self.k > STREAM_WARN:
+            warnings.warn(f"{self._label()}: streaming its {self.k:,} distinct values band by band takes about "
+                          f"{duration(self.k / STREAM_RATE)}", IrscaleWarning, stacklevel=3)
+        r = self.r if form.rb_dependent else 0
+        PA, CB = form.count_polys(D, r)
+        D.A.all_keys(form.words)
+        D.B.all_keys(form.words)
+        starts = np.arange(band + 1, self.k + 1, band, dtype=np.int64)
+        edges = np.concatenate(([-np.inf], self._bisect(starts) if starts.size else [], [np.inf]))
+        bar = tqdm(total=self.k, unit="value", unit_scale=True, desc=f"streaming {self._label()}",
+                   disable=self.k <= STREAM_WARN, leave=False)
+        try:
+            yield from self._stream_bands(edges, PA, CB, chunk, bar)
+        finally:
+            bar.close()
+
+    def _stream_bands(self, edges: np.ndarray, PA: np.ndarray, CB: np.ndarray, chunk: int, bar
+                      ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The bands of :meth:`streamed_blocks` between ``edges`` (floats, -inf first and
+        inf last)."""
+        D, form, spec = self._distinct, self.form, self.measure.spec
+        hold = 4 * form.bound
+        carry_a, carry_b = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        for j in range(edges.shape[0] - 1):
+            lo, hi = edges[j], edges[j + 1]
+            # the kernels compare s_b with y - s_a: fetch a little more and keep the pairs whose
+            # float sum s_a + s_b lies in [lo, hi), a partition of the pairs
+            _, pa, pb = D.count_band(lo - form.bound, hi + form.bound, self.r)
+            s = D.A.s[pa] + D.B.s[pb]
+            mine = (s >= lo) & (s < hi)
+            pa, pb = np.concatenate([carry_a, pa[mine]]), np.concatenate([carry_b, pb[mine]])
+            pa, pb = _exact_float_order(form, D, pa, pb)
+            cut = pa.shape[0]
+            if np.isfinite(hi):           # pairs within the error of the edge may belong after the next band's
+                near = np.flatnonzero(D.A.s[pa] + D.B.s[pb] >= hi - hold)
+                cut = int(near[0]) if near.size else cut
+            carry_a, carry_b = pa[cut:], pb[cut:]
+            pa, pb = pa[:cut], pb[:cut]
+            for a in range(0, pa.shape[0], chunk):
+                qa, qb = pa[a:a + chunk], pb[a:a + chunk]
+                values = spec.float_values(form.pair_keys(D, qa, qb), self.rb)
+                counts = np.zeros(qa.shape[0], np.int64)
+                for i in range(PA.shape[1]):
+                    counts += PA[qa, i] * CB[qb, PA.shape[1] - 1 - i]
+                bar.update(qa.shape[0])
+                yield np.asarray(values, np.float64), counts
 
     def _listed_cheaply(self) -> bool:
         """Whether answers may come from the list of values: already listed, or small
@@ -480,6 +551,22 @@ class OracleScale(Scale):
             keys[~have] = self._select_keys(uniq[~have])
         less, equal = self._rank_keys(self._runs, keys, self.measure.spec.raw_floats(keys))
         return (less + (equal + 1) / 2.0)[inverse]
+
+
+def _exact_float_order(form: OracleForm, view: Searchable, pa: np.ndarray, pb: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs sorted by float sum, each run of neighbours closer than twice the error bound
+    re-ordered exactly (:meth:`OracleForm.exact_order` of the run's pairs only)."""
+    s = view.A.s[pa] + view.B.s[pb]
+    order = np.argsort(s)                  # equal floats are re-ordered exactly below
+    pa, pb, s = pa[order], pb[order], s[order]
+    close = np.flatnonzero(np.diff(s) <= 2 * form.bound)
+    if close.size:
+        starts = close[np.concatenate(([True], np.diff(close) > 1))]
+        ends = close[np.concatenate((np.diff(close) > 1, [True]))] + 2
+        for a, b in zip(starts.tolist(), ends.tolist()):
+            pa[a:b], pb[a:b], _ = form.exact_order(view, pa[a:b], pb[a:b])
+    return pa, pb
 
 
 def _option_code(side_runs, side_distinct, code: np.ndarray) -> np.ndarray:
