@@ -50,16 +50,26 @@ def score_chunk(start: int, count: int, n: int, levels: int, jobs: list[ScoringJ
     per job."""
     runs = np.empty((count, n), dtype=np.uint8)
     kernels.decode_runs(start, count, levels, n, runs)
+    return [distinct_counts(packed, base=start) for packed in score_runs(runs, levels, jobs)]
+
+
+def score_runs(runs: np.ndarray, levels: int, jobs: list[ScoringJob]) -> list[np.ndarray]:
+    """The packed (stratum, key) of every run (uint8 (m, N)) for every job."""
     strata = {}
     if any(j.strata == "relevant" for j in jobs):
         strata["relevant"] = kernels.relevant_counts(runs)
     if any(j.strata == "grade_codes" for j in jobs):
         strata["grade_codes"] = kernels.grade_count_codes(runs, levels)
+    return [job.codec.encode(score(job.kernel, job.words, job.weights, runs), strata.get(job.strata)) for job in jobs]
+
+
+def _results(jobs: list[ScoringJob], accs: list[Accumulator], total: int) -> list[Distinct]:
+    """One :class:`Distinct` per job from its merged chunk reductions."""
     out = []
-    for job in jobs:
-        keys = score(job.kernel, job.words, job.weights, runs)
-        packed = job.codec.encode(keys, strata.get(job.strata))
-        out.append(distinct_counts(packed, base=start))
+    for job, acc in zip(jobs, accs):
+        packed, cnt, minids = acc.result()
+        keys, strata = job.codec.decode(packed)
+        out.append(Distinct(keys, strata, cnt, minids, total))
     return out
 
 
@@ -84,12 +94,7 @@ def enumerate_distinct(jobs: list[ScoringJob], n: int, levels: int, fanout: Fano
             bar.update(count)
     finally:
         bar.close()
-    out = []
-    for job, acc in zip(jobs, accs):
-        packed, cnt, minids = acc.result()
-        keys, strata = job.codec.decode(packed)
-        out.append(Distinct(keys, strata, cnt, minids, total))
-    return out
+    return _results(jobs, accs, total)
 
 
 def enumerate_feasible_distinct(jobs: list[ScoringJob], n: int, levels: int, counts: tuple[int, ...],
@@ -106,21 +111,9 @@ def enumerate_feasible_distinct(jobs: list[ScoringJob], n: int, levels: int, cou
     try:
         for runs in feasible_run_chunks(n, counts, max(1, min(chunk_size, total))):
             ids = ids_of_runs(runs, levels).astype(np.int64)
-            strata = {}
-            if any(j.strata == "relevant" for j in jobs):
-                strata["relevant"] = kernels.relevant_counts(runs)
-            if any(j.strata == "grade_codes" for j in jobs):
-                strata["grade_codes"] = kernels.grade_count_codes(runs, levels)
-            for acc, job in zip(accs, jobs):
-                keys = score(job.kernel, job.words, job.weights, runs)
-                packed = job.codec.encode(keys, strata.get(job.strata))
+            for acc, packed in zip(accs, score_runs(runs, levels, jobs)):
                 acc.add(*distinct_counts(packed, np.ones(ids.shape[0], np.int64), ids))
             bar.update(runs.shape[0])
     finally:
         bar.close()
-    out = []
-    for job, acc in zip(jobs, accs):
-        packed, cnt, minids = acc.result()
-        keys, strata = job.codec.decode(packed)
-        out.append(Distinct(keys, strata, cnt, minids, total))
-    return out
+    return _results(jobs, accs, total)

@@ -80,30 +80,35 @@ def scales_by_counts(raw, n: int, levels: int, vectors, normalise):
         out = {}
         for vec in vectors:
             norm = normalise(vec)
-            values, counts, first = [], [], []
-            ranks = [0] * levels ** n
-            mids_of = []
-            for v, rid, have in scored:
-                if any(h > c for h, c in zip(have, vec)):
-                    continue
-                if values and abs(v - values[-1]) <= EQUAL * max(1, abs(v)):
-                    counts[-1] += 1
-                    first[-1] = min(first[-1], rid)
-                else:
-                    values.append(v)
-                    counts.append(1)
-                    first.append(rid)
-                ranks[rid] = len(values)
-                mids_of.append(rid)
-            before, position = 0, []
-            for c in counts:
-                position.append(before + (c + 1) / 2)
-                before += c
-            mids = [0.0] * levels ** n
-            for rid in mids_of:
-                mids[rid] = position[ranks[rid] - 1]
+            feasible = [(v, rid) for v, rid, have in scored if all(h <= c for h, c in zip(have, vec))]
+            values, counts, ranks, mids, first = _distinct(feasible, levels ** n)
             out[vec] = ([float(v / norm) for v in values], counts, ranks, mids, first)
         return out
+
+
+def _distinct(scored, space: int):
+    """(values, counts, ranks, mids, first) of runs ``scored`` as (value, run id) in
+    increasing value order: values equal to 40 digits merged; ranks and mid-ranks per run
+    id (0 for runs not scored)."""
+    values, counts, first = [], [], []
+    ranks = [0] * space
+    for v, rid in scored:
+        if values and abs(v - values[-1]) <= EQUAL * max(1, abs(v)):
+            counts[-1] += 1
+            first[-1] = min(first[-1], rid)
+        else:
+            values.append(v)
+            counts.append(1)
+            first.append(rid)
+        ranks[rid] = len(values)
+    before, position = 0, []
+    for c in counts:
+        position.append(before + (c + 1) / 2)
+        before += c
+    mids = [0.0] * space
+    for _, rid in scored:
+        mids[rid] = position[ranks[rid] - 1]
+    return values, counts, ranks, mids, first
 
 
 def precision():
@@ -134,26 +139,5 @@ def reference_scale(value, n: int, levels: int = 2, rb=None):
                 continue
             scored.append((value(run, rb), rid))
         scored.sort(key=lambda t: t[0])
-        values, counts, first = [], [], []
-        for v, rid in scored:
-            if values and abs(v - values[-1]) <= EQUAL * max(1, abs(v)):
-                counts[-1] += 1
-                first[-1] = min(first[-1], rid)
-            else:
-                values.append(v)
-                counts.append(1)
-                first.append(rid)
-        ranks = [0] * levels ** n
-        mids = [0.0] * levels ** n
-        before = 0
-        position = {}
-        for i, c in enumerate(counts):
-            position[i] = before + (c + 1) / 2
-            before += c
-        i = 0
-        for v, rid in scored:
-            while abs(v - values[i]) > EQUAL * max(1, abs(v)):
-                i += 1
-            ranks[rid] = i + 1
-            mids[rid] = position[i]
+        values, counts, ranks, mids, first = _distinct(scored, levels ** n)
         return [float(v) for v in values], counts, ranks, mids, first
