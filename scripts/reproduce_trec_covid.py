@@ -95,8 +95,8 @@ def main() -> int:
         board = pd.read_csv(official, sep="\t").set_index("tag")["ndcg@20"]
         means = scores[(scores.measure == graded) & (scores.rb_scale == "feasible")].groupby("run").raw.mean()
         diff = (means - board.reindex(means.index)).abs()
-        agreement = (f" The raw nDCG@20 means of the {len(means)} runs equal the official leaderboard's within "
-                     f"{diff.max():.1e} (its values are rounded to 4 decimals).")
+        agreement = (f" The raw nDCG@20 means of the {len(means)} runs equal the official leaderboard's (4 "
+                     f"decimals) within {diff.max():.2e}.")
         print(agreement.strip(), flush=True)
 
     t0 = time.perf_counter()
@@ -142,19 +142,23 @@ def main() -> int:
                        Path([p for p in paths if str(p).endswith(".png")][0]).name))
     timings["figures"] = time.perf_counter() - t0
 
-    vectors = sorted({t["rb_counts"] for t in store.tables() if t["measure"] == graded and t.get("rb_counts")})
+    vectors = sorted({tuple(t["rb_counts"]) for t in store.tables() if t["measure"] == graded and t.get("rb_counts")})
+    tables = [v for v in vectors if store.layout_of(graded, v) != "oracle"]
+    both = (f"the table of the feasible runs for {' and '.join(map(str, tables))}, which bound"
+            f"{'s' if len(tables) == 1 else ''} several grades" if tables else "no table")
     preamble = (f"TREC-COVID round 5: the 73 official runs of all 28 teams in `../shared/data/trec-covid5`, the "
                 f"50 topics of `qrels.covid-round5.txt` (levels 0/1/2). {graded} is trec_eval's `ndcg_cut.{n}` "
                 f"(gains = levels); P@{n} and RR@{n} read the qrels binarised at level 1. The topics need "
                 f"{len(vectors)} per-grade count vectors (c_1, c_2) capped at {n}: "
-                f"{', '.join(str(tuple(v)) for v in vectors)}; each is an exact scale (rank oracles for the "
-                f"vectors that bound one grade, the table of the feasible runs for the one that bounds both)."
+                f"{', '.join(str(v) for v in vectors)}; each is an exact scale (rank oracles for the vectors "
+                f"that bound at most one grade, {both})."
                 + agreement
                 + (f" The spacing of {graded_family} is given on its common scale (streamed band by band from "
-                   f"its rank oracle), on the table of (7, 2) and, for comparison, on the common scales at N = "
+                   f"its rank oracle), on the table{'s' if len(tables) > 1 else ''} of "
+                   f"{', '.join(map(str, tables)) or 'no vector'} and, for comparison, on the common scales at N = "
                    f"{', '.join(str(d) for d in SMALLER_DEPTHS if d < n)}; the oracles of the other count vectors "
                    f"(left out: {'; '.join(skipped)}) would stream the same way, one at a time "
-                   f"(irscale spacing or spacing_stats)." if skipped else "")
+                   f"(spacing_stats(store.scale(measure, rb=...)))." if skipped else "")
                 + " Timings of this run (steps whose output existed were reused and are not listed): "
                 + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()) + ".")
     path = write_report(analysis, report_dir, spacing=spacing, figures=figures, preamble=preamble,

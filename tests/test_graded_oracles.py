@@ -5,16 +5,20 @@ against brute force (tests/oracle_reference.py: every run of {0..G}^N scored onc
 import itertools
 from functools import partial
 
+import h5py
 import mpmath
 import numpy as np
 import oracle_reference as ref
 import pytest
 
 import irscale
-from irscale.errors import RecallBaseError, RunError
+from irscale.errors import CorruptStoreError, RecallBaseError, RunError
 from irscale.scales.analysis import report, spacing
 from irscale.scales.tables import oracles
 from irscale.scales.tables.build import build_tables
+from irscale.scales.tables.estimate import estimate, runs_enumerated
+from irscale.store.format import table_checksum
+from irscale.store.reader import _attrs
 
 
 def _jk(b, k):
@@ -189,3 +193,49 @@ def test_oracles_equal_tables_at_n10_for_every_feasible_run(name, vectors):
         ro = o.rank_ids(feasible)
         assert np.array_equal(ro, t.rank_ids(feasible))
         assert np.array_equal(o.midranks_of_ranks(ro), t.midranks_of_ranks(ro))
+
+
+@pytest.mark.parametrize("attrs,problem", [
+    ({"oracle_counted": 2}, "oracle_counted=2"),
+    ({"n_runs": 497}, "n_runs=497"),
+    ({"n_distinct": 401}, "n_distinct=401"),
+    ({"distinct_by_rb": "[1]"}, "distinct_by_rb"),
+])
+def test_tampered_per_vector_oracles_are_refused(tmp_path, attrs, problem):
+    """The oracle of (2, 6) counts grade-1 documents, K = 400 over 496 runs: a forged
+    attribute (checksum re-sealed) is found by the layout's own checks."""
+    name = "nDCG_trec(gains=(0,1,2))@6"
+    path = tmp_path / "o.h5"
+    irscale.build_store(path, name, rbs={name: [(2, 6)]})
+    with h5py.File(path, "a") as f:
+        g = f["tables"][f"{name} rb=(2,6)"]
+        for k, v in attrs.items():
+            g.attrs[k] = v
+        g.attrs["checksum"] = table_checksum(_attrs(g))
+    with pytest.raises(CorruptStoreError) as info:
+        irscale.open_store(path).scale(name, rb=(2, 6))
+    assert f"{name} rb=(2,6)" in str(info.value) and problem in str(info.value)
+
+
+def test_deep_verification_recounts_k(tmp_path):
+    name = "nDCG_trec(gains=(0,1,2))@6"
+    path = tmp_path / "o.h5"
+    irscale.build_store(path, name, rbs={name: [(2, 6)]})
+    with h5py.File(path, "a") as f:
+        g = f["tables"][f"{name} rb=(2,6)"]
+        g.attrs["n_distinct"] = g.attrs["n_entries"] = 399
+        g.attrs["checksum"] = table_checksum(_attrs(g))
+    with pytest.raises(CorruptStoreError, match=r"n_entries=399, counted 400"):
+        irscale.open_store(path).scale(name, rb=(2, 6))
+    [(_, problem)] = list(irscale.open_store(path).verify_each())
+    assert "n_entries=399, counted 400" in problem
+
+
+def test_vectors_no_oracle_serves_are_estimated_and_guarded_as_tables():
+    """The oracle layout builds tables for vectors that bound several grades: their
+    estimates (memory, disk, time) are the table layout's, not an oracle's zeros."""
+    m = irscale.parse_measure("nDCG_trec(gains=(0,1,2))@12")
+    auto, table = estimate(m, (3, 2)), estimate(m, (3, 2), layout="table")
+    assert auto.memory == table.memory > 0 and auto.stored == table.stored > 0 and auto.runs == table.runs
+    assert estimate(m, (12, 2)).memory == 0                   # an oracle: nothing stored
+    assert runs_enumerated(m, (12, 2)) == 0 and runs_enumerated(m, (3, 2)) == m.table_runs((3, 2)) > 0

@@ -268,11 +268,11 @@ def store_spacing(store: Store | str | os.PathLike, measures: Iterable[str] | No
                           IrscaleWarning, stacklevel=2)
             continue
         if every and isinstance(s, OracleScale) and s.k > LIST_LIMIT:
+            how = (f'irscale spacing --measures "{m}"' if table_rb is None or table_rb == m.table_rb(m.common_rb())
+                   else f'spacing_stats(open_store(...).scale("{m}", rb={tuple(table_rb)}))')
             warnings.warn(f"{table_name(str(m), table_rb)} left out of the spacing statistics: a rank oracle of "
                           f"{s.k:,} distinct values (more than {LIST_LIMIT:,}), which stream band by band in about "
-                          f"{duration(s.k / STREAM_RATE)}; ask for it by name (irscale spacing --measures "
-                          f"\"{m}\", its common scale, or spacing_stats(store.scale(measure, rb)))",
-                          IrscaleWarning, stacklevel=2)
+                          f"{duration(s.k / STREAM_RATE)}; ask for it by name: {how}", IrscaleWarning, stacklevel=2)
             continue
         try:
             d = spacing_stats(s, chunk)

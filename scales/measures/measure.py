@@ -385,3 +385,9 @@ class Measure:
     def table_runs(self, table_rb: tuple[int, ...] | None = None) -> int:
         """Number of runs scored to build the table named by ``table_rb``."""
         return self.id_count()
+
+    def own_pass(self, table_rb: tuple[int, ...] | None) -> bool:
+        """Whether the table of ``table_rb`` is built from its feasible runs alone, in one
+        process (key measures with per-grade recall bases, for vectors whose feasible runs
+        are a small part of the space)."""
+        return False

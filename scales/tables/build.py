@@ -17,7 +17,7 @@ from irscale.errors import BuildTooLargeError, IrscaleWarning
 from irscale.scales.measures.measure import Measure, RecallBase, RecallBaseRequest
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.build_options import BuildOptions
-from irscale.scales.tables.estimate import QUIET_RUNS, available_memory, estimate, size
+from irscale.scales.tables.estimate import QUIET_RUNS, available_memory, building_layout, estimate, size
 from irscale.scales.tables.layouts import layout_of
 from irscale.scales.tables.scale import Scale, Table
 
@@ -76,11 +76,12 @@ def _table(measure: Measure, table_rb: tuple | None, layout: str = "auto") -> Ta
     if key in _TABLES:
         return _TABLES[key]
     progress = False
-    chosen = layout_of(measure, layout)
+    builds = building_layout(measure, table_rb, layout)       # vectors no oracle serves: tables
+    chosen = layout_of(measure, builds)
     runs, limit = measure.table_runs(table_rb), chosen.max_runs
     enumerates = bool(chosen.seconds_per_run or chosen.seconds_per_entry)     # oracles build nothing
     if enumerates and runs >= QUIET_RUNS and (limit is None or runs <= limit):    # beyond its limit it refuses
-        guess = estimate(measure, table_rb, layout=layout)
+        guess = estimate(measure, table_rb, layout=builds)
         free = available_memory()
         if free is not None and guess.memory > free:
             raise BuildTooLargeError(

@@ -89,11 +89,12 @@ def estimate(measure: Measure, table_rb: tuple[int, ...] | None = None, workers:
     workers in ``layout`` (see :class:`Estimate`). Builds the measure at two small cutoffs
     (milliseconds once the kernels are compiled); rank oracles build nothing and store
     nothing."""
+    layout = building_layout(measure, table_rb, layout, method)
     chosen = layout_of(measure, layout, method)
     if chosen.name == "oracle":
-        if oracle_serves(measure, table_rb):
-            return Estimate(f"{measure} (rank oracle)", measure.table_runs(table_rb), 0, 0.0, max(1, workers), 0, 0, 0)
-        chosen = layout_of(measure, "table", method)       # vectors no oracle serves get tables
+        return Estimate(f"{measure} (rank oracle)", measure.table_runs(table_rb), 0, 0.0, max(1, workers), 0, 0, 0)
+    if measure.own_pass(table_rb):
+        workers = 1                      # feasible runs are enumerated in one process
     runs = measure.table_runs(table_rb)
     entries, per_entry = runs, 8.0
     cutoffs = _probe_cutoffs(measure)
@@ -111,10 +112,20 @@ def estimate(measure: Measure, table_rb: tuple[int, ...] | None = None, workers:
                     int(stored * 1.4) if stored else 0)
 
 
+def building_layout(measure: Measure, table_rb: tuple[int, ...] | None = None, layout: str = "auto",
+                    method: str = "auto") -> str:
+    """The layout choice that builds the table of ``measure`` for ``table_rb`` asked for in
+    ``layout``: ``"table"`` for the per-grade count vectors no rank oracle serves (the
+    oracle layout builds their tables), else ``layout``."""
+    if layout_of(measure, layout, method).name == "oracle" and not oracle_serves(measure, table_rb):
+        return "table"
+    return layout
+
+
 def runs_enumerated(measure: Measure, table_rb: tuple[int, ...] | None = None, layout: str = "auto") -> int:
     """Runs a build of the table of ``measure`` for ``table_rb`` in ``layout`` scores: 0
     for a rank oracle, which enumerates nothing."""
-    if layout_of(measure, layout).name == "oracle" and oracle_serves(measure, table_rb):
+    if layout_of(measure, building_layout(measure, table_rb, layout)).name == "oracle":
         return 0
     return measure.table_runs(table_rb)
 

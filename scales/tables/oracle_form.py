@@ -307,7 +307,7 @@ class OracleForm:
         spans = [float(r.max() - r.min()) for r in raws]
         order = sorted(range(len(groups)), key=lambda i: (-spans[i], i))
         self.same_views = all(len(runs) == 1 and next(iter(runs.values())) == 1 for g in groups for runs in g.runs)
-        a_groups = _split(groups, raws, order, measure.rb_dependent)
+        a_groups = _split(groups, raws, order, self.rb_dependent)
         if a_groups is None:
             raise MeasureError(f"{measure}: a rank oracle would need more than {SIDE_LIMIT} entries per side")
         b_groups = [i for i in order if i not in a_groups]

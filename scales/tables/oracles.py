@@ -22,9 +22,11 @@ every c_g = N every tuple is. A vector bounding several grades (TREC-COVID's (7,
 N = 20) gets the table of its feasible runs instead (layout ``entries``, enumerating those
 runs only: :func:`~irscale.scales.tables.entry_build.build_entry_tables`).
 ``k``, ``n_runs``, ``rank``, ``rank_runs``, ``rank_ids``, ``scaled``, ``midranks_of_ranks``
-and ``values_of_ranks`` work at any K; ``values``, ``counts``, ``representatives`` and
-``value_blocks`` list every distinct value and exist only up to :data:`LIST_LIMIT` of them
-(spacing statistics and figures read them: build the table, ``--layout table``, for more).
+and ``values_of_ranks`` work at any K; ``values``, ``counts`` and ``representatives`` list
+every distinct value and exist only up to :data:`LIST_LIMIT` of them; ``value_blocks`` (what
+spacing statistics read) streams bigger scales band by band (:meth:`OracleScale.streamed_blocks`,
+time proportional to K) and ``cdf_points`` counts the points of the distribution of values
+over runs (the figures).
 
 Stored: attributes only (``oracle_groups``: the number of options of every group, and
 ``distinct_by_rb``: K for RB = 1..N; per-vector oracles: ``n_distinct``, K of the vector,
@@ -44,7 +46,14 @@ from tqdm.auto import tqdm
 from irscale.enumerate.runspace import feasible_space_size, grade_counts_of_runs, refuse_infeasible
 from irscale.enumerate.split_kernels import popcount_ids
 from irscale.enumerate.words import words_to_ints
-from irscale.errors import CorruptStoreError, IrscaleWarning, OracleListError, RecallBaseError, RunError
+from irscale.errors import (
+    CorruptStoreError,
+    IrscaleWarning,
+    OracleListError,
+    RecallBaseError,
+    RunError,
+    ValueNotInScaleError,
+)
 from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.measure import Measure, RecallBase
@@ -196,8 +205,8 @@ class OracleScale(Scale):
         if self.k > LIST_LIMIT:
             raise OracleListError(
                 f"{self._label()} is a rank oracle of {self.k:,} distinct values: it lists {what} only up to "
-                f"{LIST_LIMIT:,} (ranks, rank_runs, values_of_ranks and midranks_of_ranks work at any size); build "
-                f"its table for statistics over every value (irscale build --layout table)")
+                f"{LIST_LIMIT:,} (ranks, rank_runs, values_of_ranks and midranks_of_ranks work at any size; "
+                f"value_blocks streams every value in order, as spacing statistics read them)")
 
     def _list(self):
         """(values, counts, representatives) of every feasible distinct value."""
@@ -469,6 +478,10 @@ class OracleScale(Scale):
         over runs, found by bisection over the runs view and decided with exact keys (no
         listing: scales of any K)."""
         t = np.asarray(targets, np.int64).reshape(-1)
+        bad = np.flatnonzero((t < 1) | (t > self.n_runs))
+        if bad.size:
+            raise ValueNotInScaleError(f"{self._label()}: run count {int(t[bad[0]])} is not one of 1..{self.n_runs:,} "
+                                       f"(the feasible runs)")
         ranks = np.clip(self._distinct.count(self._bisect(t, self._runs), False, self.r), 1, self.k)
         cum = self.runs_at_or_below(ranks)
         for _ in range(64):                  # float sums near the bound: move by whole ranks
