@@ -254,6 +254,10 @@ class OracleScale(Scale):
 
     @property
     def representatives(self) -> np.ndarray:
+        """A feasible run id of each value: the smallest id among its realisations with the
+        fewest counted documents (relevant ones, or of the grade a per-grade vector bounds),
+        which for a per-grade vector may be larger than the smallest feasible id a table
+        gives."""
         return self._list()[2]
 
     def value_blocks(self, chunk: int = BLOCK_VALUES) -> Iterator[tuple[np.ndarray, np.ndarray]]:
