@@ -2,17 +2,20 @@
 score them with numpy, np.unique per measure and recall base) against `irscale build`,
 for the paper's 11 measures at one N (default 24), measured in the same run.
 
-    python scripts/bench_naive_vs_irscale.py [--n 24] [--jobs 2]
+    python scripts/bench_naive_vs_irscale.py [--n 24] [--jobs 2] [--repeat 3]
 
-Prints wall time and peak memory (whole process tree, sampled) of both and their
-ratios. The naive distinct counts are float64 counts (SPEC section 4: they are not
-exact); they are printed next to irscale's exact counts.
+Each contender runs ``--repeat`` times in fresh processes, alternating (naive, irscale,
+naive, ...), so that a change of load hits both; prints every run, the medians and spreads
+of wall time and peak memory (whole process tree, sampled), their ratios, and the
+machine's load average before and after. The naive distinct counts are float64 counts
+(SPEC section 4: they are not exact); they are printed next to irscale's exact counts.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -58,22 +61,41 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=24)
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3, help="runs of each contender, alternating")
     args = ap.parse_args()
+    load_before = os.getloadavg()
+    runs: dict[str, list[dict]] = {"naive numpy + np.unique": [], "irscale build": []}
     with tempfile.TemporaryDirectory() as tmp:
-        naive = run_sampled([sys.executable, "-c", NAIVE, str(args.n)], stdout=open(Path(tmp) / "naive.json", "w"))
         store = Path(tmp) / "t.h5"
-        ours = run_sampled(["irscale", "build", "--preset", "paper", "--depth", str(args.n), "--out", str(store),
-                            "-q", "--jobs", str(args.jobs)], stdout=open(os.devnull, "w"))
-        assert naive["rc"] == 0 and ours["rc"] == 0, (naive, ours)
+        for i in range(args.repeat):
+            naive = run_sampled([sys.executable, "-c", NAIVE, str(args.n)], stdout=open(Path(tmp) / "naive.json", "w"))
+            if store.exists():
+                store.unlink()
+            ours = run_sampled(["irscale", "build", "--preset", "paper", "--depth", str(args.n), "--out", str(store),
+                                "-q", "--jobs", str(args.jobs)], stdout=open(os.devnull, "w"))
+            assert naive["rc"] == 0 and ours["rc"] == 0, (naive, ours)
+            runs["naive numpy + np.unique"].append(naive)
+            runs["irscale build"].append(ours)
+            print(f"run {i + 1}: naive {naive['seconds']:.1f} s, irscale {ours['seconds']:.1f} s "
+                  f"(load {os.getloadavg()[0]:.2f})", flush=True)
         naive_counts = json.loads((Path(tmp) / "naive.json").read_text())
         import irscale
         exact = {t["measure"].split("@")[0]: t["n_distinct"] for t in irscale.open_store(store).tables()}
-    print(f"N = {args.n}, paper set (11 measures, every recall base), irscale --jobs {args.jobs}")
-    print(f"{'':24s}{'wall s':>10s}{'peak (tree)':>14s}{'peak (1 proc)':>15s}")
-    for name, r in (("naive numpy + np.unique", naive), ("irscale build", ours)):
-        print(f"{name:24s}{r['seconds']:10.1f}{gib(r['peak_tree']):>14s}{gib(r['peak_single']):>15s}")
-    print(f"speed-up (naive / irscale wall time): {naive['seconds'] / ours['seconds']:.2f}x")
-    print(f"memory ratio (irscale / naive peak, process tree): {ours['peak_tree'] / naive['peak_tree']:.3f}")
+    load_after = os.getloadavg()
+    print(f"N = {args.n}, paper set (11 measures, every recall base), irscale --jobs {args.jobs}, "
+          f"{args.repeat} runs each, alternating; load average before {load_before[0]:.2f} {load_before[1]:.2f} "
+          f"{load_before[2]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} "
+          f"({os.cpu_count()} cores)")
+    print(f"{'':24s}{'median wall s':>14s}{'spread':>16s}{'peak (tree)':>14s}{'peak (1 proc)':>15s}")
+    med = {}
+    for name, rs in runs.items():
+        t = [r["seconds"] for r in rs]
+        med[name] = (statistics.median(t), statistics.median(r["peak_tree"] for r in rs))
+        print(f"{name:24s}{med[name][0]:14.1f}{f'{min(t):.1f}-{max(t):.1f}':>16s}"
+              f"{gib(max(r['peak_tree'] for r in rs)):>14s}{gib(max(r['peak_single'] for r in rs)):>15s}")
+    (tn, mn), (ti, mi) = med["naive numpy + np.unique"], med["irscale build"]
+    print(f"speed-up (median naive / median irscale wall time): {tn / ti:.2f}x")
+    print(f"memory ratio (median irscale / median naive peak, process tree): {mi / mn:.3f}")
     print("distinct values (rb = N where relevant): measure, naive float64, irscale exact")
     for name in sorted(exact):
         print(f"  {name:12s} {naive_counts.get(name, '-')!s:>12s} {exact[name]:>12d}")
