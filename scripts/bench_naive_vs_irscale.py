@@ -2,12 +2,14 @@
 score them with numpy, np.unique per measure and recall base) against `irscale build`,
 for the paper's 11 measures at one N (default 24), measured in the same run.
 
-    python scripts/bench_naive_vs_irscale.py [--n 24] [--jobs 2] [--repeat 3]
+    python scripts/bench_naive_vs_irscale.py [--n 24] [--jobs 2] [--repeat 3] [--layout table]
 
 Each contender runs ``--repeat`` times in fresh processes, alternating (naive, irscale,
 naive, ...), so that a change of load hits both; prints every run, the medians and spreads
 of wall time and peak memory (whole process tree, sampled), their ratios, and the
-machine's load average before and after. The naive distinct counts are float64 counts
+machine's load average before and after. ``--layout table`` makes irscale build every
+table, as the naive code does (by default RBP with p > 1/2, DCG and nDCG are rank oracles,
+which enumerate nothing). The naive distinct counts are float64 counts
 (SPEC section 4: they are not exact); they are printed next to irscale's exact counts.
 """
 from __future__ import annotations
@@ -62,6 +64,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=24)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3, help="runs of each contender, alternating")
+    ap.add_argument("--layout", default="auto", choices=("auto", "table"), help="irscale build --layout")
     args = ap.parse_args()
     load_before = os.getloadavg()
     runs: dict[str, list[dict]] = {"naive numpy + np.unique": [], "irscale build": []}
@@ -72,7 +75,7 @@ def main() -> None:
             if store.exists():
                 store.unlink()
             ours = run_sampled(["irscale", "build", "--preset", "paper", "--depth", str(args.n), "--out", str(store),
-                                "-q", "--jobs", str(args.jobs)], stdout=open(os.devnull, "w"))
+                                "-q", "--jobs", str(args.jobs), "--layout", args.layout], stdout=open(os.devnull, "w"))
             assert naive["rc"] == 0 and ours["rc"] == 0, (naive, ours)
             runs["naive numpy + np.unique"].append(naive)
             runs["irscale build"].append(ours)
@@ -82,7 +85,8 @@ def main() -> None:
         import irscale
         exact = {t["measure"].split("@")[0]: t["n_distinct"] for t in irscale.open_store(store).tables()}
     load_after = os.getloadavg()
-    print(f"N = {args.n}, paper set (11 measures, every recall base), irscale --jobs {args.jobs}, "
+    print(f"N = {args.n}, paper set (11 measures, every recall base), irscale --jobs {args.jobs} "
+          f"--layout {args.layout}, "
           f"{args.repeat} runs each, alternating; load average before {load_before[0]:.2f} {load_before[1]:.2f} "
           f"{load_before[2]:.2f}, after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} "
           f"({os.cpu_count()} cores)")
