@@ -301,7 +301,7 @@ class OracleScale(Scale):
         inf last)."""
         D, form, spec = self._distinct, self.form, self.measure.spec
         hold = 4 * form.bound
-        carry_a, carry_b = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        carry_a, carry_b, carry_s = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
         for j in range(edges.shape[0] - 1):
             lo, hi = edges[j], edges[j + 1]
             # the kernels compare s_b with y - s_a: fetch a little more and keep the pairs whose
@@ -310,12 +310,12 @@ class OracleScale(Scale):
             s = D.A.s[pa] + D.B.s[pb]
             mine = (s >= lo) & (s < hi)
             pa, pb = np.concatenate([carry_a, pa[mine]]), np.concatenate([carry_b, pb[mine]])
-            pa, pb = _exact_float_order(form, D, pa, pb)
+            pa, pb, s = _exact_float_order(form, D, pa, pb, np.concatenate([carry_s, s[mine]]))
             cut = pa.shape[0]
             if np.isfinite(hi):           # pairs within the error of the edge may belong after the next band's
-                near = np.flatnonzero(D.A.s[pa] + D.B.s[pb] >= hi - hold)
+                near = np.flatnonzero(s >= hi - hold)
                 cut = int(near[0]) if near.size else cut
-            carry_a, carry_b = pa[cut:], pb[cut:]
+            carry_a, carry_b, carry_s = pa[cut:], pb[cut:], s[cut:]
             pa, pb = pa[:cut], pb[:cut]
             for a in range(0, pa.shape[0], chunk):
                 qa, qb = pa[a:a + chunk], pb[a:a + chunk]
@@ -570,11 +570,11 @@ class OracleScale(Scale):
         return (less + (equal + 1) / 2.0)[inverse]
 
 
-def _exact_float_order(form: OracleForm, view: Searchable, pa: np.ndarray, pb: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs sorted by float sum, each run of neighbours closer than twice the error bound
-    re-ordered exactly (:meth:`OracleForm.exact_order` of the run's pairs only)."""
-    s = view.A.s[pa] + view.B.s[pb]
+def _exact_float_order(form: OracleForm, view: Searchable, pa: np.ndarray, pb: np.ndarray, s: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs (with their float sums ``s``) sorted by float sum, each run of neighbours
+    closer than twice the error bound re-ordered exactly (:meth:`OracleForm.exact_order` of
+    the run's pairs only); the pairs and their float sums in that order."""
     order = np.argsort(s)                  # equal floats are re-ordered exactly below
     pa, pb, s = pa[order], pb[order], s[order]
     close = np.flatnonzero(np.diff(s) <= 2 * form.bound)
@@ -583,7 +583,8 @@ def _exact_float_order(form: OracleForm, view: Searchable, pa: np.ndarray, pb: n
         ends = close[np.concatenate((np.diff(close) > 1, [True]))] + 2
         for a, b in zip(starts.tolist(), ends.tolist()):
             pa[a:b], pb[a:b], _ = form.exact_order(view, pa[a:b], pb[a:b])
-    return pa, pb
+            s[a:b] = view.A.s[pa[a:b]] + view.B.s[pb[a:b]]
+    return pa, pb, s
 
 
 def _option_code(side_runs, side_distinct, code: np.ndarray) -> np.ndarray:
