@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 
 from irscale.enumerate import split_kernels as sk
 from irscale.enumerate.fanout import Fanout
+from irscale.enumerate.memory import available_memory
 from irscale.enumerate.runspace import count_dtype, id_dtype
 from irscale.enumerate.splitform import SplitForm
 from irscale.enumerate.words import words_to_ints
@@ -44,6 +45,13 @@ from irscale.errors import CertificationError, DiskFullError
 
 TARGET_ITEMS = 1 << 22     # (prefix group, suffix group) pairs per bucket at most
 MIN_ITEMS = 1 << 18
+#: Tables of fewer pairs keep their buckets in memory, without checkpoints, when their
+#: entries fit in half the memory available (:func:`checkpoints_worth`): they take a
+#: minute or two at most on 2 cores (2^30 pairs), so resuming would save little, and
+#: checkpoints would write the table to disk twice.
+CHECKPOINT_ITEMS = 1 << 31
+#: Tables of fewer pairs are built in-process, without workers (a fraction of a second).
+FANOUT_ITEMS = 1 << 22
 
 #: A write that failed without an errno (numpy's "N requested and M written", HDF5's
 #: "file write failed") is taken as a full disk when less than this is free.
@@ -168,6 +176,22 @@ class Grouped:
     @property
     def n_items(self) -> int:
         return int(self.lengths[self.state].sum())
+
+
+def held_bytes(sf: SplitForm, n_items: int) -> int:
+    """Upper estimate of the bytes of a table's entries held in memory (at most one entry
+    per pair: run id, a count of at most 4 bytes, the stratum and new-value flag)."""
+    return n_items * (np.dtype(id_dtype(sf.levels, sf.n)).itemsize + 4 + (2 if sf.stratified else 0))
+
+
+def checkpoints_worth(sf: SplitForm, n_items: int, explicit: bool = False) -> bool:
+    """Whether a table of ``n_items`` pairs checkpoints its buckets: when asked for with
+    an explicit work-unit size, when it has at least :data:`CHECKPOINT_ITEMS` pairs, or
+    when its entries would not fit in half the memory available."""
+    if explicit or n_items >= CHECKPOINT_ITEMS:
+        return True
+    free = available_memory()
+    return free is not None and held_bytes(sf, n_items) > free // 2
 
 
 def _digits_nonzero(ids: np.ndarray, levels: int, digits: int) -> np.ndarray:
@@ -322,17 +346,10 @@ def process_bucket(sf: SplitForm, g: Grouped, lo: float, hi: float) -> BucketRes
     strat = np.empty(m, np.uint8)
     sk.fill_between(g.A, g.state, g.pstrat, g.pcount, g.pmin, g.Bs, g.Bstrat, g.Bcount, g.Bmin, g.S,
                     lo, hi, raw, ids, cnt, strat)
-    if m and raw.min() >= 0:
-        # non-negative doubles sort like their bit patterns; numpy radix-sorts integers
-        order = np.argsort(raw.view(np.uint64), kind="stable")
-    else:
-        order = np.argsort(raw, kind="stable")
-    raw, ids, cnt, strat = raw[order], ids[order], cnt[order], strat[order]
+    order, raw = value_order(raw)
+    ids, cnt, strat = ids[order], cnt[order], strat[order]
     del order
-    if sf.exact:
-        keys = np.zeros((m, 1), np.uint64)
-    else:
-        keys = sk.exact_keys(ids, sf.KA, sf.KB, sf.state, sf.S)
+    keys = cluster_keys(sf, raw, ids)
     nstrata = sf.n + 1
     out_ids = np.empty(m, np.int64)
     out_counts = np.empty(m, np.int64)
@@ -353,6 +370,61 @@ def process_bucket(sf: SplitForm, g: Grouped, lo: float, hi: float) -> BucketRes
         res.redecided = resolve_flagged(sf, res, flagged[:nflag])
     res.min_gap, res.gap_pair = smallest_gap(sf, res.ids if res.first.size == 0 else res.ids[res.first])
     return res
+
+
+def value_order(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(permutation sorting ``raw``, the sorted raws); equal raws come in any order (the
+    items of one value reduce to the same entries in any order).
+
+    Faster than :func:`numpy.argsort` (which does not use SIMD sorting): for raws of one
+    sign, whose float bit patterns sort like the values, the bits (above the lowest
+    ``shift`` ones, so that they fit beside the item index) and the index are packed into
+    one uint64 that :meth:`numpy.ndarray.sort` sorts; that orders the items by raw up to
+    neighbours less than 2^shift units in the last place apart, which
+    :func:`~irscale.enumerate.split_kernels.settle` puts in order. Falls back on argsort
+    for raws of both signs, and when settling needs too many moves."""
+    m = raw.shape[0]
+    if m < 2:
+        return np.arange(m, dtype=np.int64), raw.copy()
+    lo, hi = raw.min(), raw.max()
+    if not (lo >= 0 or hi <= 0) or not np.isfinite(lo) or not np.isfinite(hi):
+        order = np.argsort(raw)
+        return order, raw[order]
+    sign = 1.0 if lo >= 0 else -1.0
+    bits = (raw * sign + 0.0).view(np.uint64)         # + 0.0 turns -0.0 into 0.0
+    base = bits.min()
+    index_bits = int(m - 1).bit_length()
+    span = int(bits.max() - base)
+    shift = max(0, span.bit_length() - (64 - index_bits))
+    packed = (bits - base) >> np.uint64(shift)
+    packed <<= np.uint64(index_bits)
+    packed |= np.arange(m, dtype=np.uint64)
+    packed.sort()
+    order = (packed & np.uint64((1 << index_bits) - 1)).astype(np.int64)
+    del packed, bits
+    if sign < 0:
+        order = order[::-1].copy()                  # larger magnitude first: ascending values
+    raw_sorted = raw[order]
+    if shift and not sk.settle(raw_sorted, order, 8 * m):
+        again = np.argsort(raw_sorted)
+        order, raw_sorted = order[again], raw_sorted[again]
+    return order, raw_sorted
+
+
+def cluster_keys(sf: SplitForm, raw: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Exact keys of the items (sorted by raw) that :func:`split_kernels.reduce_sorted`
+    reads: those of clusters (a neighbour within twice the error bound); zeros elsewhere
+    (untouched memory) and for exact raws."""
+    keys = np.zeros((raw.shape[0], max(1, sf.words) if not sf.exact else 1), np.uint64)
+    if sf.exact or raw.shape[0] < 2:
+        return keys
+    close = np.diff(raw) <= 2 * sf.bound
+    near = np.zeros(raw.shape[0], np.bool_)
+    near[:-1] = close
+    near[1:] |= close
+    if near.any():
+        keys[near] = sk.exact_keys(ids[near], sf.KA, sf.KB, sf.state, sf.S)
+    return keys
 
 
 def smallest_gap(sf: SplitForm, reps: np.ndarray) -> tuple[float, tuple[int, int]]:
@@ -453,12 +525,22 @@ def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = F
     """Entries of a table from the split form ``sf``, bucket by bucket.
 
     Returns a list of :class:`BucketResult` (or :class:`SavedBucket`) in value order.
-    With ``workdir``, finished buckets are saved there and reused by a later call with the
-    same split form label and plan (resumable builds), with the seconds spent so far
-    (``elapsed.json``, see :func:`checkpoint_status`); the caller deletes the folder when
-    the table is committed.
+    With ``workdir``, finished buckets of big tables (:func:`checkpoints_worth`: at least
+    :data:`CHECKPOINT_ITEMS` pairs or more entries than half the memory available, or any
+    table built with an explicit work-unit size ``target``) are saved there and reused by
+    a later call with the same split form label and plan (resumable builds), with the
+    seconds spent so far (``elapsed.json``, see :func:`checkpoint_status`); the caller
+    deletes the folder when the table is committed. Other tables keep their buckets in
+    memory. Tables of fewer than
+    :data:`FANOUT_ITEMS` pairs (and no explicit ``target``) are built in-process, whatever
+    ``fanout`` says: starting workers would cost more than the work.
     """
     g = group_split(sf)
+    explicit = target is not None
+    if not explicit and g.n_items < FANOUT_ITEMS:
+        fanout = Fanout()
+    if not checkpoints_worth(sf, g.n_items, explicit):
+        workdir = None
     # at least ~16 buckets (memory per worker stays small at every N), at most 4M pairs each;
     # depends on the split form only, so a resumed build finds the same plan
     target = target or min(TARGET_ITEMS, max(MIN_ITEMS, -(-g.n_items // 16)))

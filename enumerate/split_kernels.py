@@ -12,7 +12,7 @@ import numba as nb
 import numpy as np
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _first_at_least(a, row, x):
     """Smallest j with a + row[j] >= x (len(row) if none)."""
     lo, hi = 0, row.shape[0]
@@ -55,6 +55,31 @@ def fill_between(A, state, pstrat, pcount, pmin, Bs, Bstrat, Bcount, Bmin, S, lo
             out_strat[m] = pstrat[p] + Bstrat[c, j]
             m += 1
     return m
+
+
+@nb.njit(cache=True)
+def settle(raw, order, max_moves):
+    """Insertion sort of ``raw`` in place, moving ``order`` alongside: linear in the size
+    plus the moves needed, for arrays already nearly sorted. Gives up after
+    ``max_moves`` moves and returns False (``raw`` and ``order`` are then still the same
+    permutation of the items, partly sorted); True when sorted."""
+    moves = 0
+    for x in range(1, raw.shape[0]):
+        v = raw[x]
+        if raw[x - 1] <= v:
+            continue
+        o = order[x]
+        y = x - 1
+        while y >= 0 and raw[y] > v:
+            raw[y + 1] = raw[y]
+            order[y + 1] = order[y]
+            y -= 1
+            moves += 1
+        raw[y + 1] = v
+        order[y + 1] = o
+        if moves > max_moves:
+            return False
+    return True
 
 
 @nb.njit(cache=True)
@@ -114,7 +139,7 @@ def exact_keys(ids, KA, KB, state, S):
     return out
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _key_less(keys, a, b):
     for w in range(keys.shape[1]):
         if keys[a, w] != keys[b, w]:
@@ -122,7 +147,7 @@ def _key_less(keys, a, b):
     return False
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, inline="always")
 def _key_equal(keys, a, b):
     for w in range(keys.shape[1]):
         if keys[a, w] != keys[b, w]:
@@ -131,44 +156,26 @@ def _key_equal(keys, a, b):
 
 
 @nb.njit(cache=True)
-def _emit_group(buf, a, b, ids, counts, strata, stratified, cnt, best, out_ids, out_counts, out_strata,
-                out_first, e):
-    """Emit the entries of one distinct value (items buf[a:b]): one per stratum present
-    (ascending), each with the smallest run id and the number of runs. ``cnt``/``best``
-    are scratch arrays of length N + 1, left zeroed."""
-    if not stratified:
-        bestid = ids[buf[a]]
-        total = 0
-        for t in range(a, b):
-            i = buf[t]
-            if ids[i] < bestid:
-                bestid = ids[i]
-            total += counts[i]
-        out_ids[e] = bestid
-        out_counts[e] = total
-        out_strata[e] = 0
-        out_first[e] = True
-        return e + 1
-    lo_st, hi_st = cnt.shape[0], -1
-    for t in range(a, b):
-        i = buf[t]
-        st = strata[i]
-        if cnt[st] == 0 or ids[i] < best[st]:
-            best[st] = ids[i]
-        cnt[st] += counts[i]
-        lo_st = min(lo_st, st)
-        hi_st = max(hi_st, st)
-    first = True
-    for st in range(lo_st, hi_st + 1):
-        if cnt[st] > 0:
-            out_ids[e] = best[st]
-            out_counts[e] = cnt[st]
-            out_strata[e] = st
-            out_first[e] = first
-            first = False
-            e += 1
-            cnt[st] = 0
-    return e
+def _put_in_order(buf, a, b, ids, counts, strata, keys):
+    """Reorder the items a..b-1 (ids, counts, strata, keys) as ``buf[a:b]`` lists them."""
+    n = b - a
+    t_ids = np.empty(n, dtype=ids.dtype)
+    t_counts = np.empty(n, dtype=counts.dtype)
+    t_strata = np.empty(n, dtype=strata.dtype)
+    t_keys = np.empty((n, keys.shape[1]), dtype=keys.dtype)
+    for t in range(n):
+        k = buf[a + t]
+        t_ids[t] = ids[k]
+        t_counts[t] = counts[k]
+        t_strata[t] = strata[k]
+        for w in range(keys.shape[1]):
+            t_keys[t, w] = keys[k, w]
+    for t in range(n):
+        ids[a + t] = t_ids[t]
+        counts[a + t] = t_counts[t]
+        strata[a + t] = t_strata[t]
+        for w in range(keys.shape[1]):
+            keys[a + t, w] = t_keys[t, w]
 
 
 @nb.njit(cache=True)
@@ -192,6 +199,52 @@ def _sort_by_key(buf, a, b, keys):
         buf[y + 1] = v
 
 
+@nb.njit(cache=True, inline="always")
+def _emit_value(a, b, ids, counts, out_ids, out_counts, out_strata, out_first, e):
+    """Emit the entry of one distinct value (items a..b-1, unstratified): the smallest
+    run id and the number of runs."""
+    bestid = ids[a]
+    total = counts[a]
+    for i in range(a + 1, b):
+        if ids[i] < bestid:
+            bestid = ids[i]
+        total += counts[i]
+    out_ids[e] = bestid
+    out_counts[e] = total
+    out_strata[e] = 0
+    out_first[e] = True
+    return e + 1
+
+
+@nb.njit(cache=True, inline="always")
+def _emit_strata(a, b, ids, counts, strata, cnt, best, out_ids, out_counts, out_strata, out_first, e):
+    """Emit the entries of one distinct value (items a..b-1, stratified): one per stratum
+    present (ascending), each with the smallest run id and the number of runs.
+    ``cnt``/``best`` are scratch arrays of length N + 1, left zeroed."""
+    lo_st = np.int64(cnt.shape[0])
+    hi_st = np.int64(-1)
+    for i in range(a, b):
+        st = np.int64(strata[i])
+        if cnt[st] == 0 or ids[i] < best[st]:
+            best[st] = ids[i]
+        cnt[st] += counts[i]
+        if st < lo_st:
+            lo_st = st
+        if st > hi_st:
+            hi_st = st
+    first = True
+    for st in range(lo_st, hi_st + 1):
+        if cnt[st] > 0:
+            out_ids[e] = best[st]
+            out_counts[e] = cnt[st]
+            out_strata[e] = st
+            out_first[e] = first
+            first = False
+            e += 1
+            cnt[st] = 0
+    return e
+
+
 @nb.njit(cache=True)
 def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, nstrata,
                   out_ids, out_counts, out_strata, out_first, flagged):
@@ -201,11 +254,13 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
     neighbours closer than ``two_bound``) are split into distinct values by exact key
     (sorted lexicographically); a cluster holding several distinct keys is recorded in
     ``flagged`` as (first entry, end entry) when key order may differ from value order.
+    ``keys`` are read for the items of clusters only (other rows may hold anything); the
+    items of a cluster are reordered by key in place (ids, counts, strata, keys).
     Returns (number of entries, number of flagged clusters, smallest raw gap between
     neighbouring clusters).
     """
     m = raw.shape[0]
-    buf = np.arange(m)
+    buf = np.empty(0 if exact else m, dtype=np.int64)     # items of a cluster, sorted by key
     cnt = np.zeros(nstrata, dtype=np.int64)
     best = np.zeros(nstrata, dtype=np.int64)
     e = 0
@@ -224,20 +279,27 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
             g = raw[j] - raw[j - 1]
             if g < min_gap:
                 min_gap = g
-        if exact or j - i == 1:
-            e = _emit_group(buf, i, j, ids, counts, strata, stratified, cnt, best,
-                            out_ids, out_counts, out_strata, out_first, e)
+        if (exact or j - i == 1) and stratified:
+            e = _emit_strata(i, j, ids, counts, strata, cnt, best, out_ids, out_counts, out_strata, out_first, e)
+        elif exact or j - i == 1:
+            e = _emit_value(i, j, ids, counts, out_ids, out_counts, out_strata, out_first, e)
         else:
+            for t in range(i, j):
+                buf[t] = t
             _sort_by_key(buf, i, j, keys)
+            _put_in_order(buf, i, j, ids, counts, strata, keys)
             e0 = e
             ngroups = 0
             a = i
             while a < j:
                 b = a + 1
-                while b < j and _key_equal(keys, buf[a], buf[b]):
+                while b < j and _key_equal(keys, a, b):
                     b += 1
-                e = _emit_group(buf, a, b, ids, counts, strata, stratified, cnt, best,
-                                out_ids, out_counts, out_strata, out_first, e)
+                if stratified:
+                    e = _emit_strata(a, b, ids, counts, strata, cnt, best, out_ids, out_counts, out_strata,
+                                     out_first, e)
+                else:
+                    e = _emit_value(a, b, ids, counts, out_ids, out_counts, out_strata, out_first, e)
                 ngroups += 1
                 a = b
             if ngroups > 1:

@@ -7,7 +7,9 @@ for the paper's 11 measures at one N (default 24), measured in the same run.
 Each contender runs ``--repeat`` times in fresh processes, alternating (naive, irscale,
 naive, ...), so that a change of load hits both; prints every run, the medians and spreads
 of wall time and peak memory (whole process tree, sampled), their ratios, and the
-machine's load average before and after. ``--layout table`` makes irscale build every
+machine's load average before and after, and the build seconds of each table inside the
+last irscale build (what the 25-value tables P, R and RR cost in a build, start-up
+excluded). ``--layout table`` makes irscale build every
 table, as the naive code does (by default RBP with p > 1/2, DCG and nDCG are rank oracles,
 which enumerate nothing). The naive distinct counts are float64 counts
 (SPEC section 4: they are not exact); they are printed next to irscale's exact counts.
@@ -83,7 +85,9 @@ def main() -> None:
                   f"(load {os.getloadavg()[0]:.2f})", flush=True)
         naive_counts = json.loads((Path(tmp) / "naive.json").read_text())
         import irscale
-        exact = {t["measure"].split("@")[0]: t["n_distinct"] for t in irscale.open_store(store).tables()}
+        listed = irscale.open_store(store).tables()
+        exact = {t["measure"].split("@")[0]: t["n_distinct"] for t in listed}
+        inside = {t["measure"]: t.get("build_seconds", -1.0) for t in listed}
     load_after = os.getloadavg()
     print(f"N = {args.n}, paper set (11 measures, every recall base), irscale --jobs {args.jobs} "
           f"--layout {args.layout}, "
@@ -100,6 +104,9 @@ def main() -> None:
     (tn, mn), (ti, mi) = med["naive numpy + np.unique"], med["irscale build"]
     print(f"speed-up (median naive / median irscale wall time): {tn / ti:.2f}x")
     print(f"memory ratio (median irscale / median naive peak, process tree): {mi / mn:.3f}")
+    print("build seconds of each table inside the last irscale build (as the store records them: from the "
+          "end of the previous table to the end of this one, commits excluded):")
+    print("  " + ", ".join(f"{name} {sec:.3f}" for name, sec in sorted(inside.items())))
     print("distinct values (rb = N where relevant): measure, naive float64, irscale exact")
     for name in sorted(exact):
         print(f"  {name:12s} {naive_counts.get(name, '-')!s:>12s} {exact[name]:>12d}")

@@ -23,6 +23,7 @@ from irscale.scales.tables.build import BuildOptions, build_tables, table_reques
 from irscale.scales.tables.entry_build import safe_name
 from irscale.scales.tables.estimate import Estimate, duration, estimate, size
 from irscale.scales.tables.layouts import layout_of
+from irscale.scales.tables.scale import Table
 from irscale.store.format import table_name
 from irscale.store.lock import StoreLock
 from irscale.store.reader import Store
@@ -55,10 +56,14 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     them, or a dict from measure name to such a list; e.g. the vectors of a qrels file,
     :func:`irscale.scales.runs.judging.qrels_table_rbs`; default: the all-runs vector
     (N, ..., N) of the ``common`` scale, where there is one). Tables already complete in
-    the store are kept unless ``rebuild``. Each table is committed atomically as soon as
-    it is built; long builds checkpoint finished buckets next to the store
+    the store are kept unless ``rebuild``. Tables are committed atomically as they are
+    built: a table as soon as it is built once the tables waiting took
+    :data:`COMMIT_SECONDS` (30 s) to build or hold :data:`COMMIT_BYTES` (1 GiB), quick
+    tables together (each commit writes a new copy of the store), the rest at the end.
+    Big tables (about 2^26 runs or more) checkpoint finished buckets next to the store
     (``.NAME.build/``), so running the same call again after a crash or kill continues
-    from the last finished bucket and gives bit-identical tables.
+    from the last finished bucket and gives bit-identical tables; a kill loses at most
+    about 30 s of other work.
 
     **One writer at a time.** A build that has tables to write holds the store's lock
     (``.NAME.lock`` next to it, :mod:`irscale.store.lock`) from start to end, checkpoints
@@ -168,35 +173,19 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
                            bucket_items=bucket_items, concatenate=False, layout=layout)
     committed = 0
     try:
-        t0 = time.perf_counter()
-        pending: list = []      # tables of one measure with a table per vector, committed together
-
-        def flush():
-            nonlocal committed
-            if pending:
-                seconds = (time.perf_counter() - t0) / len(pending) + before.get(str(pending[0].measure), 0.0)
-                commit_checked(path, pending, {table_name(str(t.measure), t.table_rb): seconds for t in pending},
-                               progress=progress)
-                committed += len(pending)
-                pending.clear()
-
+        batch = Batch()
         stored = {m: sum(p.stored for p, (mm, _) in zip(plans, pairs) if mm is m) for m in todo}
-        # what stores nothing (oracles, implicit tables) first, since each commit copies the store;
+        # what stores nothing (oracles, implicit tables) first, since a commit copies the store;
         # one call per group, so that generic tables of one run space share an enumeration pass
         groups = [[m for m in todo if not stored[m]], [m for m in todo if stored[m]]]
         tables = (t for g in groups if g for t in build_tables(g, {str(m): wanted[m] for m in g}, options=options))
+        t0 = time.perf_counter()
         for table in tables:
-            if pending and pending[0].measure != table.measure:
-                flush()
-                t0 = time.perf_counter()
-            pending.append(table)
-            if table.table_rb is None:   # one table per measure: commit it now
-                flush()
-                sub = wd / safe_name(str(table.measure))
-                if sub.exists():
-                    shutil.rmtree(sub, ignore_errors=True)
-                t0 = time.perf_counter()
-        flush()
+            batch.add(table, time.perf_counter() - t0, before.get(str(table.measure), 0.0))
+            if batch.due():
+                committed += batch.commit(path, wd, progress)
+            t0 = time.perf_counter()
+        committed += batch.commit(path, wd, progress, final=True)
     except DiskFullError as e:
         _remove_partial_checkpoints(wd)
         raise DiskFullError(f"{e}; {kept_message(path, wd, committed, str(e))}") from None
@@ -214,6 +203,71 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
             client.close()
     if wd.exists() and not any(wd.iterdir()):
         wd.rmdir()
+
+
+#: A build commits the tables it has built once they took this long to build (or at its
+#: end): a kill loses at most this much work, and quick tables share one commit (each
+#: commit writes a new copy of the store).
+COMMIT_SECONDS = 30.0
+#: ... or once they take this many bytes (tables built in memory are held until committed).
+COMMIT_BYTES = 1 << 30
+
+
+class Batch:
+    """Tables built and not yet committed, with their build seconds. The tables of one
+    measure with a table per recall-base vector come from one pass, so they share its
+    time (its mean is each one's) and are committed together."""
+
+    def __init__(self) -> None:
+        self.tables: list = []
+        self.seconds: dict = {}
+        self.spent = 0.0
+        self.measure: list = []          # the current measure's per-vector tables
+        self.measure_spent = 0.0
+        self._before = 0.0
+
+    def add(self, table: Table, seconds: float, before: float = 0.0) -> None:
+        """Add a table built in ``seconds`` (``before``: seconds of its checkpoints)."""
+        if self.measure and self.measure[0].measure != table.measure:
+            self._close_measure()
+        self.spent += seconds
+        if table.table_rb is None:
+            self._close_measure()
+            self.tables.append(table)
+            self.seconds[table_name(str(table.measure), None)] = seconds + before
+        else:
+            self.measure.append(table)
+            self.measure_spent += seconds
+            self._before = before
+
+    def _close_measure(self) -> None:
+        if self.measure:
+            each = self.measure_spent / len(self.measure) + self._before
+            for t in self.measure:
+                self.seconds[table_name(str(t.measure), t.table_rb)] = each
+            self.tables.extend(self.measure)
+        self.measure, self.measure_spent = [], 0.0
+
+    def due(self) -> bool:
+        """Whether the tables done so far are worth a commit now."""
+        return bool(self.tables) and (self.spent >= COMMIT_SECONDS or
+                                      sum(t.stored_bytes() for t in self.tables) >= COMMIT_BYTES)
+
+    def commit(self, path: Path, wd: Path, progress: bool, final: bool = False) -> int:
+        """Commit the finished tables (``final``: also the current measure's, at the end
+        of a build), delete their checkpoints; how many were committed."""
+        if final:
+            self._close_measure()
+        tables = self.tables
+        if not tables:
+            return 0
+        commit_checked(path, tables, self.seconds, progress=progress)
+        for m in dict.fromkeys(str(t.measure) for t in tables):
+            sub = wd / safe_name(m)
+            if sub.exists():
+                shutil.rmtree(sub, ignore_errors=True)
+        self.tables, self.seconds, self.spent = [], {}, 0.0
+        return len(tables)
 
 
 def _remove_partial_checkpoints(wd: Path) -> None:
@@ -301,9 +355,10 @@ def announce(plans: list[Estimate], wd: Path) -> None:
     for p in heavy:
         print(f"irscale: {p.describe()}", file=sys.stderr)
     if len(heavy) > 1:
+        saved = f"; checkpoints in {wd}" if any(p.checkpoints for p in plans) else ""
         print(f"irscale: in all about {duration(sum(p.seconds for p in plans))} and "
-              f"{size(sum(p.stored for p in plans))} in the store; checkpoints in {wd}", file=sys.stderr)
-    elif heavy:
+              f"{size(sum(p.stored for p in plans))} in the store{saved}", file=sys.stderr)
+    elif heavy and heavy[0].checkpoints:
         print(f"irscale: checkpoints in {wd}; an interrupted build resumes when run again", file=sys.stderr)
 
 

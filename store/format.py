@@ -142,6 +142,7 @@ def digest_entry(dtype: np.dtype, shape: tuple, hexdigest: str) -> list:
     return [np.dtype(dtype).str, [int(s) for s in shape], hexdigest]
 
 
-def little_endian_bytes(arr: np.ndarray) -> bytes:
-    """The bytes a digest covers: the array little-endian, in C order."""
-    return np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
+def little_endian_bytes(arr: np.ndarray) -> memoryview:
+    """The bytes a digest covers: the array little-endian, in C order (a view of the
+    array's memory when it is already so, not a copy)."""
+    return memoryview(np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))).cast("B")

@@ -35,6 +35,7 @@ from irscale.store.format import (
     OLDEST_VERSION,
     VERIFY_ON_OPEN_BYTES,
     decode_attrs,
+    little_endian_bytes,
     new_checksum,
     table_checksum,
     table_name,
@@ -357,7 +358,7 @@ def _update(h, arr: np.ndarray) -> None:
     flat = arr.reshape(-1)
     step = max(1, (64 << 20) // max(1, arr.dtype.itemsize))
     for i in range(0, flat.shape[0], step):
-        h.update(np.ascontiguousarray(flat[i:i + step], dtype=flat.dtype.newbyteorder("<")).tobytes())
+        h.update(little_endian_bytes(flat[i:i + step]))
 
 
 #: Attributes every listed table has, with their types (listings, ``irscale info`` and the

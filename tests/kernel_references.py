@@ -145,6 +145,24 @@ def fill_between(A, state, pstrat, pcount, pmin, Bs, Bstrat, Bcount, Bmin, S, lo
     return sorted(out)
 
 
+def settle(raw, order, max_moves):
+    """Insertion sort of raw (order moved alongside) that gives up after max_moves moves:
+    (sorted?, raw, order) as lists."""
+    raw, order = list(raw), list(order)
+    moves = 0
+    for x in range(1, len(raw)):
+        v, o = raw[x], order[x]
+        y = x - 1
+        while y >= 0 and raw[y] > v:
+            raw[y + 1], order[y + 1] = raw[y], order[y]
+            y -= 1
+            moves += 1
+        raw[y + 1], order[y + 1] = v, o
+        if moves > max_moves:
+            return False, raw, order
+    return True, raw, order
+
+
 def group_entries(items, ids, counts, strata, stratified):
     """Entries of one distinct value made of ``items``: [(smallest id, runs, stratum, first)],
     one per stratum present (ascending) for stratified values, one in all otherwise."""

@@ -179,7 +179,56 @@ def test_exact_keys_no_ids():
     assert sk.exact_keys(np.zeros(0, np.int64), KA, KB, state, S).shape == (0, 2)
 
 
-# -- _sort_by_key / _emit_group ---------------------------------------------------------------
+# -- settle / value_order ------------------------------------------------------------------------
+@pytest.mark.parametrize("max_moves", [0, 3, 10**9])
+def test_settle(max_moves):
+    rng = np.random.default_rng(max_moves % 97)
+    raw = np.sort(rng.integers(0, 40, size=60).astype(np.float64))
+    for i in rng.integers(0, 59, size=6):             # a few local disorders
+        raw[i], raw[i + 1] = raw[i + 1], raw[i]
+    order = rng.permutation(60).astype(np.int64)
+    want = ref.settle(raw.tolist(), order.tolist(), max_moves)
+    r, o = raw.copy(), order.copy()
+    assert sk.settle(r, o, max_moves) == want[0]
+    assert r.tolist() == want[1] and o.tolist() == want[2]
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@given(st.one_of(
+    st.lists(finite, max_size=300),
+    st.lists(st.floats(0, 1e-300, allow_subnormal=True), max_size=300),
+    st.lists(st.sampled_from([0.0, -0.0, 5e-324, 1.0, np.nextafter(1.0, 2), np.nextafter(1.0, 0), 3.5, 1e300]),
+             max_size=300),
+    st.builds(lambda base, steps: [base + s * np.spacing(base) for s in steps],
+              st.floats(1e-3, 1e6), st.lists(st.integers(0, 1 << 20), max_size=300)),
+    st.builds(lambda base, steps: [-(base + s * np.spacing(base)) for s in steps],
+              st.floats(1e-3, 1e6), st.lists(st.integers(0, 1 << 20), max_size=300))))
+@settings(max_examples=300, deadline=None)
+def test_value_order_sorts_like_argsort(values):
+    from irscale.enumerate.split import value_order
+    raw = np.array(values, dtype=np.float64)
+    order, raw_sorted = value_order(raw)
+    assert sorted(order.tolist()) == list(range(raw.size))       # a permutation
+    assert (raw[order] == raw_sorted).all()
+    assert raw_sorted.tolist() == np.sort(raw).tolist()
+
+
+def test_value_order_wide_spans_and_near_ties():
+    """Many items, bits wider than the index leaves room for: the packed sort leaves
+    neighbours a few units in the last place apart out of order, settling fixes them."""
+    from irscale.enumerate.split import value_order
+    rng = np.random.default_rng(5)
+    base = rng.uniform(0, 1e6, size=5000)
+    raw = np.concatenate([base, np.nextafter(base, np.inf), base + 1e-9, base[:100]])
+    rng.shuffle(raw)
+    order, raw_sorted = value_order(raw)
+    assert raw_sorted.tolist() == np.sort(raw).tolist()
+    assert (raw[order] == raw_sorted).all()
+
+
+# -- _sort_by_key / _emit_value / _emit_strata ---------------------------------------------------------------
 @pytest.mark.parametrize("words,size", [(1, 5), (1, 16), (1, 17), (1, 60), (2, 40), (3, 20)])
 def test_sort_by_key(words, size):
     rng = np.random.default_rng(words * 100 + size)
@@ -197,24 +246,44 @@ def test_sort_by_key(words, size):
 
 
 @pytest.mark.parametrize("stratified", [False, True])
-def test_emit_group(stratified):
+def test_emit_value_and_strata(stratified):
     rng = np.random.default_rng(int(stratified))
     m, nstrata = 30, 6
     ids = rng.permutation(1000)[:m].astype(np.int64)
     counts = rng.integers(1, 9, size=m).astype(np.int64)
     strata = rng.integers(1, 5, size=m).astype(np.uint8)
-    buf = rng.permutation(m).astype(np.int64)
     cnt = np.zeros(nstrata, np.int64)
     best = np.zeros(nstrata, np.int64)
     out = [np.full(m, -1, np.int64), np.full(m, -1, np.int64), np.full(m, 99, np.uint8), np.zeros(m, np.bool_)]
     e0 = 3
-    e = sk._emit_group(buf, 5, 17, ids, counts, strata, stratified, cnt, best, *out, e0)
-    want = ref.group_entries(buf[5:17].tolist(), ids, counts, strata, stratified)
+    if stratified:
+        e = sk._emit_strata(5, 17, ids, counts, strata, cnt, best, *out, e0)
+    else:
+        e = sk._emit_value(5, 17, ids, counts, *out, e0)
+    want = ref.group_entries(list(range(5, 17)), ids, counts, strata, stratified)
     assert e == e0 + len(want)
     got = [(int(out[0][t]), int(out[1][t]), int(out[2][t]), bool(out[3][t])) for t in range(e0, e)]
     assert got == want
     assert (cnt == 0).all()                                           # scratch left zeroed
     assert (out[0][:e0] == -1).all() and (out[0][e:] == -1).all()
+
+
+@pytest.mark.parametrize("words", [1, 3])
+def test_put_in_order(words):
+    rng = np.random.default_rng(words)
+    m = 25
+    ids = rng.permutation(1000)[:m].astype(np.int64)
+    counts = rng.integers(1, 9, size=m).astype(np.int64)
+    strata = rng.integers(0, 5, size=m).astype(np.uint8)
+    keys = rng.integers(0, 1 << 62, size=(m, words)).astype(np.uint64)
+    arrays = (ids, counts, strata, keys)
+    before = [a.copy() for a in arrays]
+    buf = np.arange(m, dtype=np.int64)
+    buf[4:20] = 4 + rng.permutation(16)
+    sk._put_in_order(buf, 4, 20, *arrays)
+    for a, b in zip(arrays, before):
+        assert (a[4:20] == b[buf[4:20]]).all()
+        assert (a[:4] == b[:4]).all() and (a[20:] == b[20:]).all()
 
 
 # -- reduce_sorted ------------------------------------------------------------------------------
@@ -225,8 +294,8 @@ def kernel_reduce(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
     out_strata = np.full(m, 99, np.uint8)
     out_first = np.zeros(m, np.bool_)
     flagged = np.full((m, 2), -1, np.int64)
-    e, nflag, gap = sk.reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, nstrata,
-                                     out_ids, out_counts, out_strata, out_first, flagged)
+    e, nflag, gap = sk.reduce_sorted(raw, ids.copy(), counts.copy(), strata.copy(), keys.copy(), exact, two_bound,
+                                     stratified, nstrata, out_ids, out_counts, out_strata, out_first, flagged)
     entries = [(int(out_ids[t]), int(out_counts[t]), int(out_strata[t]), bool(out_first[t])) for t in range(e)]
     return entries, [tuple(int(v) for v in flagged[t]) for t in range(nflag)], float(gap)
 

@@ -149,7 +149,19 @@ def test_estimates_are_close_to_the_build(name):
     assert guess.runs == m.id_count()
     assert 0.5 <= guess.entries / table.n_entries <= 2.0
     assert 0.5 <= guess.stored / table.stored_bytes() <= 2.0
-    assert guess.checkpoints >= guess.stored
+    assert guess.checkpoints == 0                        # a small table is built in memory
+
+
+def test_estimates_count_checkpoints_of_big_tables(monkeypatch):
+    """Checkpoints are estimated for the tables that write them: at least 2^31 pairs, or
+    entries that would not fit in half the memory available."""
+    from irscale.scales.tables import estimate as estimate_module
+    m = parse_measure("AP@16")
+    assert estimate(m, None, layout="table").checkpoints == 0
+    monkeypatch.setattr(estimate_module, "available_memory", lambda: 1 << 16)
+    guess = estimate(m, None, layout="table")
+    assert guess.checkpoints >= guess.stored > 0
+    assert "checkpoints while it builds" in guess.describe()
 
 
 def test_only_long_or_big_builds_are_announced():

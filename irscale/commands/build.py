@@ -9,10 +9,13 @@ from __future__ import annotations
 import click
 
 from irscale.commands.options import check_jobs, measure_names, parse_rbs
+from irscale.enumerate.lazy import lazy_module
 from irscale.scales.measures.aliases import NAMES, parse_user_measures
-from irscale.scales.runs.judging import qrels_table_rbs
-from irscale.scales.runs.qrels import read_qrels
 from irscale.store.fill import build_store
+
+# qrels files are read with pandas: imported only when a build reads one (--qrels)
+qrels_module = lazy_module("irscale.scales.runs.qrels")
+judging = lazy_module("irscale.scales.runs.judging")
 
 
 @click.command("build")
@@ -63,7 +66,7 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
     """Enumerate every run of length N and write the measures' tables to OUT."""
     names = measure_names(measures, preset, depth)
     check_jobs(jobs)
-    q = read_qrels(qrels) if qrels is not None else None
+    q = qrels_module.read_qrels(qrels) if qrels is not None else None
     ms = parse_user_measures(names, vocabulary, top_level=q.names_top_level(max_grade) if q else None)
     request = parse_rbs(rb_text)
     if scheduler and backend != "dask":
@@ -91,7 +94,7 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
         rbs = request
     if q is not None:                 # the per-grade counts of its topics (and, above, the top level of names)
         for m in per_vector:
-            vectors[str(m)] = vectors.get(str(m), []) + qrels_table_rbs(q, m, max_grade)
+            vectors[str(m)] = vectors.get(str(m), []) + judging.qrels_table_rbs(q, m, max_grade)
     store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild, backend=backend,
                         scheduler=scheduler, method=method, bucket_items=bucket_items, rb_counts=vectors or None,
                         wait=wait, layout=layout)

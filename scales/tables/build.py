@@ -13,11 +13,12 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from irscale.enumerate.fanout import Fanout
+from irscale.enumerate.memory import available_memory
 from irscale.errors import BuildTooLargeError, IrscaleWarning
 from irscale.scales.measures.measure import Measure, RecallBase, RecallBaseRequest
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.build_options import BuildOptions
-from irscale.scales.tables.estimate import QUIET_RUNS, available_memory, building_layout, estimate, size
+from irscale.scales.tables.estimate import QUIET_RUNS, building_layout, estimate, size
 from irscale.scales.tables.layouts import layout_of
 from irscale.scales.tables.scale import Scale, Table
 

@@ -107,8 +107,8 @@ class EntryTable(Table):
         (each mapped from disk only while in use) or the one in-memory array. Strata of
         parts are packed with their new-value flags here."""
         if self.parts is not None:
-            for p in self.parts:
-                yield pack_strata(p.strata, p.first) if name == "strata" else getattr(p, name)
+            for i, p in enumerate(self.parts):
+                yield self._packed(i) if name == "strata" else getattr(p, name)
             return
         arr = getattr(self, name)
         if arr is not None:
@@ -117,10 +117,22 @@ class EntryTable(Table):
     def id_strata_pieces(self) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
         """(ids, packed strata or None) per piece."""
         if self.parts is not None:
-            for p in self.parts:
-                yield p.ids, (pack_strata(p.strata, p.first) if p.strata.size else None)
+            for i, p in enumerate(self.parts):
+                yield p.ids, (self._packed(i) if p.strata.size else None)
         else:
             yield self.ids, self.strata
+
+    def _packed(self, i: int) -> np.ndarray:
+        """Packed strata of part ``i``; kept for parts held in memory (a store writes them,
+        indexes them and counts their values: three passes), not for parts on disk."""
+        cache = self.__dict__.setdefault("_packed_parts", {})
+        if i in cache:
+            return cache[i]
+        p = self.parts[i]
+        packed = pack_strata(p.strata, p.first)
+        if isinstance(p.strata, np.ndarray) and not isinstance(p.strata, np.memmap):
+            cache[i] = packed
+        return packed
 
 
 def pack_strata(strata: np.ndarray, first: np.ndarray) -> np.ndarray:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import os
 
+from irscale.enumerate.memory import available_memory
+from irscale.enumerate.split import CHECKPOINT_ITEMS
 from irscale.errors import IrscaleError
 from irscale.scales.measures.measure import Measure
 from irscale.scales.tables.build_options import BuildOptions
@@ -37,7 +38,8 @@ class Estimate:
     ``runs``: runs of its space (exact); ``entries``: entries it will have (extrapolated;
     at most ``runs``); ``seconds``: wall time with ``workers`` workers; ``memory``: peak
     bytes when built in memory (:func:`irscale.scale`); ``stored``: bytes of its datasets
-    in a store; ``checkpoints``: bytes of resumable checkpoints while a store build runs."""
+    in a store; ``checkpoints``: bytes of resumable checkpoints while a store build runs
+    (0 for tables built in memory, see :func:`irscale.enumerate.split.checkpoints_worth`)."""
 
     label: str
     runs: int
@@ -60,8 +62,8 @@ class Estimate:
         head = f"{self.label}: {self.runs:.3g} runs, about {self.entries:.2g} entries; about {duration(self.seconds)}"
         if in_memory:
             return f"{head} and {size(self.memory)} of memory"
-        return (f"{head} with {self.workers} worker{'s' * (self.workers > 1)}, {size(self.stored)} in the store "
-                f"(+ {size(self.checkpoints)} of checkpoints while it builds)")
+        saved = f" (+ {size(self.checkpoints)} of checkpoints while it builds)" if self.checkpoints else ""
+        return f"{head} with {self.workers} worker{'s' * (self.workers > 1)}, {size(self.stored)} in the store{saved}"
 
 
 def _probe_cutoffs(measure: Measure) -> tuple[int, int] | None:
@@ -107,9 +109,12 @@ def estimate(measure: Measure, table_rb: tuple[int, ...] | None = None, workers:
             per_entry = hi[1] / hi[0]
     seconds = (chosen.seconds_per_run * runs + chosen.seconds_per_entry * entries) / max(1, workers)
     stored = int(entries * per_entry)
+    held = int(stored * 1.4)        # the entries as buckets hold them, in memory or in checkpoints
+    free = available_memory()
+    checkpointed = runs >= CHECKPOINT_ITEMS or (free is not None and held > free // 2)
     return Estimate(str(measure) + ("" if table_rb is None else f" {table_rb}"), runs, entries, seconds,
                     max(1, workers), int(entries * per_entry * MEMORY_PER_ENTRY), stored,
-                    int(stored * 1.4) if stored else 0)
+                    held if checkpointed else 0)
 
 
 def building_layout(measure: Measure, table_rb: tuple[int, ...] | None = None, layout: str = "auto",
@@ -128,18 +133,3 @@ def runs_enumerated(measure: Measure, table_rb: tuple[int, ...] | None = None, l
     if layout_of(measure, building_layout(measure, table_rb, layout)).name == "oracle":
         return 0
     return measure.table_runs(table_rb)
-
-
-def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation (Linux ``MemAvailable``), or None."""
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None

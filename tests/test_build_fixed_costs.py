@@ -1,0 +1,156 @@
+"""What a build does not spend on small tables: workers (tables of fewer than FANOUT_ITEMS
+pairs are built in-process), checkpoints (tables whose entries fit in memory keep their
+buckets there), and commits (quick tables share one commit: each commit copies the
+store)."""
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+import irscale
+from irscale.enumerate import split
+from irscale.enumerate.fanout import Fanout
+from irscale.store import fill
+
+
+@pytest.fixture
+def fanouts(monkeypatch):
+    """The n_jobs of every Fanout.map call."""
+    seen = []
+    real = Fanout.map
+
+    def recording(self, fn, items, n_items, ordered=True):
+        seen.append(self.n_jobs)
+        return real(self, fn, items, n_items, ordered)
+    monkeypatch.setattr(Fanout, "map", recording)
+    return seen
+
+
+def _entries(parts):
+    return [np.concatenate([np.asarray(getattr(p, name)) for p in parts]) for name in ("ids", "counts")]
+
+
+def test_small_tables_are_built_in_process_in_memory(tmp_path, fanouts):
+    sf = irscale.parse_measure("AP@12").split_form()
+    wd = tmp_path / "wd"
+    parts = split.split_enumerate(sf, Fanout(2, "threading"), workdir=wd)
+    assert fanouts == [1]                                  # no workers for 4096 runs
+    assert not wd.exists() or not any(wd.iterdir())       # no checkpoints
+    assert all(isinstance(p, split.BucketResult) for p in parts)
+    # an explicit work unit: the fan-out and checkpoints asked for, the same entries
+    fanouts.clear()
+    saved = split.split_enumerate(sf, Fanout(2, "threading"), workdir=wd, target=1000)
+    assert fanouts == [2]
+    assert len(list(wd.glob("bucket-*"))) == len(saved) > 1
+    for a, b in zip(_entries(parts), _entries(saved)):
+        assert (a == b).all()
+
+
+def test_checkpoints_when_memory_is_short(tmp_path, monkeypatch):
+    sf = irscale.parse_measure("AP@12").split_form()
+    assert not split.checkpoints_worth(sf, 1 << 12)
+    assert split.checkpoints_worth(sf, 1 << 12, explicit=True)
+    assert split.checkpoints_worth(sf, split.CHECKPOINT_ITEMS)
+    monkeypatch.setattr(split, "available_memory", lambda: 1 << 10)
+    assert split.checkpoints_worth(sf, 1 << 12)
+    wd = tmp_path / "wd"
+    split.split_enumerate(sf, workdir=wd)
+    assert list(wd.glob("bucket-*"))
+
+
+@pytest.fixture
+def commits(monkeypatch):
+    """The tables of every commit of a build."""
+    seen = []
+    real = fill.commit_checked
+
+    def recording(path, tables, build_seconds, progress=False):
+        seen.append(sorted(str(t.measure) + ("" if t.table_rb is None else str(t.table_rb)) for t in tables))
+        return real(path, tables, build_seconds, progress)
+    monkeypatch.setattr(fill, "commit_checked", recording)
+    return seen
+
+
+def _build_seconds(path):
+    with h5py.File(path, "r") as f:
+        out = {}
+        f["tables"].visititems(lambda name, obj: out.__setitem__(obj.attrs["measure"] + obj.attrs["rb_counts"],
+                                                                   float(obj.attrs["build_seconds"]))
+                               if "build_seconds" in obj.attrs else None)
+        return out
+
+
+def test_quick_tables_share_one_commit(tmp_path, commits):
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@8,RR@8,AP@8,nDCG_trec(gains=(0,1,2))@5", rb_counts=[(2, 1), (5, 5)])
+    assert len(commits) == 1 and len(commits[0]) == 5
+    seconds = _build_seconds(path)
+    assert len(seconds) == 5 and all(s >= 0 for s in seconds.values())
+    per_vector = [s for name, s in seconds.items() if name.startswith("nDCG_trec")]
+    assert len(per_vector) == 2 and per_vector[0] == per_vector[1]      # one pass, its time shared
+    assert len(irscale.open_store(path).tables()) == 5
+
+
+@pytest.mark.parametrize("limit", ["COMMIT_SECONDS", "COMMIT_BYTES"])
+def test_long_or_big_tables_are_committed_as_they_come(tmp_path, commits, monkeypatch, limit):
+    monkeypatch.setattr(fill, limit, 0)
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@8,RR@8,AP@8,nDCG_trec(gains=(0,1,2))@5", rb_counts=[(2, 1), (5, 5)])
+    # each table on its own, but the vectors of one measure together (they come from one pass)
+    assert sorted(len(c) for c in commits) == [1, 1, 1, 2]
+    assert len(irscale.open_store(path).tables()) == 5
+
+
+def test_a_kill_keeps_the_tables_committed_before(tmp_path, monkeypatch):
+    """Tables committed before an interruption stay; the same build finishes the rest."""
+    monkeypatch.setattr(fill, "COMMIT_SECONDS", 0)
+    path = tmp_path / "t.h5"
+    real = fill.commit_checked
+    calls = []
+
+    def stop_at_second(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+    monkeypatch.setattr(fill, "commit_checked", stop_at_second)
+    with pytest.raises(KeyboardInterrupt, match="1 table"):
+        irscale.build_store(path, "P@8,AP@8")
+    assert len(irscale.open_store(path).tables()) == 1
+    monkeypatch.setattr(fill, "commit_checked", real)
+    assert len(irscale.build_store(path, "P@8,AP@8").tables()) == 2
+
+
+def test_commit_clones_where_the_file_system_can(tmp_path, monkeypatch):
+    """Where FICLONE works (XFS, btrfs), a commit clones the store instead of copying it;
+    where it fails (ext4, tmpfs), it copies."""
+    import os
+
+    from irscale.store import writer
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@6")
+    cloned = []
+
+    def fake_clone(fd, request, src):        # what FICLONE leaves: the same bytes
+        assert request == writer.FICLONE
+        cloned.append(1)
+        while chunk := os.read(src, 1 << 16):
+            os.write(fd, chunk)
+
+    def no_copy(*args):
+        raise AssertionError("the store was copied, not cloned")
+    monkeypatch.setattr(writer.fcntl, "ioctl", fake_clone)
+    monkeypatch.setattr(os, "sendfile", no_copy)
+    irscale.build_store(path, "RR@6")
+    assert cloned == [1]
+    assert sorted(irscale.open_store(path).verify_each()) == [("P@6", None), ("RR@6", None)]
+    assert len(irscale.open_store(path).tables()) == 2
+    monkeypatch.undo()
+
+    def cannot(fd, request, src):
+        raise OSError(95, "Operation not supported")
+    monkeypatch.setattr(writer.fcntl, "ioctl", cannot)
+    irscale.build_store(path, "R@6")
+    assert sorted(name for name, problem in irscale.open_store(path).verify_each() if problem is None) == [
+        "P@6", "R@6", "RR@6"]
