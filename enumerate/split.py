@@ -252,7 +252,7 @@ def plan_buckets(g: Grouped, sf: SplitForm, target: int = TARGET_ITEMS, seed: in
         return [-np.inf, np.inf]
     rng = np.random.default_rng(seed)
     w = g.lengths[g.state].astype(np.float64)
-    ps = rng.choice(len(g.A), size=1 << 18, p=w / w.sum())
+    ps = rng.choice(len(g.A), size=min(1 << 18, nb << 12), p=w / w.sum())    # 4096 samples per bucket
     js = (rng.random(ps.size) * g.lengths[g.state[ps]]).astype(np.int64)
     sample = np.sort(g.A[ps] + g.Bs[g.state[ps], js])
     edges = [float(sample[int(i * sample.size / nb)]) for i in range(1, nb)]
@@ -390,20 +390,18 @@ def value_order(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not (lo >= 0 or hi <= 0) or not np.isfinite(lo) or not np.isfinite(hi):
         order = np.argsort(raw)
         return order, raw[order]
-    sign = 1.0 if lo >= 0 else -1.0
-    bits = (raw * sign + 0.0).view(np.uint64)         # + 0.0 turns -0.0 into 0.0
-    base = bits.min()
+    negative = not lo >= 0                             # all raws <= 0: larger magnitude first
+    small, large = (-hi, -lo) if negative else (lo, hi)
+    low = np.array([abs(small)]).view(np.uint64)[0]     # abs: -0.0 is 0.0
+    span = int(np.array([abs(large)]).view(np.uint64)[0] - low)
     index_bits = int(m - 1).bit_length()
-    span = int(bits.max() - base)
     shift = max(0, span.bit_length() - (64 - index_bits))
-    packed = (bits - base) >> np.uint64(shift)
-    packed <<= np.uint64(index_bits)
-    packed |= np.arange(m, dtype=np.uint64)
+    packed = np.empty(m, np.uint64)
+    sk.pack_sort_keys(np.ascontiguousarray(raw), low, shift, index_bits, packed)
     packed.sort()
-    order = (packed & np.uint64((1 << index_bits) - 1)).astype(np.int64)
-    del packed, bits
-    if sign < 0:
-        order = order[::-1].copy()                  # larger magnitude first: ascending values
+    order = np.empty(m, np.int64)
+    sk.unpack_order(packed, index_bits, negative, order)
+    del packed
     raw_sorted = raw[order]
     if shift and not sk.settle(raw_sorted, order, 8 * m):
         again = np.argsort(raw_sorted)

@@ -58,6 +58,29 @@ def fill_between(A, state, pstrat, pcount, pmin, Bs, Bstrat, Bcount, Bmin, S, lo
 
 
 @nb.njit(cache=True)
+def pack_sort_keys(raw, low, shift, index_bits, out):
+    """``out[i]`` = ((bits of |raw[i]|) - low) >> shift, shifted left by ``index_bits``,
+    or i: one sortable uint64 per item, magnitude first (see
+    :func:`irscale.enumerate.split.value_order`)."""
+    bits = raw.view(np.uint64)
+    magnitude = np.uint64(0x7FFFFFFFFFFFFFFF)
+    sh = np.uint64(shift)
+    ib = np.uint64(index_bits)
+    for i in range(raw.shape[0]):
+        out[i] = (((bits[i] & magnitude) - low) >> sh) << ib | np.uint64(i)
+
+
+@nb.njit(cache=True)
+def unpack_order(packed, index_bits, reverse, out):
+    """The item indexes in the low ``index_bits`` bits of ``packed`` (in reverse order
+    when ``reverse``)."""
+    mask = (np.uint64(1) << np.uint64(index_bits)) - np.uint64(1)
+    m = packed.shape[0]
+    for i in range(m):
+        out[m - 1 - i if reverse else i] = np.int64(packed[i] & mask)
+
+
+@nb.njit(cache=True)
 def settle(raw, order, max_moves):
     """Insertion sort of ``raw`` in place, moving ``order`` alongside: linear in the size
     plus the moves needed, for arrays already nearly sorted. Gives up after

@@ -14,6 +14,7 @@ import errno
 import fcntl
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from pathlib import Path
 
@@ -71,13 +72,21 @@ class _GroupSink:
         ds = self.group.create_dataset(name, shape=shape, dtype=dtype)
         h = new_checksum()
         pos = 0
-        for piece in pieces:
-            arr = np.ascontiguousarray(piece, dtype=dtype)
-            ds[pos:pos + arr.shape[0]] = arr
-            h.update(little_endian_bytes(arr))
-            pos += arr.shape[0]
-            if self.bar is not None:
-                self.bar.update(arr.nbytes)
+        hashed = None
+        # a thread digests each piece (hashlib releases the GIL) while this one makes and
+        # writes the next: in order, one piece at a time
+        with ThreadPoolExecutor(1, thread_name_prefix="irscale-digest") as digest:
+            for piece in pieces:
+                arr = np.ascontiguousarray(piece, dtype=dtype)
+                ds[pos:pos + arr.shape[0]] = arr
+                if hashed is not None:
+                    hashed.result()
+                hashed = digest.submit(h.update, little_endian_bytes(arr))
+                pos += arr.shape[0]
+                if self.bar is not None:
+                    self.bar.update(arr.nbytes)
+            if hashed is not None:
+                hashed.result()
         if pos != shape[0]:
             raise RuntimeError(f"dataset {name}: {pos} rows written, {shape[0]} declared")
         self.digests[name] = digest_entry(ds.dtype, ds.shape, h.hexdigest())

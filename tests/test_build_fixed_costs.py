@@ -154,3 +154,16 @@ def test_commit_clones_where_the_file_system_can(tmp_path, monkeypatch):
     irscale.build_store(path, "R@6")
     assert sorted(name for name, problem in irscale.open_store(path).verify_each() if problem is None) == [
         "P@6", "R@6", "RR@6"]
+
+
+def test_one_pool_of_workers_per_build():
+    """Tables fanned out to loky workers reuse the same workers (the pool starts once)."""
+    from joblib.externals.loky import reusable_executor
+
+    from irscale.scales.tables.build import build_tables
+    seen = []
+    for _ in build_tables(["AP@12", "DCG(b=2)@12", "RBP(p=0.8)@12"], n_jobs=2, layout="table", bucket_items=1000,
+                          concatenate=False):
+        ex = reusable_executor._executor
+        seen.append((id(ex), tuple(sorted(ex._processes))))
+    assert len(seen) == 3 and len(set(seen)) == 1 and len(seen[0][1]) == 2

@@ -269,3 +269,29 @@ def test_disk_full_while_checkpointing(tmp_path, monkeypatch):
     with pytest.raises(StoreError, match="No space left on device"):
         irscale.build_store(path, "AP@8", bucket_items=1000)    # an explicit work unit: checkpoints
     assert _snapshot(path).keys() == before.keys()
+
+
+@pytest.mark.parametrize("sizes", [[5000], [1, 1023, 1, 2047, 0, 1024, 3000, 7], [300] * 20, [1024, 1024, 2]])
+def test_streaming_index_of_any_pieces(sizes):
+    """The block index streamed over pieces of any sizes (smaller than a block, empty,
+    ending inside a block) equals the one of the whole arrays."""
+    from irscale.scales.tables import lookup_kernels as lk
+    from irscale.scales.tables.entry_table import streaming_index
+    table = irscale.scale("AP@13", rb=13, layout="table").table
+    ids, strata = table.arrays_for_kernels()
+    ids, strata = np.asarray(ids), np.asarray(strata)
+    cuts = np.cumsum([0] + sizes)
+    cuts = cuts[cuts <= ids.shape[0]]
+    bounds = list(cuts) + ([ids.shape[0]] if cuts[-1] < ids.shape[0] else [])
+
+    class Pieces:
+        measure, stratified = table.measure, True
+
+        def id_strata_pieces(self):
+            for a, b in zip(bounds, bounds[1:]):
+                yield ids[a:b], strata[a:b]
+    sf = table.measure.split_form()
+    want = lk.build_index(ids.astype(np.int64), False, ids.shape[0], strata, sf.A, sf.state, sf.B, sf.S,
+                          table.measure.n + 1)
+    got = streaming_index(Pieces())
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -59,9 +60,13 @@ class EntriesLayout:
         E = table.n_entries
         if not table.implicit:
             sums = np.zeros((E + lk.BLOCK - 1) // lk.BLOCK, np.uint64)
-            for name, dt in table.dataset_plan():
-                sink.dataset(name, dt, (E,), _summed(table.pieces(name), dt, sums, _SUMMED.index(name)))
-            block_raw, block_cum = streaming_index(table)
+            # the block index is computed by a thread (its kernel releases the GIL) while
+            # this one writes the datasets
+            with ThreadPoolExecutor(1, thread_name_prefix="irscale-index") as pool:
+                index = pool.submit(streaming_index, table)
+                for name, dt in table.dataset_plan():
+                    sink.dataset(name, dt, (E,), _summed(table.pieces(name), dt, sums, _SUMMED.index(name)))
+                block_raw, block_cum = index.result()
             sink.array("index_raw", block_raw)
             sink.array("index_cum", block_cum)
             sink.array("block_sums", sums)
@@ -69,9 +74,8 @@ class EntriesLayout:
         n_distinct, by_rb = E, []
         if table.stratified and not table.implicit:          # distinct values per recall base
             hist = np.zeros(m.n + 1, np.int64)
-            for _, st in table.id_strata_pieces():
-                st = np.asarray(st)
-                hist += np.bincount(st[st >= lk.FIRST] & lk.STRATUM, minlength=m.n + 1)[: m.n + 1]
+            for _, st in table.id_strata_pieces():     # entries that start a value: FIRST + stratum
+                hist += np.bincount(np.asarray(st), minlength=256)[lk.FIRST:lk.FIRST + m.n + 1]
             by_rb = np.cumsum(hist)[1:].tolist()
             n_distinct = int(hist.sum())
         sink.attrs(implicit=bool(table.implicit), n_distinct=n_distinct, distinct_by_rb=json.dumps(by_rb))

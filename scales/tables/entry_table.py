@@ -159,9 +159,14 @@ def streaming_index(table: EntryTable) -> tuple[np.ndarray, np.ndarray]:
     for ids, strata in table.id_strata_pieces():
         ids = np.asarray(ids, dtype=np.int64)
         strata = np.zeros(0, np.uint8) if strata is None or len(strata) == 0 else np.asarray(strata)
-        if pend is not None:
-            ids = np.concatenate([pend[0], ids])
-            strata = np.concatenate([pend[1], strata]) if strata.size or pend[1].size else strata
+        if pend is not None and pend[0].shape[0]:   # complete the block begun in earlier pieces
+            take = min(lk.BLOCK - pend[0].shape[0], ids.shape[0])
+            pend = (np.concatenate([pend[0], ids[:take]]),
+                    np.concatenate([pend[1], strata[:take]]) if strata.size or pend[1].size else strata)
+            ids, strata = ids[take:], strata[take:] if strata.size else strata
+            if pend[0].shape[0] < lk.BLOCK:
+                continue
+            flush(*pend)
         full = ids.shape[0] // lk.BLOCK * lk.BLOCK
         if full:
             flush(ids[:full], strata[:full] if strata.size else strata)

@@ -74,7 +74,7 @@ def _raw(ids, implicit, i, A, state, B, S):
     return A[p] + B[state[p], rid - p * S]
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def build_index(ids, implicit, n_entries, strata, A, state, B, S, nr):
     """(block_raw, block_cum): raw value of every RAW_BLOCK-th entry; distinct values
     present per table recall base (column r = rb r; one column for tables without strata)
@@ -539,7 +539,7 @@ def _sum_weight(pos, d):
     return (np.uint64(2) * (np.uint64(pos) * np.uint64(3) + np.uint64(d)) + np.uint64(1)) * _SUM_K
 
 
-@nb.njit(cache=True)
+@nb.njit(cache=True, nogil=True)
 def add_block_sums(sums, arr, offset, d):
     """Add the elements ``arr`` of dataset ``d`` (0 ids, 1 counts, 2 strata), entries
     ``offset ..``, to their blocks' sums (uint64, wrapping): sum over the block's entries
