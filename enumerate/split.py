@@ -7,8 +7,9 @@ a (prefix group, suffix group) pair is ``A + B`` (:mod:`irscale.enumerate.splitf
 axis is cut into buckets holding about ``target`` pairs each; a bucket collects its pairs
 by binary search in the sorted suffix lists, sorts them by raw value, and reduces them to
 table entries (ties decided by exact keys, order of close distinct values by exact
-arithmetic). Buckets are independent units of work: they run in joblib workers and are
-checkpointed to disk, so a killed build resumes where it stopped and the result never
+arithmetic). Buckets are independent units of work: they run in joblib workers (tables
+of at least :data:`FANOUT_ITEMS` pairs) and, for big tables (:func:`checkpoints_worth`),
+are checkpointed to disk, so a killed build resumes where it stopped; the result never
 depends on the number of workers or on interruptions.
 
 Everything the enumerator knows of the measure is its :class:`SplitForm`.
@@ -176,6 +177,10 @@ class Grouped:
     @property
     def n_items(self) -> int:
         return int(self.lengths[self.state].sum())
+
+
+#: Bytes per pair that :func:`held_bytes` counts at most (64-bit run ids, strata).
+MAX_HELD_BYTES = 14
 
 
 def held_bytes(sf: SplitForm, n_items: int) -> int:
@@ -537,7 +542,8 @@ def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = F
     explicit = target is not None
     if not explicit and g.n_items < FANOUT_ITEMS:
         fanout = Fanout()
-    if not checkpoints_worth(sf, g.n_items, explicit):
+    resumable = workdir is not None and any(Path(workdir).glob("bucket-*/meta.json"))
+    if not checkpoints_worth(sf, g.n_items, explicit) and not resumable:   # a killed build's buckets are kept
         workdir = None
     # at least ~16 buckets (memory per worker stays small at every N), at most 4M pairs each;
     # depends on the split form only, so a resumed build finds the same plan

@@ -5,6 +5,7 @@ limit reported as :class:`~irscale.errors.DiskFullError` and no temporary file l
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import resource
 import shutil
@@ -60,10 +61,14 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     built: a table as soon as it is built once the tables waiting took
     :data:`COMMIT_SECONDS` (30 s) to build or hold :data:`COMMIT_BYTES` (1 GiB), quick
     tables together (each commit writes a new copy of the store), the rest at the end.
-    Big tables (about 2^26 runs or more) checkpoint finished buckets next to the store
+    Big tables (2^31 pairs or more, entries beyond half the memory available, or an
+    explicit ``bucket_items``: :func:`irscale.enumerate.split.checkpoints_worth`)
+    checkpoint finished buckets next to the store
     (``.NAME.build/``), so running the same call again after a crash or kill continues
-    from the last finished bucket and gives bit-identical tables; a kill loses at most
-    about 30 s of other work.
+    from the last finished bucket and gives bit-identical tables. A kill loses the tables
+    built since the last commit (about 30 s of work, or the one table being built); a
+    build that fails or is interrupted (Ctrl-C) while building a table commits the tables
+    it finished before stopping.
 
     **One writer at a time.** A build that has tables to write holds the store's lock
     (``.NAME.lock`` next to it, :mod:`irscale.store.lock`) from start to end, checkpoints
@@ -163,6 +168,8 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
     # compile the kernels, so that compile time is not counted as the first table's
     pairs = [(m, t) for m in todo for t in wanted[m]]
     plans = [estimate(m, t, fanout.workers, method, layout) for m, t in pairs]
+    if bucket_items is not None:     # an explicit work unit checkpoints every table it builds
+        plans = [dataclasses.replace(p, checkpoints=int(p.stored * 1.4)) for p in plans]
     check_disk(path, wd, plans)
     if progress:
         announce(plans, wd)
@@ -180,7 +187,15 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
         groups = [[m for m in todo if not stored[m]], [m for m in todo if stored[m]]]
         tables = (t for g in groups if g for t in build_tables(g, {str(m): wanted[m] for m in g}, options=options))
         t0 = time.perf_counter()
-        for table in tables:
+        while True:
+            try:
+                table = next(tables)
+            except StopIteration:
+                break
+            except (KeyboardInterrupt, Exception) as e:     # building failed: keep the tables built
+                if not isinstance(e, (DiskFullError, OSError)):
+                    committed += batch.commit(path, wd, progress, final=True)
+                raise
             batch.add(table, time.perf_counter() - t0, before.get(str(table.measure), 0.0))
             if batch.due():
                 committed += batch.commit(path, wd, progress)
@@ -206,8 +221,8 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
 
 
 #: A build commits the tables it has built once they took this long to build (or at its
-#: end): a kill loses at most this much work, and quick tables share one commit (each
-#: commit writes a new copy of the store).
+#: end): a kill loses about this much finished work, and quick tables share one commit
+#: (each commit writes a new copy of the store).
 COMMIT_SECONDS = 30.0
 #: ... or once they take this many bytes (tables built in memory are held until committed).
 COMMIT_BYTES = 1 << 30
@@ -266,7 +281,7 @@ class Batch:
             sub = wd / safe_name(m)
             if sub.exists():
                 shutil.rmtree(sub, ignore_errors=True)
-        self.tables, self.seconds, self.spent = [], {}, 0.0
+        self.tables, self.seconds, self.spent = [], {}, self.measure_spent    # an open measure's time counts on
         return len(tables)
 
 

@@ -145,4 +145,4 @@ def digest_entry(dtype: np.dtype, shape: tuple, hexdigest: str) -> list:
 def little_endian_bytes(arr: np.ndarray) -> memoryview:
     """The bytes a digest covers: the array little-endian, in C order (a view of the
     array's memory when it is already so, not a copy)."""
-    return memoryview(np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))).cast("B")
+    return memoryview(np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).reshape(-1)).cast("B")

@@ -167,3 +167,44 @@ def test_one_pool_of_workers_per_build():
         ex = reusable_executor._executor
         seen.append((id(ex), tuple(sorted(ex._processes))))
     assert len(seen) == 3 and len(set(seen)) == 1 and len(seen[0][1]) == 2
+
+
+def test_a_failing_build_keeps_the_tables_it_finished(tmp_path, monkeypatch):
+    """A table that fails to build (an error, Ctrl-C) does not take the quick tables built
+    before it down with it: they are committed before the error goes on."""
+    real = fill.build_tables
+
+    def failing(measures, rbs, options):
+        for table in real(measures, rbs, options=options):
+            yield table
+            raise RuntimeError("the second table failed")
+    monkeypatch.setattr(fill, "build_tables", lambda ms, rbs, options: failing(ms, rbs, options))
+    path = tmp_path / "t.h5"
+    with pytest.raises(RuntimeError, match="second table"):
+        irscale.build_store(path, "P@6,RR@6")
+    assert len(irscale.open_store(path).tables()) == 1
+
+
+def test_time_of_an_open_measure_counts_towards_the_next_commit(tmp_path, monkeypatch):
+    """A commit while a measure's per-vector tables are still coming leaves their time
+    counted: the next table makes the batch due."""
+    commits = []
+    monkeypatch.setattr(fill, "commit_checked", lambda path, tables, seconds, progress=False: commits.append(
+        [str(t.measure) + str(t.table_rb or "") for t in tables]))
+
+    class T:
+        def __init__(self, measure, table_rb=None):
+            self.measure, self.table_rb = measure, table_rb
+
+        def stored_bytes(self):
+            return 0
+    batch = fill.Batch()
+    batch.add(T("Q"), 1.0)
+    batch.add(T("M", (1,)), fill.COMMIT_SECONDS)          # a long pass: Q is due
+    assert batch.due()
+    batch.commit(tmp_path / "t.h5", tmp_path / "wd", False)
+    batch.add(T("M", (2,)), 0.0)
+    batch.add(T("N"), 0.0)                                  # M is closed now, with its 30 s
+    assert batch.due()
+    batch.commit(tmp_path / "t.h5", tmp_path / "wd", False)
+    assert commits == [["Q"], ["M(1,)", "M(2,)", "N"]]

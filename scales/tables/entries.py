@@ -60,12 +60,13 @@ class EntriesLayout:
         E = table.n_entries
         if not table.implicit:
             sums = np.zeros((E + lk.BLOCK - 1) // lk.BLOCK, np.uint64)
-            # the block index is computed by a thread (its kernel releases the GIL) while
-            # this one writes the datasets
-            with ThreadPoolExecutor(1, thread_name_prefix="irscale-index") as pool:
+            # the block index and the block sums are computed by threads (their kernels
+            # release the GIL) while this one writes the datasets
+            with ThreadPoolExecutor(1, thread_name_prefix="irscale-index") as pool, \
+                    ThreadPoolExecutor(1, thread_name_prefix="irscale-sums") as summing:
                 index = pool.submit(streaming_index, table)
                 for name, dt in table.dataset_plan():
-                    sink.dataset(name, dt, (E,), _summed(table.pieces(name), dt, sums, _SUMMED.index(name)))
+                    sink.dataset(name, dt, (E,), _summed(table.pieces(name), dt, sums, _SUMMED.index(name), summing))
                 block_raw, block_cum = index.result()
             sink.array("index_raw", block_raw)
             sink.array("index_cum", block_cum)
@@ -190,15 +191,22 @@ class EntriesLayout:
 _SUMMED = ("ids", "counts", "strata")
 
 
-def _summed(pieces: Iterable[np.ndarray], dtype: type[np.unsignedinteger], sums: np.ndarray, d: int
-            ) -> Iterator[np.ndarray]:
-    """The pieces of a dataset as stored (``dtype``), adding them to the block ``sums``."""
+def _summed(pieces: Iterable[np.ndarray], dtype: type[np.unsignedinteger], sums: np.ndarray, d: int,
+            pool: ThreadPoolExecutor) -> Iterator[np.ndarray]:
+    """The pieces of a dataset as stored (``dtype``), adding them to the block ``sums`` in
+    ``pool``'s thread (its kernel releases the GIL) while the caller writes them: one
+    piece at a time, in order."""
     offset = 0
+    pending = None
     for piece in pieces:
         arr = np.ascontiguousarray(piece, dtype=dtype)
-        lk.add_block_sums(sums, arr, offset, d)
+        if pending is not None:
+            pending.result()
+        pending = pool.submit(lk.add_block_sums, sums, arr, offset, d)
         offset += arr.shape[0]
         yield arr
+    if pending is not None:
+        pending.result()
 
 
 _INDEX_PROBLEMS = {1: "index_raw holds NaN", 2: "index_raw out of order",

@@ -14,7 +14,7 @@ import functools
 import math
 
 from irscale.enumerate.memory import available_memory
-from irscale.enumerate.split import CHECKPOINT_ITEMS
+from irscale.enumerate.split import CHECKPOINT_ITEMS, MAX_HELD_BYTES
 from irscale.errors import IrscaleError
 from irscale.scales.measures.measure import Measure
 from irscale.scales.tables.build_options import BuildOptions
@@ -111,7 +111,9 @@ def estimate(measure: Measure, table_rb: tuple[int, ...] | None = None, workers:
     stored = int(entries * per_entry)
     held = int(stored * 1.4)        # the entries as buckets hold them, in memory or in checkpoints
     free = available_memory()
-    checkpointed = runs >= CHECKPOINT_ITEMS or (free is not None and held > free // 2)
+    # as split_enumerate decides (checkpoints_worth), with the runs for the pairs and the
+    # widest entries: an estimate may count checkpoints a build does not write, not the reverse
+    checkpointed = runs >= CHECKPOINT_ITEMS or (free is not None and runs * MAX_HELD_BYTES > free // 2)
     return Estimate(str(measure) + ("" if table_rb is None else f" {table_rb}"), runs, entries, seconds,
                     max(1, workers), int(entries * per_entry * MEMORY_PER_ENTRY), stored,
                     held if checkpointed else 0)
