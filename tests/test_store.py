@@ -295,3 +295,25 @@ def test_streaming_index_of_any_pieces(sizes):
                           table.measure.n + 1)
     got = streaming_index(Pieces())
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+def test_a_stratified_table_with_an_empty_bucket_is_written(tmp_path):
+    """An empty bucket (possible where inexact bucket edges move past a bucket's values)
+    is written as nothing: counts per recall base as without it."""
+    from irscale.enumerate.split import BucketResult, group_split, plan_buckets, process_bucket
+    from irscale.scales.tables.entry_build import table_from_buckets
+    from irscale.store.writer import commit
+    m = irscale.parse_measure("AP@8")
+    sf = m.split_form()
+    g = group_split(sf)
+    edges = plan_buckets(g, sf, 64)
+    parts = [process_bucket(sf, g, lo, hi) for lo, hi in zip(edges, edges[1:])]
+    empty = BucketResult(parts[0].ids[:0], parts[0].counts[:0], parts[0].strata[:0], parts[0].first[:0],
+                         float("inf"), 0)
+    with_empty = table_from_buckets(m, sf, parts[:1] + [empty] + parts[1:], concatenate=False)
+    commit(tmp_path / "t.h5", [with_empty])
+    stored = irscale.open_store(tmp_path / "t.h5")
+    [meta] = stored.tables()
+    whole = table_from_buckets(m, sf, parts, concatenate=True)
+    assert meta["n_distinct"] == len(irscale.scale("AP@8", rb=8, layout="table"))
+    assert stored.table("AP@8").n_entries == whole.n_entries == with_empty.n_entries

@@ -76,7 +76,8 @@ class EntriesLayout:
         if table.stratified and not table.implicit:          # distinct values per recall base
             hist = np.zeros(m.n + 1, np.int64)
             for _, st in table.id_strata_pieces():     # entries that start a value: FIRST + stratum
-                hist += np.bincount(np.asarray(st), minlength=256)[lk.FIRST:lk.FIRST + m.n + 1]
+                if st is not None:                        # None: an empty bucket
+                    hist += np.bincount(np.asarray(st), minlength=256)[lk.FIRST:lk.FIRST + m.n + 1]
             by_rb = np.cumsum(hist)[1:].tolist()
             n_distinct = int(hist.sum())
         sink.attrs(implicit=bool(table.implicit), n_distinct=n_distinct, distinct_by_rb=json.dumps(by_rb))
