@@ -88,8 +88,9 @@ def test_checkpoint_beyond_the_file_size_limit(tmp_path, small_store, jobs):
     in the parent (one job, SIGXFSZ left at its default: the build ignores it) or in a
     worker."""
     prelude = "import signal; signal.signal(signal.SIGXFSZ, signal.SIG_DFL)"
-    r = _limited_build(tmp_path, 100_000, ["build", "-m", "AP@20", "--out", "t.h5", "-q", "-j", jobs],
-                       prelude=prelude)
+    # an explicit work unit (the default one): small tables checkpoint only when asked to
+    r = _limited_build(tmp_path, 100_000, ["build", "-m", "AP@20", "--out", "t.h5", "-q", "-j", jobs,
+                                           "--bucket-items", str(1 << 18)], prelude=prelude)
     assert r.returncode != -signal.SIGXFSZ, "killed by SIGXFSZ"
     _assert_one_line(r, "file size limit reached writing", ".t.h5.build", "bucket-", "raise the file-size limit")
     assert _leftovers(tmp_path) == []
@@ -148,7 +149,7 @@ def test_short_write_of_a_checkpoint_is_a_full_disk(tmp_path, small_store, monke
     with pytest.raises(DiskFullError, match=r"disk full while writing .*\.t\.h5\.build/AP@12/bucket-00000\.tmp/"
                                             r"ids\.npy \(783696 requested and 271328 written; 4096 bytes free on .*"
                                             r"t\.h5 is unchanged"):
-        irscale.build_store(small_store, "AP@12", n_jobs=1)
+        irscale.build_store(small_store, "AP@12", n_jobs=1, bucket_items=1 << 18)     # explicit: checkpoints
     assert _leftovers(tmp_path) == []
     monkeypatch.undo()
     assert _tables(small_store) == {"P@8", "AP@8"}
