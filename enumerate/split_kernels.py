@@ -178,6 +178,15 @@ def _key_equal(keys, a, b):
     return True
 
 
+@nb.njit(cache=True, inline="always")
+def _one_key(keys, a, b):
+    """Whether the items a..b-1 all have the same exact key."""
+    for t in range(a + 1, b):
+        if not _key_equal(keys, a, t):
+            return False
+    return True
+
+
 @nb.njit(cache=True)
 def _put_in_order(buf, a, b, ids, counts, strata, keys):
     """Reorder the items a..b-1 (ids, counts, strata, keys) as ``buf[a:b]`` lists them."""
@@ -302,9 +311,10 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
             g = raw[j] - raw[j - 1]
             if g < min_gap:
                 min_gap = g
-        if (exact or j - i == 1) and stratified:
+        one_value = exact or j - i == 1 or _one_key(keys, i, j)      # most clusters: equal raws, one key
+        if one_value and stratified:
             e = _emit_strata(i, j, ids, counts, strata, cnt, best, out_ids, out_counts, out_strata, out_first, e)
-        elif exact or j - i == 1:
+        elif one_value:
             e = _emit_value(i, j, ids, counts, out_ids, out_counts, out_strata, out_first, e)
         else:
             for t in range(i, j):
