@@ -73,6 +73,11 @@ class Fanout:
         return self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1
 
     @property
+    def separate_processes(self) -> bool:
+        """Whether units of work run in other processes of this machine (loky workers)."""
+        return self.n_jobs != 1 and self.backend in (None, "loky")
+
+    @property
     def shares_files(self) -> bool:
         """Whether workers see this machine's files (not so for remote dask workers)."""
         return self.backend != "dask"

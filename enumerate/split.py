@@ -36,6 +36,7 @@ import mpmath
 import numpy as np
 from tqdm.auto import tqdm
 
+from irscale.enumerate import handoff
 from irscale.enumerate import split_kernels as sk
 from irscale.enumerate.fanout import Fanout
 from irscale.enumerate.memory import available_memory
@@ -341,19 +342,20 @@ class SavedBucket:
     first = property(lambda self: self._arr("first"))
 
 
+#: One (prefix group, suffix group) pair of a bucket, as :func:`split_kernels.fill_between`
+#: emits it: raw value, smallest run id, number of runs, stratum (32 bytes, aligned).
+ITEM = np.dtype([("raw", np.float64), ("id", np.int64), ("count", np.int64), ("stratum", np.uint8)], align=True)
+
+
 def process_bucket(sf: SplitForm, g: Grouped, lo: float, hi: float) -> BucketResult:
     """Collect, sort and reduce the items of one bucket."""
     stratified = sf.stratified
     m = sk.count_between(g.A, g.state, g.Bs, lo, hi)
-    raw = np.empty(m, np.float64)
-    ids = np.empty(m, np.int64)
-    cnt = np.empty(m, np.int64)
-    strat = np.empty(m, np.uint8)
+    items = np.empty(m, ITEM)
     sk.fill_between(g.A, g.state, g.pstrat, g.pcount, g.pmin, g.Bs, g.Bstrat, g.Bcount, g.Bmin, g.S,
-                    lo, hi, raw, ids, cnt, strat)
-    order, raw = value_order(raw)
-    ids, cnt, strat = ids[order], cnt[order], strat[order]
-    del order
+                    lo, hi, items)
+    raw, ids, cnt, strat = sorted_items(items)
+    del items
     keys = cluster_keys(sf, raw, ids)
     nstrata = sf.n + 1
     out_ids = np.empty(m, np.int64)
@@ -361,8 +363,9 @@ def process_bucket(sf: SplitForm, g: Grouped, lo: float, hi: float) -> BucketRes
     out_strata = np.empty(m, np.uint8)
     out_first = np.empty(m, np.bool_)
     flagged = np.empty((m, 2), np.int64) if not sf.exact else np.empty((0, 2), np.int64)
-    e, nflag, min_gap = sk.reduce_sorted(raw, ids, cnt, strat, keys, sf.exact, 2 * sf.bound, stratified, nstrata,
-                                         out_ids, out_counts, out_strata, out_first, flagged)
+    e, nflag, min_gap, gap_lo, gap_hi = sk.reduce_sorted(raw, ids, cnt, strat, keys, sf.exact, 2 * sf.bound,
+                                                         stratified, nstrata, out_ids, out_counts, out_strata,
+                                                         out_first, flagged)
     del raw, ids, cnt, strat, keys
     cnt_dt = count_dtype(int(out_counts[:e].max()) if e else 0)
     res = BucketResult(out_ids[:e].astype(id_dtype(sf.levels, sf.n)), out_counts[:e].astype(cnt_dt),
@@ -373,8 +376,33 @@ def process_bucket(sf: SplitForm, g: Grouped, lo: float, hi: float) -> BucketRes
         res.first = np.zeros(0, np.bool_)
     if nflag and not sf.ordered_keys:
         res.redecided = resolve_flagged(sf, res, flagged[:nflag])
-    res.min_gap, res.gap_pair = smallest_gap(sf, res.ids if res.first.size == 0 else res.ids[res.first])
+    if sf.exact:        # clusters are the distinct values: the reduction saw the smallest gap
+        res.gap_pair = (int(out_ids[gap_lo]), int(out_ids[gap_hi])) if gap_lo >= 0 else (-1, -1)
+    else:
+        res.min_gap, res.gap_pair = smallest_gap(sf, res.ids if res.first.size == 0 else res.ids[res.first])
     return res
+
+
+def _packed_order(raw: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, int]:
+    """(permutation that sorts ``raw`` up to neighbours less than 2^shift units in the
+    last place apart, shift); ``bits`` are the raws' float bits (any strides). Shift 0
+    (exact order) for raws of both signs or not finite, sorted by argsort."""
+    m = raw.shape[0]
+    lo, hi = raw.min(), raw.max()
+    if not (lo >= 0 or hi <= 0) or not np.isfinite(lo) or not np.isfinite(hi):
+        return np.argsort(raw), 0
+    negative = not lo >= 0                             # all raws <= 0: larger magnitude first
+    small, large = (-hi, -lo) if negative else (lo, hi)
+    low = np.array([abs(small)]).view(np.uint64)[0]     # abs: -0.0 is 0.0
+    span = int(np.array([abs(large)]).view(np.uint64)[0] - low)
+    index_bits = int(m - 1).bit_length()
+    shift = max(0, span.bit_length() - (64 - index_bits))
+    packed = np.empty(m, np.uint64)
+    sk.pack_sort_keys(bits, low, shift, index_bits, packed)
+    packed.sort()
+    order = np.empty(m, np.int64)
+    sk.unpack_order(packed, index_bits, negative, order)
+    return order, shift
 
 
 def value_order(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -391,27 +419,35 @@ def value_order(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     m = raw.shape[0]
     if m < 2:
         return np.arange(m, dtype=np.int64), raw.copy()
-    lo, hi = raw.min(), raw.max()
-    if not (lo >= 0 or hi <= 0) or not np.isfinite(lo) or not np.isfinite(hi):
-        order = np.argsort(raw)
-        return order, raw[order]
-    negative = not lo >= 0                             # all raws <= 0: larger magnitude first
-    small, large = (-hi, -lo) if negative else (lo, hi)
-    low = np.array([abs(small)]).view(np.uint64)[0]     # abs: -0.0 is 0.0
-    span = int(np.array([abs(large)]).view(np.uint64)[0] - low)
-    index_bits = int(m - 1).bit_length()
-    shift = max(0, span.bit_length() - (64 - index_bits))
-    packed = np.empty(m, np.uint64)
-    sk.pack_sort_keys(np.ascontiguousarray(raw), low, shift, index_bits, packed)
-    packed.sort()
-    order = np.empty(m, np.int64)
-    sk.unpack_order(packed, index_bits, negative, order)
-    del packed
+    raw = np.ascontiguousarray(raw)
+    order, shift = _packed_order(raw, raw.view(np.uint64))
     raw_sorted = raw[order]
     if shift and not sk.settle(raw_sorted, order, 8 * m):
         again = np.argsort(raw_sorted)
         order, raw_sorted = order[again], raw_sorted[again]
     return order, raw_sorted
+
+
+def sorted_items(items: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The records ``items`` (:data:`ITEM`) sorted by raw value, as four arrays: raws,
+    run ids, run counts, strata (equal raws in any order). Sorts as :func:`value_order`
+    does, then reads each record once (:func:`split_kernels.gather_items`)."""
+    m = items.shape[0]
+    raw, ids = np.empty(m, np.float64), np.empty(m, np.int64)
+    counts, strata = np.empty(m, np.int64), np.empty(m, np.uint8)
+    if m == 0:
+        return raw, ids, counts, strata
+    order, shift = _packed_order(items["raw"], items.view(np.uint64).reshape(m, ITEM.itemsize // 8)[:, 0])
+    sk.gather_items(order, items, raw, ids, counts, strata)
+    del order
+    if shift:
+        moved = np.arange(m, dtype=np.int64)
+        if not sk.settle(raw, moved, 8 * m):
+            again = np.argsort(raw)
+            raw, moved = raw[again], moved[again]
+        if (moved != np.arange(m)).any():
+            ids, counts, strata = ids[moved], counts[moved], strata[moved]
+    return raw, ids, counts, strata
 
 
 def cluster_keys(sf: SplitForm, raw: np.ndarray, ids: np.ndarray) -> np.ndarray:
@@ -580,10 +616,15 @@ def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = F
                leave=False)
     # remote (dask) workers may not share the work folder: they send results back
     save_in_worker = wd is not None and fanout.shares_files
+    # local worker processes hand in-memory results over through shared memory
+    prefix = handoff.handoff_prefix() if wd is None and fanout.separate_processes and len(todo) > 1 else None
+    if prefix is not None:
+        handoff.remove_stale(os.path.dirname(prefix))
     try:
-        results = fanout.map(_run_bucket, ((sf, g, edges[i], edges[i + 1], i, str(wd) if save_in_worker else None)
-                                           for i in todo), len(todo), ordered=False)
+        results = fanout.map(_run_bucket, ((sf, g, edges[i], edges[i + 1], i, str(wd) if save_in_worker else None,
+                                            prefix) for i in todo), len(todo), ordered=False)
         for i, r in results:
+            r = handoff.take_back(r)
             if r is not None and wd is not None:
                 r.save(wd / f"bucket-{i:05d}")
                 r = None
@@ -593,14 +634,17 @@ def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = F
             bar.update(1)
     finally:
         bar.close()
+        handoff.remove_unclaimed(prefix)
     return [done[i] for i in range(n_b)]
 
 
-def _run_bucket(sf, g, lo, hi, i, wd):
+def _run_bucket(sf, g, lo, hi, i, wd, prefix=None):
     """One unit of work; with a work folder the result goes to disk and only its index
-    comes back (the parent maps it from disk), so the parent never holds all buckets."""
+    comes back (the parent maps it from disk), so the parent never holds all buckets.
+    Otherwise, with a hand-over ``prefix``, its arrays go through shared memory
+    (:mod:`~irscale.enumerate.handoff`)."""
     r = process_bucket(sf, g, lo, hi)
     if wd is None:
-        return i, r
+        return i, handoff.hand_over(r, BucketResult.ARRAYS, prefix)
     r.save(Path(wd) / f"bucket-{i:05d}")
     return i, None

@@ -36,10 +36,10 @@ def count_between(A, state, Bs, lo, hi):
 
 
 @nb.njit(cache=True)
-def fill_between(A, state, pstrat, pcount, pmin, Bs, Bstrat, Bcount, Bmin, S, lo, hi,
-                 out_raw, out_id, out_count, out_strat):
-    """Emit one item per (prefix group, suffix group) whose raw value lies in [lo, hi):
-    raw value, smallest run id, number of runs, stratum. Returns the number of items."""
+def fill_between(A, state, pstrat, pcount, pmin, Bs, Bstrat, Bcount, Bmin, S, lo, hi, out):
+    """Emit one item per (prefix group, suffix group) whose raw value lies in [lo, hi)
+    into the record array ``out`` (:data:`irscale.enumerate.split.ITEM`: raw value,
+    smallest run id, number of runs, stratum). Returns the number of items."""
     m = 0
     for p in range(A.shape[0]):
         c = state[p]
@@ -49,24 +49,37 @@ def fill_between(A, state, pstrat, pcount, pmin, Bs, Bstrat, Bcount, Bmin, S, lo
         a = A[p]
         base = pmin[p] * S
         for j in range(j0, j1):
-            out_raw[m] = a + row[j]
-            out_id[m] = base + Bmin[c, j]
-            out_count[m] = pcount[p] * Bcount[c, j]
-            out_strat[m] = pstrat[p] + Bstrat[c, j]
+            item = out[m]
+            item.raw = a + row[j]
+            item.id = base + Bmin[c, j]
+            item.count = pcount[p] * Bcount[c, j]
+            item.stratum = pstrat[p] + Bstrat[c, j]
             m += 1
     return m
 
 
 @nb.njit(cache=True)
-def pack_sort_keys(raw, low, shift, index_bits, out):
-    """``out[i]`` = ((bits of |raw[i]|) - low) >> shift, shifted left by ``index_bits``,
-    or i: one sortable uint64 per item, magnitude first (see
-    :func:`irscale.enumerate.split.value_order`)."""
-    bits = raw.view(np.uint64)
+def gather_items(order, items, raw, ids, counts, strata):
+    """Unpack the records ``items[order]`` into four arrays (one read of one record per
+    item: a cache line, where four arrays gathered one by one would take four)."""
+    for i in range(order.shape[0]):
+        item = items[order[i]]
+        raw[i] = item.raw
+        ids[i] = item.id
+        counts[i] = item.count
+        strata[i] = item.stratum
+
+
+@nb.njit(cache=True)
+def pack_sort_keys(bits, low, shift, index_bits, out):
+    """``out[i]`` = ((``bits[i]``, the bits of a float64, without the sign) - low) >>
+    shift, shifted left by ``index_bits``, or i: one sortable uint64 per item, magnitude
+    first (see :func:`irscale.enumerate.split.value_order`). ``bits`` may be strided
+    (a field of records)."""
     magnitude = np.uint64(0x7FFFFFFFFFFFFFFF)
     sh = np.uint64(shift)
     ib = np.uint64(index_bits)
-    for i in range(raw.shape[0]):
+    for i in range(bits.shape[0]):
         out[i] = (((bits[i] & magnitude) - low) >> sh) << ib | np.uint64(i)
 
 
@@ -289,7 +302,10 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
     ``keys`` are read for the items of clusters only (other rows may hold anything); the
     items of a cluster are reordered by key in place (ids, counts, strata, keys).
     Returns (number of entries, number of flagged clusters, smallest raw gap between
-    neighbouring clusters).
+    neighbouring clusters, first entry of the cluster before that gap, first entry of
+    the cluster after it); the entries are -1 when there is no gap (one cluster at
+    most). For exact raws a cluster is a distinct value, and its first entry holds its
+    representative (smallest run id of its lowest stratum).
     """
     m = raw.shape[0]
     buf = np.empty(0 if exact else m, dtype=np.int64)     # items of a cluster, sorted by key
@@ -298,8 +314,12 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
     e = 0
     nflag = 0
     min_gap = np.inf
+    gap_lo = -1
+    gap_hi = -1
     i = 0
     while i < m:
+        e_start = e
+        new_min = False
         j = i + 1
         if exact:
             while j < m and raw[j] == raw[i]:
@@ -311,6 +331,7 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
             g = raw[j] - raw[j - 1]
             if g < min_gap:
                 min_gap = g
+                new_min = True
         one_value = exact or j - i == 1 or _one_key(keys, i, j)      # most clusters: equal raws, one key
         if one_value and stratified:
             e = _emit_strata(i, j, ids, counts, strata, cnt, best, out_ids, out_counts, out_strata, out_first, e)
@@ -339,8 +360,11 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
                 flagged[nflag, 0] = e0
                 flagged[nflag, 1] = e
                 nflag += 1
+        if new_min:
+            gap_lo = e_start
+            gap_hi = e
         i = j
-    return e, nflag, min_gap
+    return e, nflag, min_gap, gap_lo, gap_hi
 
 
 @nb.njit(cache=True)

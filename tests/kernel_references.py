@@ -183,7 +183,9 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified):
     (see split_kernels.reduce_sorted): clusters are maximal runs of equal raws (exact) or
     chains of neighbours at most ``two_bound`` apart; an inexact cluster of several items
     is split into distinct values by exact key (ascending) and flagged when it holds
-    several keys. Returns (entries [(id, count, stratum, first)], flagged [(e0, e1)], gap)."""
+    several keys. Returns (entries [(id, count, stratum, first)], flagged [(e0, e1)], gap,
+    first entry of the cluster before the gap's first occurrence, first entry of the one
+    after it), the entries -1 when there is no gap."""
     raw = [float(v) for v in raw]
     m = len(raw)
     clusters = []
@@ -195,8 +197,9 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified):
         clusters.append((i, j))
         i = j
     gaps = [raw[b] - raw[b - 1] for (_, b) in clusters[:-1]]
-    entries, flagged = [], []
+    entries, flagged, starts = [], [], []
     for a, b in clusters:
+        starts.append(len(entries))
         if exact or b - a == 1:
             groups = [list(range(a, b))]
         else:
@@ -209,7 +212,10 @@ def reduce_sorted(raw, ids, counts, strata, keys, exact, two_bound, stratified):
             entries.extend(group_entries(g, ids, counts, strata, stratified))
         if len(groups) > 1:
             flagged.append((e0, len(entries)))
-    return entries, flagged, min(gaps, default=math.inf)
+    if not gaps:
+        return entries, flagged, math.inf, -1, -1
+    at = gaps.index(min(gaps))
+    return entries, flagged, min(gaps), starts[at], starts[at + 1]
 
 
 def smallest_gap(reps, A, state, B, S):

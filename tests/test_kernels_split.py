@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import irscale
 from irscale.enumerate import split_kernels as sk
-from irscale.enumerate.split import group_split
+from irscale.enumerate.split import ITEM, group_split
 
 INF = math.inf
 
@@ -57,13 +57,12 @@ def bounds(g, seed):
 
 def kernel_fill(g, lo, hi):
     cap = g["A"].size * g["Bs"].shape[1]
-    raw = np.full(cap, np.nan)
-    ids = np.full(cap, -1, np.int64)
-    cnt = np.full(cap, -1, np.int64)
-    strat = np.zeros(cap, np.uint8)
+    items = np.zeros(cap, ITEM)
+    items["raw"], items["id"], items["count"] = np.nan, -1, -1
     m = sk.fill_between(g["A"], g["state"], g["pstrat"], g["pcount"], g["pmin"], g["Bs"], g["Bstrat"], g["Bcount"],
-                        g["Bmin"], g["S"], lo, hi, raw, ids, cnt, strat)
-    return m, sorted(zip(raw[:m].tolist(), ids[:m].tolist(), cnt[:m].tolist(), strat[:m].tolist()))
+                        g["Bmin"], g["S"], lo, hi, items)
+    assert np.isnan(items["raw"][m:]).all() and (items["id"][m:] == -1).all()      # nothing written past m
+    return m, sorted(zip(*(items[f][:m].tolist() for f in ("raw", "id", "count", "stratum"))))
 
 
 def reference_fill(g, lo, hi):
@@ -196,7 +195,7 @@ def test_settle(max_moves):
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 
 
-@given(st.one_of(
+raw_lists = st.one_of(
     st.lists(finite, max_size=300),
     st.lists(st.floats(0, 1e-300, allow_subnormal=True), max_size=300),
     st.lists(st.sampled_from([0.0, -0.0, 5e-324, 1.0, np.nextafter(1.0, 2), np.nextafter(1.0, 0), 3.5, 1e300]),
@@ -204,7 +203,10 @@ finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
     st.builds(lambda base, steps: [base + s * np.spacing(base) for s in steps],
               st.floats(1e-3, 1e6), st.lists(st.integers(0, 1 << 20), max_size=300)),
     st.builds(lambda base, steps: [-(base + s * np.spacing(base)) for s in steps],
-              st.floats(1e-3, 1e6), st.lists(st.integers(0, 1 << 20), max_size=300))))
+              st.floats(1e-3, 1e6), st.lists(st.integers(0, 1 << 20), max_size=300)))
+
+
+@given(raw_lists)
 @settings(max_examples=300, deadline=None)
 def test_value_order_sorts_like_argsort(values):
     from irscale.enumerate.split import value_order
@@ -226,6 +228,40 @@ def test_value_order_wide_spans_and_near_ties():
     order, raw_sorted = value_order(raw)
     assert raw_sorted.tolist() == np.sort(raw).tolist()
     assert (raw[order] == raw_sorted).all()
+
+
+def check_sorted_items(raw):
+    """sorted_items of records whose run id is their index: raws sorted like np.sort, and
+    every output row is one whole input record."""
+    from irscale.enumerate.split import sorted_items
+    m = raw.size
+    items = np.zeros(m, ITEM)
+    items["raw"], items["id"] = raw, np.arange(m)
+    items["count"], items["stratum"] = 3 * np.arange(m) + 1, np.arange(m) % 7
+    got_raw, ids, counts, strata = sorted_items(items)
+    assert got_raw.tolist() == np.sort(raw).tolist()
+    assert sorted(ids.tolist()) == list(range(m))                   # a permutation of the records
+    assert (raw[ids] == got_raw).all() and (counts == 3 * ids + 1).all() and (strata == ids % 7).all()
+
+
+@given(raw_lists)
+@settings(max_examples=200, deadline=None)
+def test_sorted_items_sorts_whole_records(values):
+    check_sorted_items(np.array(values, dtype=np.float64))
+
+
+@pytest.mark.parametrize("case", ["near ties settled", "settling gives up", "both signs"])
+def test_sorted_items_settles_or_falls_back(case):
+    rng = np.random.default_rng(7)
+    if case == "near ties settled":          # as in test_value_order_wide_spans_and_near_ties
+        base = rng.uniform(0, 1e6, size=5000)
+        raw = np.concatenate([base, np.nextafter(base, np.inf), base + 1e-9, base[:100]])
+    elif case == "settling gives up":        # a span of 2^62 units: 2,000 raws within 2^10 units of 1.0 share
+        raw = np.concatenate([[0.0, 1e300], 1.0 + rng.integers(0, 1 << 10, 2000) * np.spacing(1.0)])   # their keys
+    else:
+        raw = rng.normal(size=3000)
+    rng.shuffle(raw)
+    check_sorted_items(raw)
 
 
 # -- _sort_by_key / _emit_value / _emit_strata ---------------------------------------------------------------
@@ -294,10 +330,11 @@ def kernel_reduce(raw, ids, counts, strata, keys, exact, two_bound, stratified, 
     out_strata = np.full(m, 99, np.uint8)
     out_first = np.zeros(m, np.bool_)
     flagged = np.full((m, 2), -1, np.int64)
-    e, nflag, gap = sk.reduce_sorted(raw, ids.copy(), counts.copy(), strata.copy(), keys.copy(), exact, two_bound,
-                                     stratified, nstrata, out_ids, out_counts, out_strata, out_first, flagged)
+    e, nflag, gap, gap_lo, gap_hi = sk.reduce_sorted(raw, ids.copy(), counts.copy(), strata.copy(), keys.copy(), exact,
+                                                     two_bound, stratified, nstrata, out_ids, out_counts, out_strata,
+                                                     out_first, flagged)
     entries = [(int(out_ids[t]), int(out_counts[t]), int(out_strata[t]), bool(out_first[t])) for t in range(e)]
-    return entries, [tuple(int(v) for v in flagged[t]) for t in range(nflag)], float(gap)
+    return entries, [tuple(int(v) for v in flagged[t]) for t in range(nflag)], float(gap), int(gap_lo), int(gap_hi)
 
 
 def check_reduce(raw, ids, counts, strata, keys, exact, two_bound, stratified, nstrata):
@@ -306,6 +343,7 @@ def check_reduce(raw, ids, counts, strata, keys, exact, two_bound, stratified, n
     assert got[0] == want[0]
     assert got[1] == want[1]
     assert got[2] == want[2]
+    assert got[3:] == want[3:]          # the first entries of the clusters on both sides of the smallest gap
     return got
 
 
@@ -327,7 +365,7 @@ def test_reduce_sorted_exact_real(name, stratified):
     assert sf.exact
     raw, ids, counts, strata, keys = items_of_split_form(sf.A, sf.state, sf.B, sf.S, sf.P, sf.levels, sf.n,
                                                          lambda i: np.zeros((i.size, 1), np.uint64), 1)
-    entries, flagged, gap = check_reduce(raw, ids, counts, strata, keys, True, 0.0, stratified, sf.n + 1)
+    entries, flagged, gap, _, _ = check_reduce(raw, ids, counts, strata, keys, True, 0.0, stratified, sf.n + 1)
     assert flagged == []
     assert sum(c for _, c, _, _ in entries) == counts.sum()
 
@@ -354,18 +392,18 @@ def test_reduce_sorted_inexact_clusters_of_several_keys(words, stratified, seed)
         return np.array([ref.int_to_words(sf["key"](r), words) for r in i], np.uint64)
 
     items = items_of_split_form(sf["A"], sf["state"], sf["B"], sf["S"], 2 ** sf["h"], 2, sf["n"], key, seed)
-    entries, flagged, gap = check_reduce(*items, False, 2 * sf["bound"], stratified, sf["n"] + 1)
+    entries, flagged, gap, _, _ = check_reduce(*items, False, 2 * sf["bound"], stratified, sf["n"] + 1)
     assert flagged and max(e1 - e0 for e0, e1 in flagged) > 16      # big clusters: both sort paths
     assert gap > 2 * sf["bound"]
 
 
 def test_reduce_sorted_empty():
     z = np.zeros(0)
-    e, nflag, gap = sk.reduce_sorted(z, z.astype(np.int64), z.astype(np.int64), z.astype(np.uint8),
-                                     np.zeros((0, 1), np.uint64), False, 1.0, True, 5, z.astype(np.int64),
-                                     z.astype(np.int64), z.astype(np.uint8), z.astype(np.bool_),
-                                     np.zeros((0, 2), np.int64))
-    assert (e, nflag, gap) == (0, 0, math.inf)
+    got = sk.reduce_sorted(z, z.astype(np.int64), z.astype(np.int64), z.astype(np.uint8),
+                           np.zeros((0, 1), np.uint64), False, 1.0, True, 5, z.astype(np.int64),
+                           z.astype(np.int64), z.astype(np.uint8), z.astype(np.bool_),
+                           np.zeros((0, 2), np.int64))
+    assert got == (0, 0, math.inf, -1, -1)
 
 
 TWO_BOUND = 2.0 ** -36
