@@ -75,7 +75,7 @@ class Fanout:
     @property
     def separate_processes(self) -> bool:
         """Whether units of work run in other processes of this machine (loky workers)."""
-        return self.n_jobs != 1 and self.backend in (None, "loky")
+        return self.workers > 1 and self.backend in (None, "loky")
 
     @property
     def shares_files(self) -> bool:

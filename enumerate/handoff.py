@@ -7,11 +7,14 @@ folder (``/dev/shm``) and returns a small :class:`Handed` descriptor; the parent
 file read-only and unlinks it at once, so the memory is freed when the parent drops the
 arrays, and nothing is left behind however the parent ends later.
 
-File names start with a prefix that names the parent's process id and one call of the
-parent (``irscale-handoff-PARENT-CALL-``, :func:`handoff_prefix`): the parent removes the
+File names start with a prefix that names the parent's PID namespace and process id and
+one call of the parent (``irscale-handoff-NAMESPACE-PARENT-CALL-``,
+:func:`handoff_prefix`): the parent removes the
 files of results it never took (an error or an interrupt in the middle of a map) with
 :func:`remove_unclaimed`, and a file left by a parent killed before it could map it is
-removed by the next :func:`remove_stale` of any process. Where the folder is missing,
+removed by the next :func:`remove_stale` of any process in the same PID namespace
+(processes of other containers that share the folder are never judged by their PIDs).
+Where the folder is missing,
 not memory-backed, or short of room, results go through the pipe as before
 (:func:`hand_over` returns the result itself).
 """
@@ -49,7 +52,16 @@ def handoff_prefix() -> str | None:
         return None
     if mounts.get(str(folder)) != "tmpfs":
         return None
-    return str(folder / f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}-")
+    return str(folder / f"{PREFIX}{_namespace()}-{os.getpid()}-{uuid.uuid4().hex[:12]}-")
+
+
+def _namespace() -> str:
+    """This process's PID namespace (the inode number of /proc/self/ns/pid; "0" where
+    there is none to read)."""
+    try:
+        return str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        return "0"
 
 
 @dataclass
@@ -120,17 +132,17 @@ def remove_unclaimed(prefix: str | None) -> int:
 
 
 def remove_stale(folder: str | os.PathLike = SHARED_MEMORY) -> int:
-    """Remove hand-over files in ``folder`` whose parent process is gone (killed before
-    mapping them); returns how many."""
+    """Remove hand-over files in ``folder`` whose parent process, in this PID namespace,
+    is gone (killed before mapping them); returns how many."""
     removed = 0
     try:
-        found = list(Path(folder).glob(f"{PREFIX}*"))
+        found = list(Path(folder).glob(f"{PREFIX}{_namespace()}-*"))
     except OSError:
         return 0
     for p in found:
         try:
-            parent = int(p.name[len(PREFIX):].split("-")[0])
-        except ValueError:
+            parent = int(p.name[len(PREFIX):].split("-")[1])
+        except (ValueError, IndexError):
             continue
         if not _alive(parent):
             removed += _unlink(str(p))

@@ -5,12 +5,13 @@ Prefixes (first h ranks) and suffixes (last N - h ranks) are grouped by exact ke
 state and stratum (2 x levels**(N/2) items instead of levels**N runs); the raw value of
 a (prefix group, suffix group) pair is ``A + B`` (:mod:`irscale.enumerate.splitform`). The value
 axis is cut into buckets holding about ``target`` pairs each; a bucket collects its pairs
-by binary search in the sorted suffix lists, sorts them by raw value, and reduces them to
-table entries (ties decided by exact keys, order of close distinct values by exact
-arithmetic). Buckets are independent units of work: they run in joblib workers (tables
-of at least :data:`FANOUT_ITEMS` pairs) and, for big tables (:func:`checkpoints_worth`),
-are checkpointed to disk, so a killed build resumes where it stopped; the result never
-depends on the number of workers or on interruptions.
+by binary search in the sorted suffix lists (records of :data:`ITEM`), sorts them by raw
+value, and reduces them to table entries (ties decided by exact keys, order of close
+distinct values by exact arithmetic). Buckets are independent units of work: they run in
+joblib workers (tables of at least :data:`FANOUT_ITEMS` pairs), which hand their results
+over through shared memory (:mod:`~irscale.enumerate.handoff`) and, for big tables
+(:func:`checkpoints_worth`), are checkpointed to disk, so a killed build resumes where it
+stopped; the result never depends on the number of workers or on interruptions.
 
 Everything the enumerator knows of the measure is its :class:`SplitForm`.
 
@@ -29,6 +30,7 @@ import resource
 import shutil
 import sys
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -383,10 +385,15 @@ def process_bucket(sf: SplitForm, g: Grouped, lo: float, hi: float) -> BucketRes
     return res
 
 
-def _packed_order(raw: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, int]:
+def _packed_order(raw: np.ndarray) -> tuple[np.ndarray, int]:
     """(permutation that sorts ``raw`` up to neighbours less than 2^shift units in the
-    last place apart, shift); ``bits`` are the raws' float bits (any strides). Shift 0
-    (exact order) for raws of both signs or not finite, sorted by argsort."""
+    last place apart, shift); ``raw`` may be strided (a field of records).
+
+    Faster than :func:`numpy.argsort` (which does not use SIMD sorting): for raws of one
+    sign, whose float bit patterns sort like the values, the bits (above the lowest
+    ``shift`` ones, so that they fit beside the item index) and the index are packed into
+    one uint64 that :meth:`numpy.ndarray.sort` sorts. Raws of both signs, or not finite,
+    are sorted by argsort (shift 0: exact order)."""
     m = raw.shape[0]
     lo, hi = raw.min(), raw.max()
     if not (lo >= 0 or hi <= 0) or not np.isfinite(lo) or not np.isfinite(hi):
@@ -398,55 +405,33 @@ def _packed_order(raw: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, int]:
     index_bits = int(m - 1).bit_length()
     shift = max(0, span.bit_length() - (64 - index_bits))
     packed = np.empty(m, np.uint64)
-    sk.pack_sort_keys(bits, low, shift, index_bits, packed)
+    sk.pack_sort_keys(raw.view(np.uint64), low, shift, index_bits, packed)
     packed.sort()
     order = np.empty(m, np.int64)
     sk.unpack_order(packed, index_bits, negative, order)
     return order, shift
 
 
-def value_order(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(permutation sorting ``raw``, the sorted raws); equal raws come in any order (the
-    items of one value reduce to the same entries in any order).
-
-    Faster than :func:`numpy.argsort` (which does not use SIMD sorting): for raws of one
-    sign, whose float bit patterns sort like the values, the bits (above the lowest
-    ``shift`` ones, so that they fit beside the item index) and the index are packed into
-    one uint64 that :meth:`numpy.ndarray.sort` sorts; that orders the items by raw up to
-    neighbours less than 2^shift units in the last place apart, which
-    :func:`~irscale.enumerate.split_kernels.settle` puts in order. Falls back on argsort
-    for raws of both signs, and when settling needs too many moves."""
-    m = raw.shape[0]
-    if m < 2:
-        return np.arange(m, dtype=np.int64), raw.copy()
-    raw = np.ascontiguousarray(raw)
-    order, shift = _packed_order(raw, raw.view(np.uint64))
-    raw_sorted = raw[order]
-    if shift and not sk.settle(raw_sorted, order, 8 * m):
-        again = np.argsort(raw_sorted)
-        order, raw_sorted = order[again], raw_sorted[again]
-    return order, raw_sorted
-
-
 def sorted_items(items: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The records ``items`` (:data:`ITEM`) sorted by raw value, as four arrays: raws,
-    run ids, run counts, strata (equal raws in any order). Sorts as :func:`value_order`
-    does, then reads each record once (:func:`split_kernels.gather_items`)."""
+    run ids, run counts, strata (equal raws in any order; the items of one value reduce
+    to the same entries in any order).
+
+    The packed sort of :func:`_packed_order` orders the items up to neighbours a few units
+    in the last place apart; :func:`split_kernels.gather_items` reads each record once in
+    that order, and :func:`split_kernels.settle` puts the neighbours in order in place
+    (argsort when that needs too many moves)."""
     m = items.shape[0]
     raw, ids = np.empty(m, np.float64), np.empty(m, np.int64)
     counts, strata = np.empty(m, np.int64), np.empty(m, np.uint8)
     if m == 0:
         return raw, ids, counts, strata
-    order, shift = _packed_order(items["raw"], items.view(np.uint64).reshape(m, ITEM.itemsize // 8)[:, 0])
+    order, shift = _packed_order(items["raw"])
     sk.gather_items(order, items, raw, ids, counts, strata)
     del order
-    if shift:
-        moved = np.arange(m, dtype=np.int64)
-        if not sk.settle(raw, moved, 8 * m):
-            again = np.argsort(raw)
-            raw, moved = raw[again], moved[again]
-        if (moved != np.arange(m)).any():
-            ids, counts, strata = ids[moved], counts[moved], strata[moved]
+    if shift and not sk.settle(raw, ids, counts, strata, 8 * m):
+        again = np.argsort(raw)
+        raw, ids, counts, strata = raw[again], ids[again], counts[again], strata[again]
     return raw, ids, counts, strata
 
 
@@ -620,6 +605,7 @@ def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = F
     prefix = handoff.handoff_prefix() if wd is None and fanout.separate_processes and len(todo) > 1 else None
     if prefix is not None:
         handoff.remove_stale(os.path.dirname(prefix))
+    results = None
     try:
         results = fanout.map(_run_bucket, ((sf, g, edges[i], edges[i + 1], i, str(wd) if save_in_worker else None,
                                             prefix) for i in todo), len(todo), ordered=False)
@@ -634,6 +620,10 @@ def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = F
             bar.update(1)
     finally:
         bar.close()
+        if results is not None and hasattr(results, "close"):
+            with warnings.catch_warnings():      # joblib's count of results not used
+                warnings.simplefilter("ignore", UserWarning)
+                results.close()                  # an error or interrupt here: workers stop taking buckets
         handoff.remove_unclaimed(prefix)
     return [done[i] for i in range(n_b)]
 

@@ -74,7 +74,7 @@ def gather_items(order, items, raw, ids, counts, strata):
 def pack_sort_keys(bits, low, shift, index_bits, out):
     """``out[i]`` = ((``bits[i]``, the bits of a float64, without the sign) - low) >>
     shift, shifted left by ``index_bits``, or i: one sortable uint64 per item, magnitude
-    first (see :func:`irscale.enumerate.split.value_order`). ``bits`` may be strided
+    first (see :func:`irscale.enumerate.split.sorted_items`). ``bits`` may be strided
     (a field of records)."""
     magnitude = np.uint64(0x7FFFFFFFFFFFFFFF)
     sh = np.uint64(shift)
@@ -94,25 +94,29 @@ def unpack_order(packed, index_bits, reverse, out):
 
 
 @nb.njit(cache=True)
-def settle(raw, order, max_moves):
-    """Insertion sort of ``raw`` in place, moving ``order`` alongside: linear in the size
-    plus the moves needed, for arrays already nearly sorted. Gives up after
-    ``max_moves`` moves and returns False (``raw`` and ``order`` are then still the same
-    permutation of the items, partly sorted); True when sorted."""
+def settle(raw, ids, counts, strata, max_moves):
+    """Insertion sort of items by ``raw``, in place, moving ``ids``, ``counts`` and
+    ``strata`` alongside: linear in the size plus the moves needed, for items already
+    nearly sorted. Gives up after ``max_moves`` moves and returns False (the arrays then
+    still hold the same items, partly sorted); True when sorted."""
     moves = 0
     for x in range(1, raw.shape[0]):
         v = raw[x]
         if raw[x - 1] <= v:
             continue
-        o = order[x]
+        i, c, st = ids[x], counts[x], strata[x]
         y = x - 1
         while y >= 0 and raw[y] > v:
             raw[y + 1] = raw[y]
-            order[y + 1] = order[y]
+            ids[y + 1] = ids[y]
+            counts[y + 1] = counts[y]
+            strata[y + 1] = strata[y]
             y -= 1
             moves += 1
         raw[y + 1] = v
-        order[y + 1] = o
+        ids[y + 1] = i
+        counts[y + 1] = c
+        strata[y + 1] = st
         if moves > max_moves:
             return False
     return True

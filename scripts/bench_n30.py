@@ -4,7 +4,7 @@ distinct values, runs, certificate, and the ratio of build time to the physical 
 (the time this machine needs to write the table's output bytes once, to memory and to
 disk, measured in the same run).
 
-    python scripts/bench_n30.py --out /path/paper30.h5 [--n 30] [--jobs 2] [--measures ...]
+    python scripts/bench_n30.py --out /path/paper30.h5 [--n 30] [--jobs 2] [--measures ...] [--layout table]
 
 Tables already in the store are reported from their stored build time (no peak memory).
 """
@@ -58,6 +58,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=30)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--measures", default=",".join(PAPER), help="families, without @N")
+    ap.add_argument("--layout", default=None, help="irscale build --layout (default: each measure's own)")
     args = ap.parse_args()
     store = Path(args.out)
     import irscale
@@ -69,8 +70,9 @@ def main() -> None:
         have = store.exists() and irscale.open_store(store).has(name)
         r = None
         if not have:
-            r = run_sampled(["irscale", "build", "-m", name, "--out", str(store), "-q", "--jobs", str(args.jobs)],
-                            stdout=open(os.devnull, "w"))
+            layout = ["--layout", args.layout] if args.layout else []
+            r = run_sampled(["irscale", "build", "-m", name, "--out", str(store), "-q", "--jobs", str(args.jobs)]
+                            + layout, stdout=open(os.devnull, "w"))
             if r["rc"] != 0:
                 sys.exit(f"build of {name} failed")
         meta = next(t for t in irscale.open_store(store).tables() if t["measure"] == name)

@@ -145,22 +145,24 @@ def fill_between(A, state, pstrat, pcount, pmin, Bs, Bstrat, Bcount, Bmin, S, lo
     return sorted(out)
 
 
-def settle(raw, order, max_moves):
-    """Insertion sort of raw (order moved alongside) that gives up after max_moves moves:
-    (sorted?, raw, order) as lists."""
-    raw, order = list(raw), list(order)
+def settle(raw, ids, counts, strata, max_moves):
+    """Insertion sort of items by raw (ids, counts, strata moved alongside) that gives up
+    after max_moves moves: (sorted?, raw, ids, counts, strata) as lists."""
+    items = [list(t) for t in zip(raw, ids, counts, strata)]
     moves = 0
-    for x in range(1, len(raw)):
-        v, o = raw[x], order[x]
+    for x in range(1, len(items)):
+        item = items[x]
         y = x - 1
-        while y >= 0 and raw[y] > v:
-            raw[y + 1], order[y + 1] = raw[y], order[y]
+        while y >= 0 and items[y][0] > item[0]:
+            items[y + 1] = items[y]
             y -= 1
             moves += 1
-        raw[y + 1], order[y + 1] = v, o
+        items[y + 1] = item
         if moves > max_moves:
-            return False, raw, order
-    return True, raw, order
+            break
+    else:
+        return (True, *map(list, zip(*items))) if items else (True, [], [], [], [])
+    return (False, *map(list, zip(*items)))
 
 
 def group_entries(items, ids, counts, strata, stratified):

@@ -5,8 +5,10 @@ taken, parents killed)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -22,6 +24,10 @@ def prefix():
     if p is None:
         print(f"\nskipped: {handoff.SHARED_MEMORY} is not a writable tmpfs on this machine")
         pytest.skip(f"no shared memory at {handoff.SHARED_MEMORY}")
+    free = shutil.disk_usage(os.path.dirname(p)).free
+    if free < handoff.SPARE_BYTES + (256 << 20):
+        print(f"\nskipped: {handoff.SHARED_MEMORY} has {free >> 20} MiB free, too little to hand results over")
+        pytest.skip(f"{handoff.SHARED_MEMORY} too small")
     yield p
     handoff.remove_unclaimed(p)
 
@@ -78,12 +84,36 @@ def test_unclaimed_and_stale_files_are_removed(prefix, tmp_path):
     assert not any(os.path.exists(h.path) for h in handed)
     assert os.path.exists(kept.path)                             # another call's file is left alone
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    stale = os.path.join(folder, f"{handoff.PREFIX}{int(dead.stdout)}-0123456789ab-1-feed")
-    with open(stale, "wb") as fh:
-        fh.write(b"x")
+    ns = handoff._namespace()
+    stale = os.path.join(folder, f"{handoff.PREFIX}{ns}-{int(dead.stdout)}-0123456789ab-1-feed")
+    elsewhere = os.path.join(folder, f"{handoff.PREFIX}1{ns}-{int(dead.stdout)}-0123456789ab-1-feed")
+    for path in (stale, elsewhere):
+        with open(path, "wb") as fh:
+            fh.write(b"x")
     assert handoff.remove_stale(folder) >= 1
     assert not os.path.exists(stale) and os.path.exists(kept.path)   # this live process's file stays
+    assert os.path.exists(elsewhere)                  # another PID namespace's PIDs mean nothing here
+    os.unlink(elsewhere)
     handoff.take_back(kept)
+
+
+def test_an_error_in_the_parent_leaves_no_file(prefix, monkeypatch):
+    """An exception (here an interrupt) while the parent takes results: the workers stop
+    taking buckets, and the files of results not taken are removed."""
+    sf = irscale.parse_measure("AP@12").split_form()
+    real, calls = handoff.take_back, []
+
+    def interrupted(handed):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(handed)
+    monkeypatch.setattr(handoff, "take_back", interrupted)
+    mine = f"{handoff.PREFIX}{handoff._namespace()}-{os.getpid()}-"
+    with pytest.raises(KeyboardInterrupt):
+        split.split_enumerate(sf, Fanout(2), target=200)
+    time.sleep(1.0)                                   # workers that were still running have returned
+    assert not [n for n in os.listdir(os.path.dirname(prefix)) if n.startswith(mine)]
 
 
 def test_workers_hand_buckets_over_through_shared_memory(prefix):
@@ -97,7 +127,7 @@ def test_workers_hand_buckets_over_through_shared_memory(prefix):
             assert (getattr(a, name) == getattr(b, name)).all()
         assert (a.min_gap, a.gap_pair, a.redecided) == (b.min_gap, b.gap_pair, b.redecided)
     folder, start = os.path.split(prefix)
-    mine = f"{handoff.PREFIX}{os.getpid()}-"
+    mine = f"{handoff.PREFIX}{handoff._namespace()}-{os.getpid()}-"
     assert not [n for n in os.listdir(folder) if n.startswith(mine) and not n.startswith(start)]
 
 
