@@ -33,6 +33,18 @@ BACKENDS = ("loky", "threading", "dask")
 WATCH_SECONDS = 0.5
 
 
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this machine (in this PID namespace); True
+    when it exists but belongs to another user."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
 def watch_parent(parent: int) -> None:
     """Worker initializer: end this process when the process ``parent`` that started it
     is gone (its parent process id changes: the worker was handed to init or a subreaper).

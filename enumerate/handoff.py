@@ -29,6 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
+from irscale.enumerate.fanout import process_alive
+
 #: The memory-backed folder results go through (Linux tmpfs).
 SHARED_MEMORY = Path("/dev/shm")
 PREFIX = "irscale-handoff-"
@@ -144,19 +146,9 @@ def remove_stale(folder: str | os.PathLike = SHARED_MEMORY) -> int:
             parent = int(p.name[len(PREFIX):].split("-")[1])
         except (ValueError, IndexError):
             continue
-        if not _alive(parent):
+        if not process_alive(parent):
             removed += _unlink(str(p))
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def _unlink(path: str) -> int:

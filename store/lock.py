@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from irscale.enumerate.fanout import process_alive
 from irscale.errors import StoreBusyError, StoreError
 
 #: flock errors of file systems that do not support it (some network and FUSE ones).
@@ -59,19 +60,9 @@ class Holder:
             return "another process (its lock file names none)"
         where = f" on {self.host}" if self.host else ""
         notes = [f"writing since {self.since}"] if self.since else []
-        if self.host == socket.gethostname() and not _alive(self.pid):
+        if self.host == socket.gethostname() and not process_alive(self.pid):
             notes.append("it has exited, but a process it started still holds the lock")
         return f"PID {self.pid}{where}" + (f" ({'; '.join(notes)})" if notes else "")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 def read_holder(fd: int) -> Holder:

@@ -22,6 +22,7 @@ import h5py
 import numpy as np
 from tqdm.auto import tqdm
 
+from irscale.enumerate.fanout import process_alive
 from irscale.errors import StoreError
 from irscale.scales.tables.layouts import LAYOUTS
 from irscale.scales.tables.scale import Table
@@ -260,9 +261,5 @@ def _remove_stale_temporaries(path: Path) -> None:
         if pid == os.getpid():
             _remove(p)
             continue
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        if not process_alive(pid):
             _remove(p)
-        except OSError:
-            pass
