@@ -9,7 +9,8 @@ Local worker processes (loky) end with the process that started them, however it
 (SIGKILL included): each runs :func:`watch_parent` as its initializer, a thread that
 ends the worker within about :data:`WATCH_SECONDS` of its parent's death (once the
 worker's current numba kernel call, which holds the GIL, returns). Without it, loky
-workers of a killed build stay alive, idle, holding their memory.
+workers of a killed build stay alive, idle, holding their memory. Before it ends, a
+worker removes the results handed over to its dead parent (:mod:`irscale.enumerate.handoff`).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from joblib import Parallel, delayed, parallel_config
 
+from irscale.enumerate import handoff
 from irscale.errors import IrscaleError
 
 if TYPE_CHECKING:
@@ -33,18 +35,6 @@ BACKENDS = ("loky", "threading", "dask")
 WATCH_SECONDS = 0.5
 
 
-def process_alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists on this machine (in this PID namespace); True
-    when it exists but belongs to another user."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
-
-
 def watch_parent(parent: int) -> None:
     """Worker initializer: end this process when the process ``parent`` that started it
     is gone (its parent process id changes: the worker was handed to init or a subreaper).
@@ -53,7 +43,7 @@ def watch_parent(parent: int) -> None:
     because Linux sends that signal when the *thread* that forked the worker ends, and
     loky forks workers from its manager thread too."""
     if os.getppid() != parent:
-        os._exit(1)
+        _orphaned(parent)
     threading.Thread(target=_watch, args=(parent,), name="irscale-watch-parent", daemon=True).start()
 
 
@@ -61,7 +51,14 @@ def _watch(parent: int) -> None:
     while True:
         time.sleep(WATCH_SECONDS)
         if os.getppid() != parent:
-            os._exit(1)
+            _orphaned(parent)
+
+
+def _orphaned(parent: int) -> None:
+    """End this worker of a dead parent, removing the results handed over that the
+    parent did not live to take (:func:`~irscale.enumerate.handoff.remove_of_parent`)."""
+    handoff.remove_of_parent(parent)
+    os._exit(1)
 
 
 @dataclass(frozen=True)

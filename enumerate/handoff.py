@@ -12,7 +12,9 @@ one call of the parent (``irscale-handoff-NAMESPACE-PARENT-CALL-``,
 :func:`handoff_prefix`): the parent removes the
 files of results it never took (an error or an interrupt in the middle of a map) with
 :func:`remove_unclaimed`, and a file left by a parent killed before it could map it is
-removed by the next :func:`remove_stale` of any process in the same PID namespace
+removed by its workers as they end (:func:`remove_of_parent`, from
+:func:`irscale.enumerate.fanout.watch_parent`), or else by the next :func:`remove_stale`
+of any process in the same PID namespace
 (processes of other containers that share the folder are never judged by their PIDs).
 Where the folder is missing,
 not memory-backed, or short of room, results go through the pipe as before
@@ -29,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from irscale.enumerate.fanout import process_alive
+from irscale.enumerate.processes import pid_namespace, process_alive
 
 #: The memory-backed folder results go through (Linux tmpfs).
 SHARED_MEMORY = Path("/dev/shm")
@@ -54,16 +56,7 @@ def handoff_prefix() -> str | None:
         return None
     if mounts.get(str(folder)) != "tmpfs":
         return None
-    return str(folder / f"{PREFIX}{_namespace()}-{os.getpid()}-{uuid.uuid4().hex[:12]}-")
-
-
-def _namespace() -> str:
-    """This process's PID namespace (the inode number of /proc/self/ns/pid; "0" where
-    there is none to read)."""
-    try:
-        return str(os.stat("/proc/self/ns/pid").st_ino)
-    except OSError:
-        return "0"
+    return str(folder / f"{PREFIX}{pid_namespace()}-{os.getpid()}-{uuid.uuid4().hex[:12]}-")
 
 
 @dataclass
@@ -133,12 +126,22 @@ def remove_unclaimed(prefix: str | None) -> int:
     return sum(_unlink(str(p)) for p in Path(folder).glob(f"{start}*"))
 
 
+def remove_of_parent(parent: int, folder: str | os.PathLike = SHARED_MEMORY) -> int:
+    """Remove the hand-over files of the process ``parent`` (in this PID namespace): a
+    worker does so when its parent has died; returns how many."""
+    try:
+        found = list(Path(folder).glob(f"{PREFIX}{pid_namespace()}-{int(parent)}-*"))
+    except OSError:
+        return 0
+    return sum(_unlink(str(p)) for p in found)
+
+
 def remove_stale(folder: str | os.PathLike = SHARED_MEMORY) -> int:
     """Remove hand-over files in ``folder`` whose parent process, in this PID namespace,
     is gone (killed before mapping them); returns how many."""
     removed = 0
     try:
-        found = list(Path(folder).glob(f"{PREFIX}{_namespace()}-*"))
+        found = list(Path(folder).glob(f"{PREFIX}{pid_namespace()}-*"))
     except OSError:
         return 0
     for p in found:

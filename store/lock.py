@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from irscale.enumerate.fanout import process_alive
+from irscale.enumerate.processes import process_alive
 from irscale.errors import StoreBusyError, StoreError
 
 #: flock errors of file systems that do not support it (some network and FUSE ones).

@@ -22,7 +22,7 @@ import h5py
 import numpy as np
 from tqdm.auto import tqdm
 
-from irscale.enumerate.fanout import process_alive
+from irscale.enumerate.processes import process_alive
 from irscale.errors import StoreError
 from irscale.scales.tables.layouts import LAYOUTS
 from irscale.scales.tables.scale import Table

@@ -16,6 +16,7 @@ import pytest
 import irscale
 from irscale.enumerate import handoff, split
 from irscale.enumerate.fanout import Fanout
+from irscale.enumerate.processes import pid_namespace
 
 
 @pytest.fixture
@@ -84,7 +85,7 @@ def test_unclaimed_and_stale_files_are_removed(prefix, tmp_path):
     assert not any(os.path.exists(h.path) for h in handed)
     assert os.path.exists(kept.path)                             # another call's file is left alone
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    ns = handoff._namespace()
+    ns = pid_namespace()
     stale = os.path.join(folder, f"{handoff.PREFIX}{ns}-{int(dead.stdout)}-0123456789ab-1-feed")
     elsewhere = os.path.join(folder, f"{handoff.PREFIX}1{ns}-{int(dead.stdout)}-0123456789ab-1-feed")
     for path in (stale, elsewhere):
@@ -109,7 +110,7 @@ def test_an_error_in_the_parent_leaves_no_file(prefix, monkeypatch):
             raise KeyboardInterrupt
         return real(handed)
     monkeypatch.setattr(handoff, "take_back", interrupted)
-    mine = f"{handoff.PREFIX}{handoff._namespace()}-{os.getpid()}-"
+    mine = f"{handoff.PREFIX}{pid_namespace()}-{os.getpid()}-"
     with pytest.raises(KeyboardInterrupt):
         split.split_enumerate(sf, Fanout(2), target=200)
     time.sleep(1.0)                                   # workers that were still running have returned
@@ -127,7 +128,7 @@ def test_workers_hand_buckets_over_through_shared_memory(prefix):
             assert (getattr(a, name) == getattr(b, name)).all()
         assert (a.min_gap, a.gap_pair, a.redecided) == (b.min_gap, b.gap_pair, b.redecided)
     folder, start = os.path.split(prefix)
-    mine = f"{handoff.PREFIX}{handoff._namespace()}-{os.getpid()}-"
+    mine = f"{handoff.PREFIX}{pid_namespace()}-{os.getpid()}-"
     assert not [n for n in os.listdir(folder) if n.startswith(mine) and not n.startswith(start)]
 
 
@@ -139,3 +140,53 @@ def test_the_parent_counts_a_result_it_takes_in_its_resident_memory(prefix):
     got = handoff.take_back(handed)
     after = psutil.Process().memory_info().rss
     assert after - before >= 0.9 * sum(getattr(got, n).nbytes for n in split.BucketResult.ARRAYS)
+
+
+ORPHAN = """
+import os, sys, time
+import numpy as np
+from irscale.enumerate import fanout, handoff, split
+from irscale.enumerate.processes import pid_namespace
+parent = int(sys.argv[1])
+fanout.watch_parent(parent)            # as a loky worker does
+prefix = os.path.join(sys.argv[2], f"{handoff.PREFIX}{pid_namespace()}-{parent}-0123456789ab-")
+r = split.BucketResult(np.arange(10, dtype=np.uint32), np.ones(10, np.uint8), np.zeros(10, np.uint8),
+                       np.ones(10, np.bool_), 1.0, 0)
+print(handoff.hand_over(r, split.BucketResult.ARRAYS, prefix).path, flush=True)
+time.sleep(60)
+"""
+
+PARENT = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1], str(__import__("os").getpid()), sys.argv[2]],
+                         stdout=subprocess.PIPE, text=True)
+print(child.pid, child.stdout.readline().strip(), flush=True)
+time.sleep(60)
+"""
+
+
+def test_workers_of_a_killed_parent_remove_its_results(prefix):
+    """A parent killed (SIGKILL) between a worker's hand-over and its own mapping: the
+    worker, watching its parent, removes the file before it ends."""
+    folder = os.path.dirname(prefix)
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, ORPHAN, folder], stdout=subprocess.PIPE, text=True)
+    try:
+        child_pid, path = parent.stdout.readline().split()
+        assert os.path.exists(path)
+        assert os.path.basename(path).startswith(f"{handoff.PREFIX}{pid_namespace()}-{parent.pid}-")
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while os.path.exists(path) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not os.path.exists(path)
+        while time.monotonic() < deadline:
+            try:
+                os.kill(int(child_pid), 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("the orphaned worker did not end")
+    finally:
+        parent.kill()
