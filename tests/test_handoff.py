@@ -165,13 +165,16 @@ time.sleep(60)
 """
 
 
-def test_workers_of_a_killed_parent_remove_its_results(prefix):
+def test_workers_of_a_killed_parent_remove_its_results(prefix, tmp_path):
     """A parent killed (SIGKILL) between a worker's hand-over and its own mapping: the
     worker, watching its parent, removes the file before it ends."""
     folder = os.path.dirname(prefix)
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, ORPHAN, folder], stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, ORPHAN, folder], stdout=subprocess.PIPE, text=True,
+                              cwd=tmp_path)     # not the checkout, whose irscale/ folder is not the package
     try:
-        child_pid, path = parent.stdout.readline().split()
+        line = parent.stdout.readline().split()
+        assert len(line) == 2, "the worker did not hand its result over"
+        child_pid, path = line
         assert os.path.exists(path)
         assert os.path.basename(path).startswith(f"{handoff.PREFIX}{pid_namespace()}-{parent.pid}-")
         parent.kill()
