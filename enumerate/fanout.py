@@ -21,13 +21,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from joblib import Parallel, delayed, parallel_config
-
 from irscale.enumerate import handoff
+from irscale.enumerate.lazy import lazy_module
 from irscale.errors import IrscaleError
 
 if TYPE_CHECKING:
     from distributed import Client
+
+#: joblib (about 45 ms to import), imported by the first fan-out: small builds run in-process.
+joblib = lazy_module("joblib")
 
 BACKENDS = ("loky", "threading", "dask")
 
@@ -102,9 +104,9 @@ class Fanout:
             cfg = {"backend": "loky", "initializer": watch_parent, "initargs": (os.getpid(),)}
         else:
             cfg = {"backend": self.backend}
-        with parallel_config(**cfg):
-            return Parallel(n_jobs=self.n_jobs, return_as="generator" if ordered else "generator_unordered")(
-                delayed(fn)(*item) for item in items)
+        with joblib.parallel_config(**cfg):
+            return joblib.Parallel(n_jobs=self.n_jobs, return_as="generator" if ordered else "generator_unordered")(
+                joblib.delayed(fn)(*item) for item in items)
 
 
 def dask_client(scheduler: str | None, n_jobs: int) -> Client:

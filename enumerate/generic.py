@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from irscale.enumerate.fanout import Fanout
 from irscale.enumerate.jobs import ScoringJob, score
 from irscale.enumerate.lazy import lazy_module
+from irscale.enumerate.progress import progress_bar
 from irscale.enumerate.reduce import Accumulator, distinct_counts
 from irscale.enumerate.runspace import chunks, feasible_run_chunks, feasible_space_size, ids_of_runs, space_size
 
@@ -85,8 +85,8 @@ def enumerate_distinct(jobs: list[ScoringJob], n: int, levels: int, fanout: Fano
     score_chunk(0, 1, n, levels, jobs)            # compile (or load from numba's cache) once, before fanning out
     accs = [Accumulator() for _ in jobs]
     results = fanout.map(score_chunk, ((s, c, n, levels, jobs) for s, c in work), len(work))
-    bar = tqdm(total=total, unit="run", unit_scale=True, desc=desc or f"enumerate {levels}^{n}",
-               disable=not progress, leave=False)
+    bar = progress_bar(total=total, unit="run", unit_scale=True, desc=desc or f"enumerate {levels}^{n}",
+                       disable=not progress, leave=False)
     try:
         for (_start, count), res in zip(work, results):
             for acc, part in zip(accs, res):
@@ -106,8 +106,8 @@ def enumerate_feasible_distinct(jobs: list[ScoringJob], n: int, levels: int, cou
     their number and ``minids`` are true run ids."""
     total = feasible_space_size(n, counts)
     accs = [Accumulator() for _ in jobs]
-    bar = tqdm(total=total, unit="run", unit_scale=True, desc=desc or f"enumerate {levels}^{n} with counts {counts}",
-               disable=not progress, leave=False)
+    bar = progress_bar(total=total, unit="run", unit_scale=True,
+                       desc=desc or f"enumerate {levels}^{n} with counts {counts}", disable=not progress, leave=False)
     try:
         for runs in feasible_run_chunks(n, counts, max(1, min(chunk_size, total))):
             ids = ids_of_runs(runs, levels).astype(np.int64)

@@ -26,6 +26,7 @@ import mmap
 import os
 import shutil
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,35 +124,37 @@ def remove_unclaimed(prefix: str | None) -> int:
     if prefix is None:
         return 0
     folder, start = os.path.split(prefix)
-    return sum(_unlink(str(p)) for p in Path(folder).glob(f"{start}*"))
+    return _remove_matching(folder, f"{start}*")
 
 
 def remove_of_parent(parent: int, folder: str | os.PathLike = SHARED_MEMORY) -> int:
     """Remove the hand-over files of the process ``parent`` (in this PID namespace): a
     worker does so when its parent has died; returns how many."""
-    try:
-        found = list(Path(folder).glob(f"{PREFIX}{pid_namespace()}-{int(parent)}-*"))
-    except OSError:
-        return 0
-    return sum(_unlink(str(p)) for p in found)
+    return _remove_matching(folder, f"{PREFIX}{pid_namespace()}-{int(parent)}-*")
 
 
 def remove_stale(folder: str | os.PathLike = SHARED_MEMORY) -> int:
     """Remove hand-over files in ``folder`` whose parent process, in this PID namespace,
     is gone (killed before mapping them); returns how many."""
-    removed = 0
+    return _remove_matching(folder, f"{PREFIX}{pid_namespace()}-*", _parent_gone)
+
+
+def _parent_gone(name: str) -> bool:
     try:
-        found = list(Path(folder).glob(f"{PREFIX}{pid_namespace()}-*"))
+        parent = int(name[len(PREFIX):].split("-")[1])
+    except (ValueError, IndexError):
+        return False
+    return not process_alive(parent)
+
+
+def _remove_matching(folder: str | os.PathLike, pattern: str, condition: Callable[[str], bool] | None = None) -> int:
+    """Unlink the files of ``folder`` whose names match the glob ``pattern`` (and satisfy
+    ``condition(name)`` where one is given); how many it removed."""
+    try:
+        found = list(Path(folder).glob(pattern))
     except OSError:
         return 0
-    for p in found:
-        try:
-            parent = int(p.name[len(PREFIX):].split("-")[1])
-        except (ValueError, IndexError):
-            continue
-        if not process_alive(parent):
-            removed += _unlink(str(p))
-    return removed
+    return sum(_unlink(str(p)) for p in found if condition is None or condition(p.name))
 
 
 def _unlink(path: str) -> int:

@@ -42,6 +42,7 @@ from irscale.enumerate import handoff
 from irscale.enumerate import split_kernels as sk
 from irscale.enumerate.fanout import Fanout
 from irscale.enumerate.memory import available_memory
+from irscale.enumerate.progress import progress_bar
 from irscale.enumerate.runspace import count_dtype, id_dtype
 from irscale.enumerate.splitform import SplitForm
 from irscale.enumerate.words import words_to_ints
@@ -597,8 +598,8 @@ def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = F
                        f"checkpoints in {wd})", file=sys.stderr)
     started = time.perf_counter()
 
-    bar = tqdm(total=n_b, initial=n_b - len(todo), unit="bucket", desc=sf.label, disable=not progress,
-               leave=False)
+    bar = progress_bar(total=n_b, initial=n_b - len(todo), unit="bucket", desc=sf.label, disable=not progress,
+                       leave=False)
     # remote (dask) workers may not share the work folder: they send results back
     save_in_worker = wd is not None and fanout.shares_files
     # local worker processes hand in-memory results over through shared memory

@@ -72,7 +72,8 @@ def _imports(path: Path, module: str):
                 for alias in node.names:
                     yield f"{base}.{alias.name}", node.lineno, local
         elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "lazy_module":
-            yield node.args[0].value, node.lineno, False
+            if node.args[0].value.startswith("irscale"):        # not third-party modules (joblib)
+                yield node.args[0].value, node.lineno, False
 
 
 def _resolve(name: str, known) -> str:

@@ -99,4 +99,10 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
                         scheduler=scheduler, method=method, bucket_items=bucket_items, rb_counts=vectors or None,
                         wait=wait, layout=layout)
     done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
-    click.echo(f"{out}: {len(done)} tables for {len(ms)} measure(s) ({len(store.tables())} tables in the file)")
+    click.echo(f"{out}: {_count(len(done), 'table')} for {_count(len(ms), 'measure')} "
+               f"({_count(len(store.tables()), 'table')} in the file)")
+
+
+def _count(k: int, noun: str) -> str:
+    """``1 table``, ``2 tables``."""
+    return f"{k} {noun}" + ("" if k == 1 else "s")

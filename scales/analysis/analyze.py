@@ -36,8 +36,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from tqdm.auto import tqdm
 
+from irscale.enumerate.progress import progress_bar
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis import agreement
 from irscale.scales.analysis.matrices import choose_transforms, matrices
@@ -341,7 +341,7 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
                 compare_jobs.append((int(n), measure, group[group["measure"] == measure]))
     tasks = [delayed(_analyze_measure)(g, m, tests, alpha) for _, _, m, g in jobs]
     tasks += [delayed(compare_measure)(g, n, m, options, reference) for n, m, g in compare_jobs]
-    results = Parallel(n_jobs=n_jobs)(tqdm(tasks, desc="analysing", unit="job", disable=not progress))
+    results = Parallel(n_jobs=n_jobs)(progress_bar(iterable=tasks, desc="analysing", unit="job", disable=not progress))
     compared = results[len(jobs):]
     results = results[:len(jobs)]
     tau_rows, sig_rows, pair_rows = [], [], []

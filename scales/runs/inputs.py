@@ -61,8 +61,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
+from irscale.enumerate.progress import progress_bar
 from irscale.errors import IrscaleError, IrscaleWarning, RunError, TrecFormatError
 from irscale.scales.runs.qrels import Qrels, read_qrels
 from irscale.scales.runs.run_files import Run, few, read_run, trec_order
@@ -524,7 +524,7 @@ def read_runs(runs: RunsInput, depth: int | None = None, progress: bool = False,
     items = _collect(runs, depth)
     files = sum(1 for x in items if not isinstance(x, Run))
     out = [x if isinstance(x, Run) else read_run(x, depth)
-           for x in tqdm(items, desc="reading runs", unit="run", disable=not progress or files < 2)]
+           for x in progress_bar(iterable=items, desc="reading runs", unit="run", disable=not progress or files < 2)]
     return _name_runs(out, run_names)
 
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from irscale.enumerate.progress import progress_bar
 from irscale.errors import CorruptStoreError, MeasureError, RunError, ValueNotInScaleError
 from irscale.scales.measures.fractional import FractionMeasure
 from irscale.scales.tables.entries import check_counts
@@ -68,9 +68,8 @@ def scored_chunks(measure: FractionMeasure, table_rb: tuple[int, ...] | None, pr
         what = "" if table_rb is None else f" with per-grade counts {table_rb}"
         raise MeasureError(f"{measure}{what}: {total:,} runs, more than irscale scores exactly for one table "
                            f"({MAX_RUNS:,}); use a smaller N")
-    with tqdm(total=total, unit="run", unit_scale=True, desc=f"{measure}" + ("" if table_rb is None else
-                                                                           f" {table_rb}"),
-              disable=not progress, leave=False) as bar:
+    desc = f"{measure}" + ("" if table_rb is None else f" {table_rb}")
+    with progress_bar(total=total, unit="run", unit_scale=True, desc=desc, disable=not progress, leave=False) as bar:
         for runs in measure.space_chunks(table_rb, CHUNK):
             yield runs
             bar.update(runs.shape[0])

@@ -41,8 +41,8 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from irscale.enumerate.progress import progress_bar
 from irscale.enumerate.runspace import feasible_space_size, grade_counts_of_runs, refuse_infeasible
 from irscale.enumerate.split_kernels import popcount_ids
 from irscale.enumerate.words import words_to_ints
@@ -288,8 +288,8 @@ class OracleScale(Scale):
         D.B.all_keys(form.words)
         starts = np.arange(band + 1, self.k + 1, band, dtype=np.int64)
         edges = np.concatenate(([-np.inf], self._bisect(starts) if starts.size else [], [np.inf]))
-        bar = tqdm(total=self.k, unit="value", unit_scale=True, desc=f"streaming {self._label()}",
-                   disable=self.k <= STREAM_WARN, leave=False)
+        bar = progress_bar(total=self.k, unit="value", unit_scale=True, desc=f"streaming {self._label()}",
+                           disable=self.k <= STREAM_WARN, leave=False)
         try:
             yield from self._stream_bands(edges, PA, CB, chunk, bar)
         finally:
