@@ -25,10 +25,11 @@ from irscale.scales.tables.entry_build import safe_name
 from irscale.scales.tables.estimate import Estimate, duration, estimate, size
 from irscale.scales.tables.layouts import layout_of
 from irscale.scales.tables.scale import Table
+from irscale.store import journal
 from irscale.store.format import table_name
 from irscale.store.lock import StoreLock
 from irscale.store.reader import Store
-from irscale.store.writer import commit, commit_size
+from irscale.store.writer import appendable, commit, commit_size
 
 #: Builds estimated below this many bytes of tables and checkpoints skip the disk check.
 SMALL_BUILD_BYTES = 64 << 20
@@ -60,7 +61,9 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     the store are kept unless ``rebuild``. Tables are committed atomically as they are
     built: a table as soon as it is built once the tables waiting took
     :data:`COMMIT_SECONDS` (30 s) to build or hold :data:`COMMIT_BYTES` (1 GiB), quick
-    tables together (each commit writes a new copy of the store), the rest at the end.
+    tables together, the rest at the end. A commit adds its tables to the store in place
+    (:mod:`irscale.store.journal`), or, where it replaces a table, writes a new copy of
+    the store.
     Big tables (2^31 pairs or more, entries beyond half the memory available, or an
     explicit ``bucket_items``: :func:`irscale.enumerate.split.checkpoints_worth`)
     checkpoint finished buckets next to the store
@@ -79,16 +82,17 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     and returns). ``wait``: seconds to wait at most (None, the default: as long as it
     takes; 0: not at all), after which :class:`~irscale.errors.StoreBusyError` names the
     holder. The kernel releases the lock of a killed build, so a lock file left behind
-    never blocks the next build. Readers never wait: they see the old store or the new.
+    never blocks the next build. Readers see the old store or the new: they wait only for
+    the milliseconds in which a commit writes its few changed kilobytes into the store.
 
     **Disk full.** When the disk fills up or a file-size limit (``ulimit -f``) is reached
-    anywhere in a build (the new copy of the store, a checkpoint), the build stops with
+    anywhere in a build (a table, a new copy of the store, a checkpoint), the build stops with
     :class:`~irscale.errors.DiskFullError` ("disk full while writing PATH (N GB free on
     FOLDER)" or "file size limit reached writing PATH"), leaves no temporary file, keeps
     the tables committed before and the finished checkpoints (free some space and run
     the same build again to resume). Before each commit the free space and the size limit
-    are checked against the new file's size, so a commit that cannot fit is refused before
-    it starts writing.
+    are checked against what it writes and the store's new size, so a commit that cannot
+    fit is refused before it starts writing.
 
     ``backend``: joblib backend for the workers (``"loky"`` processes by default,
     ``"threading"``, or ``"dask"`` to run on a dask.distributed cluster whose scheduler
@@ -170,7 +174,9 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
     plans = [estimate(m, t, fanout.workers, method, layout) for m, t in pairs]
     if bucket_items is not None:     # an explicit work unit checkpoints every table it builds
         plans = [dataclasses.replace(p, checkpoints=int(p.stored * 1.4)) for p in plans]
-    check_disk(path, wd, plans)
+    # a commit copies the store where it replaces a table or the journal cannot take it
+    copies = path.exists() and (journal.end_of_data(path) is None or any(Store(path).has(m, t) for m, t in pairs))
+    check_disk(path, wd, plans, copies)
     if progress:
         announce(plans, wd)
     before = {str(m): status.seconds for m in todo
@@ -182,7 +188,7 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
     try:
         batch = Batch()
         stored = {m: sum(p.stored for p, (mm, _) in zip(plans, pairs) if mm is m) for m in todo}
-        # what stores nothing (oracles, implicit tables) first, since a commit copies the store;
+        # what stores nothing (oracles, implicit tables) first, since a commit may copy the store;
         # one call per group, so that generic tables of one run space share an enumeration pass
         groups = [[m for m in todo if not stored[m]], [m for m in todo if stored[m]]]
         tables = (t for g in groups if g for t in build_tables(g, {str(m): wanted[m] for m in g}, options=options))
@@ -222,7 +228,7 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
 
 #: A build commits the tables it has built once they took this long to build (or at its
 #: end): a kill loses about this much finished work, and quick tables share one commit
-#: (each commit writes a new copy of the store).
+#: (a commit that replaces tables writes a new copy of the store).
 COMMIT_SECONDS = 30.0
 #: ... or once they take this many bytes (tables built in memory are held until committed).
 COMMIT_BYTES = 1 << 30
@@ -293,23 +299,28 @@ def _remove_partial_checkpoints(wd: Path) -> None:
 
 
 def check_room(path: Path, tables: list) -> None:
-    """Refuse (DiskFullError) a commit whose new file cannot fit on the disk or under the
-    process's file-size limit: HDF5 does not survive a failed write well (an exception
-    from the middle of the library, or a crash), so such a commit must not start."""
-    need = commit_size(path, tables)
-    tmp = temporary_path(path)
+    """Refuse (DiskFullError) a commit whose writes cannot fit on the disk or whose store
+    would exceed the process's file-size limit: HDF5 does not survive a failed write well
+    (an exception from the middle of the library, or a crash), so such a commit must not
+    start. A commit that appends (:func:`~irscale.store.writer.appendable`) writes the new
+    tables into the store; another one writes a new copy of the store next to it."""
+    append = appendable(path, tables)
+    target = path if append else temporary_path(path)
+    need = commit_size(path, tables, copy=not append)
+    final = commit_size(path, tables, copy=True)
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    if limit != resource.RLIM_INFINITY and need > limit:
-        raise DiskFullError(f"file size limit reached writing {tmp}: file too large (the new store takes about "
-                            f"{size(need)}, and this process may write files of at most {size(limit)}, ulimit -f)")
+    if limit != resource.RLIM_INFINITY and final > limit:
+        raise DiskFullError(f"file size limit reached writing {target}: file too large (the new store takes about "
+                            f"{size(final)}, and this process may write files of at most {size(limit)}, ulimit -f)")
     folder = Path(os.path.abspath(path)).parent
     try:
         free = shutil.disk_usage(folder).free
     except OSError:
         return
     if need > free:
-        raise DiskFullError(f"disk full while writing {tmp} ({size(free)} free on {folder}; the new copy of "
-                            f"the store needs about {size(need)})")
+        what = "the new tables need" if append else "the new copy of the store needs"
+        raise DiskFullError(f"disk full while writing {target} ({size(free)} free on {folder}; {what} about "
+                            f"{size(need)})")
 
 
 def temporary_path(path: Path) -> Path:
@@ -325,11 +336,12 @@ def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool
     left behind."""
     check_room(path, tables)
     tmp = temporary_path(path)
+    target = path if appendable(path, tables) else tmp
     try:
         commit(path, tables, build_seconds, progress=progress)
     except (StoreError, OSError, RuntimeError) as e:
         cause = e.__context__ if isinstance(e, StoreError) and e.__context__ is not None else e
-        full = disk_error(cause, tmp, path.parent)
+        full = disk_error(cause, target, path.parent)
         tmp.unlink(missing_ok=True)
         if full is not None:
             raise full from None
@@ -339,13 +351,14 @@ def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool
         raise
 
 
-def check_disk(path: Path, wd: Path, plans: list[Estimate]) -> None:
+def check_disk(path: Path, wd: Path, plans: list[Estimate], copies: bool = True) -> None:
     """Refuse a build whose estimated peak disk use exceeds the free space of the store's
-    folder: checkpoints of the table being built, plus each commit's new copy of the store
-    (the old store stays until the copy is renamed over it)."""
+    folder: checkpoints of the table being built, the tables, and where commits copy the
+    store (``copies``) each commit's new copy of it (the old store stays until the copy is
+    renamed over it)."""
     if not plans or sum(p.stored + p.checkpoints for p in plans) < SMALL_BUILD_BYTES:
         return
-    old = path.stat().st_size if path.exists() else 0
+    old = path.stat().st_size if path.exists() and copies else 0
     stored, peak = 0, 0
     for p in plans:
         stored += p.stored
@@ -360,8 +373,8 @@ def check_disk(path: Path, wd: Path, plans: list[Estimate]) -> None:
         raise BuildTooLargeError(
             f"building {len(plans)} table(s) into {path} needs about {size(peak)} of disk at its peak (the store "
             f"grows by about {size(stored)}, checkpoints in {wd} take up to {size(max(p.checkpoints for p in plans))}"
-            f", and each commit writes a new copy of the store), but {folder} has {size(free)} free; free some "
-            f"space or build fewer or smaller tables at a time")
+            f"{', and each commit writes a new copy of the store' if copies else ''}), but {folder} has "
+            f"{size(free)} free; free some space or build fewer or smaller tables at a time")
 
 
 def announce(plans: list[Estimate], wd: Path) -> None:

@@ -50,9 +50,11 @@ recompute the index of small tables). Writing into a version-3 file adds version
 tables and sets the root's format_version to 4; the version-3 tables in it stay as they are.
 
 Datasets are contiguous and uncompressed so that readers memory-map them and never read a
-table whole. A table counts as present only when ``complete`` is True. Files are only
-ever replaced whole (a temporary file in the same folder, then a rename), so an
-interrupted write never changes a store.
+table whole. A table counts as present only when ``complete`` is True. A commit adds
+tables past the file's end and changes its metadata through a redo journal
+(``.NAME.redo``, :mod:`irscale.store.journal`), or replaces the file whole (a temporary
+file in the same folder, then a rename), so an interrupted write never leaves a store
+half-changed.
 """
 from __future__ import annotations
 

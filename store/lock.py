@@ -8,8 +8,10 @@ host and start time, for the message of a build that finds the store busy. Relea
 removes the file (unlinked while still locked; a waiter that locked the removed file
 notices that the path no longer names it and locks the new one).
 
-Readers take no lock: every commit replaces the store whole (temporary file + rename), so
-a reader sees the old store or the new one.
+Readers take no lock of this kind: a commit either adds its tables in place, behind a
+redo journal and a ``flock`` on the store file that readers share while they read its
+metadata (:mod:`irscale.store.journal`), or replaces the store whole (temporary file +
+rename); either way a reader sees the old store or the new one.
 
 Within one process the lock is re-entrant for the thread that holds it (a build that
 builds missing tables through another ``build_store`` call), and other threads wait for

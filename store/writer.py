@@ -1,11 +1,13 @@
 """Writing tables into a store file, atomically.
 
-Every commit writes a complete new file next to the store (a copy of the old one plus
-the new tables), flushes it to disk and renames it over the store. A crash or kill at
-any moment leaves either the old store or the new one, never a half-written table.
-Where the file system has reflinks (XFS, btrfs), the copy is a copy-on-write clone: the
-tables already there are not copied. Elsewhere (ext4) they are, so a build commits quick
-tables together (:mod:`irscale.store.fill`).
+A commit that adds tables to an existing store adds them in place
+(:mod:`irscale.store.journal`): their data goes past the store's end, the few kilobytes
+of metadata that change go through a redo journal, and the tables already there are not
+copied. Every other commit (a new store, a table replaced, a file the journal cannot
+take) writes a complete new file next to the store (a copy of the old one plus the new
+tables), flushes it to disk and renames it over the store; where the file system has
+reflinks (XFS, btrfs) that copy is a copy-on-write clone. Either way a crash or kill at
+any moment leaves the old store or the new one, never a half-written table.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from irscale.enumerate.processes import process_alive
 from irscale.errors import StoreError
 from irscale.scales.tables.layouts import LAYOUTS
 from irscale.scales.tables.scale import Table
+from irscale.store import journal
 from irscale.store.format import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -172,13 +175,29 @@ def _copy_with_progress(src: Path, dst: Path, bar) -> None:
 COMMIT_OVERHEAD = (0.10, 64 << 10, 1 << 20)
 
 
-def commit_size(path: Path, tables: list) -> int:
-    """Upper estimate of the size of the new store file a commit of ``tables`` writes
-    (a copy of the old store plus the new tables)."""
+def commit_size(path: Path, tables: list, copy: bool | None = None) -> int:
+    """Upper estimate of the bytes a commit of ``tables`` writes: the new tables, plus a
+    copy of the old store where it copies it (``copy``; None: unless it appends,
+    :func:`appendable`)."""
     ratio, per_table, fixed = COMMIT_OVERHEAD
-    old = path.stat().st_size if path.exists() else 0
+    if copy is None:
+        copy = not appendable(path, tables)
+    old = path.stat().st_size if path.exists() and copy else 0
     new = sum(t.stored_bytes() for t in tables)
     return old + int(new * (1 + ratio)) + per_table * len(tables) + fixed
+
+
+def appendable(path: Path, tables: list) -> bool:
+    """Whether a commit of ``tables`` adds them to the store at ``path`` in place
+    (:func:`irscale.store.journal.append`): the store exists, its superblock can take an
+    append, and none of ``tables`` replaces one of its tables."""
+    try:
+        if not path.is_file() or journal.end_of_data(path) is None:
+            return False
+        with journal.reading(path), h5py.File(path, "r") as f:
+            return not any(table_path(str(t.measure), t.table_rb) in f for t in tables)
+    except (OSError, StoreError, RuntimeError, ValueError, KeyError):
+        return False
 
 
 def _reserve(path: Path, size: int) -> None:
@@ -211,9 +230,12 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
     bar = tqdm(total=old + new, unit="B", unit_scale=True, desc=f"write {path.name}", leave=False,
                disable=not progress or old + new < (64 << 20))
     try:
-        need = commit_size(path, tables)
         if path.exists():
             check_file(path)
+            if _append(path, tables, build_seconds, bar):
+                return
+        need = commit_size(path, tables, copy=True)
+        if path.exists():
             _copy_with_progress(path, tmp, bar)
         else:
             with h5py.File(tmp, "w") as f:
@@ -241,6 +263,24 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
         raise
     finally:
         bar.close()
+
+
+def _append(path: Path, tables: list, build_seconds: dict | None, bar) -> bool:
+    """Add ``tables`` to the store in place (:func:`irscale.store.journal.append`); False
+    where it cannot take them so (nothing changed: the caller copies the store)."""
+    def write(f: h5py.File) -> None:
+        if any(table_path(str(t.measure), t.table_rb) in f for t in tables):
+            raise journal.NotAppendableError("a table is replaced")
+        f.attrs["format_version"] = FORMAT_VERSION   # a version-3 file gains version-4 tables
+        for t in tables:
+            write_table(f, t, (build_seconds or {}).get(table_name(str(t.measure), t.table_rb)), bar)
+    try:
+        journal.append(path, write)
+    except journal.NotAppendableError:
+        if bar is not None:
+            bar.reset()
+        return False
+    return True
 
 
 def _remove(p: Path) -> None:

@@ -123,13 +123,14 @@ def test_a_kill_keeps_the_tables_committed_before(tmp_path, monkeypatch):
 
 
 def test_commit_clones_where_the_file_system_can(tmp_path, monkeypatch):
-    """Where FICLONE works (XFS, btrfs), a commit clones the store instead of copying it;
-    where it fails (ext4, tmpfs), it copies."""
+    """A commit that copies the store (here: it replaces a table; new tables are appended,
+    tests/test_store_append.py) clones it where FICLONE works (XFS, btrfs) and copies it
+    where it fails (ext4, tmpfs)."""
     import os
 
     from irscale.store import writer
     path = tmp_path / "t.h5"
-    irscale.build_store(path, "P@6")
+    irscale.build_store(path, "P@6,RR@6")
     cloned = []
 
     def fake_clone(fd, request, src):        # what FICLONE leaves: the same bytes
@@ -142,7 +143,7 @@ def test_commit_clones_where_the_file_system_can(tmp_path, monkeypatch):
         raise AssertionError("the store was copied, not cloned")
     monkeypatch.setattr(writer.fcntl, "ioctl", fake_clone)
     monkeypatch.setattr(os, "sendfile", no_copy)
-    irscale.build_store(path, "RR@6")
+    irscale.build_store(path, "RR@6", rebuild=True)
     assert cloned == [1]
     assert sorted(irscale.open_store(path).verify_each()) == [("P@6", None), ("RR@6", None)]
     assert len(irscale.open_store(path).tables()) == 2
@@ -151,7 +152,9 @@ def test_commit_clones_where_the_file_system_can(tmp_path, monkeypatch):
     def cannot(fd, request, src):
         raise OSError(95, "Operation not supported")
     monkeypatch.setattr(writer.fcntl, "ioctl", cannot)
-    irscale.build_store(path, "R@6")
+    ino = path.stat().st_ino
+    irscale.build_store(path, "P@6,R@6", rebuild=True)
+    assert path.stat().st_ino != ino
     assert sorted(name for name, problem in irscale.open_store(path).verify_each() if problem is None) == [
         "P@6", "R@6", "RR@6"]
 

@@ -62,24 +62,33 @@ def _tables(path) -> set:
     return {t["measure"] for t in store.tables()}
 
 
-def test_commit_beyond_the_file_size_limit(tmp_path, small_store):
+@pytest.mark.parametrize("rebuild", [False, True])
+def test_commit_beyond_the_file_size_limit(tmp_path, small_store, rebuild):
+    """Refused before writing: a new table is appended to the store (the store would
+    exceed the limit); a rebuilt one replaces a table, through a new copy of the store."""
     limit = small_store.stat().st_size + 200_000          # AP@16's table takes about 1 MB
-    r = _limited_build(tmp_path, limit, ["build", "-m", "AP@16", "--out", "t.h5", "-q"])
-    _assert_one_line(r, "file size limit reached writing", ".t.h5.tmp-", "file too large", "t.h5 is unchanged")
+    argv = ["build", "-m", "AP@16" + (",AP@8" if rebuild else ""), "--out", "t.h5", "-q"]
+    r = _limited_build(tmp_path, limit, argv + (["--rebuild"] if rebuild else []))
+    written = ".t.h5.tmp-" if rebuild else "writing t.h5: "
+    _assert_one_line(r, "file size limit reached writing", written, "file too large", "t.h5 is unchanged")
     assert _leftovers(tmp_path) == []
     assert _tables(small_store) == {"P@8", "AP@8"}
 
 
-def test_copy_of_the_old_store_beyond_the_limit(tmp_path):
-    """The commit's copy of the old store fails (sendfile: EFBIG), the room check bypassed."""
+@pytest.mark.parametrize("rebuild", [False, True])
+def test_writes_beyond_the_limit(tmp_path, rebuild):
+    """The room check bypassed: the appended table (pwrite: EFBIG) or the commit's copy
+    of the old store (sendfile: EFBIG) meets the limit; the store is unchanged."""
     path = tmp_path / "t.h5"
     irscale.build_store(path, "AP@16")                   # about 1 MB
-    limit = path.stat().st_size // 2
-    r = _limited_build(tmp_path, limit, ["build", "-m", "P@8", "--out", "t.h5", "-q"],
-                       prelude="import irscale.store.fill as f; f.check_room = lambda *a: None")
-    _assert_one_line(r, "file size limit reached writing", ".t.h5.tmp-")
+    before = path.read_bytes()
+    limit = path.stat().st_size + (-len(before) // 2 if rebuild else 20_000)
+    argv = ["build", "-m", "AP@16" if rebuild else "AP@14", "--out", "t.h5", "-q"] + (["--rebuild"] if rebuild else [])
+    r = _limited_build(tmp_path, limit, argv, prelude="import irscale.store.fill as f; f.check_room = lambda *a: None")
+    _assert_one_line(r, "file size limit reached writing", ".t.h5.tmp-" if rebuild else "writing t.h5: ")
     assert _leftovers(tmp_path) == []
     assert _tables(path) == {"AP@16"}
+    assert path.read_bytes() == before
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -107,11 +116,16 @@ def test_hdf5_write_failure_is_a_full_disk(tmp_path, small_store, monkeypatch):
                            "'.t.h5.tmp-1', file descriptor = 3, errno = 28, error message = 'No space left on "
                            "device', buf = 0x1, total write size = 32432, bytes this sub-write = 32432, offset = 0)")
     monkeypatch.setattr(writer, "write_table", failing)
+    before = small_store.read_bytes()
+    with pytest.raises(DiskFullError, match=r"disk full while writing .*/t\.h5 \(.* free on "):
+        irscale.build_store(small_store, "AP@10")                     # appended
+    assert small_store.read_bytes() == before
     with pytest.raises(DiskFullError, match=r"disk full while writing .*\.t\.h5\.tmp-\d+ \(.* free on "):
-        irscale.build_store(small_store, "AP@10")
+        irscale.build_store(small_store, "AP@8", rebuild=True)        # replaced: through a copy
     assert _leftovers(tmp_path) == []
     monkeypatch.undo()
     assert _tables(small_store) == {"P@8", "AP@8"}
+    assert small_store.read_bytes() == before
 
 
 def test_enospc_in_the_copy_is_a_full_disk(tmp_path, small_store, monkeypatch):
@@ -120,7 +134,24 @@ def test_enospc_in_the_copy_is_a_full_disk(tmp_path, small_store, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(writer, "_copy_with_progress", failing)
     with pytest.raises(DiskFullError, match=r"disk full while writing .*t\.h5\.tmp-.*t\.h5 is unchanged"):
-        irscale.build_store(small_store, "AP@10")
+        irscale.build_store(small_store, "AP@8", rebuild=True)        # replaced: through a copy
+    assert _leftovers(tmp_path) == []
+
+
+def test_enospc_in_an_append_is_a_full_disk(tmp_path, small_store, monkeypatch):
+    """The appended table's data meets a full disk: the store is as it was (its length too)."""
+    real = os.pwrite
+
+    def pwrite(fd, data, offset):
+        if len(data) > 4096:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data, offset)
+    before = small_store.read_bytes()
+    monkeypatch.setattr(os, "pwrite", pwrite)
+    with pytest.raises(DiskFullError, match=r"disk full while writing .*/t\.h5 \(.*t\.h5 is unchanged"):
+        irscale.build_store(small_store, "AP@12")
+    monkeypatch.undo()
+    assert small_store.read_bytes() == before
     assert _leftovers(tmp_path) == []
 
 
@@ -129,9 +160,12 @@ def test_no_room_for_the_commit_is_refused_before_writing(tmp_path, small_store,
         free = 10_000
     monkeypatch.setattr(fill.shutil, "disk_usage", lambda folder: Usage)
     monkeypatch.setattr(fill, "commit", lambda *a, **kw: pytest.fail("commit started"))
-    with pytest.raises(DiskFullError, match=r"disk full while writing .*\.t\.h5\.tmp-\d+ \(10 kB free on .*"
-                                            r"needs about"):
+    with pytest.raises(DiskFullError, match=r"disk full while writing .*/t\.h5 \(10 kB free on .*"
+                                            r"the new tables need about"):
         irscale.build_store(small_store, "AP@12")
+    with pytest.raises(DiskFullError, match=r"disk full while writing .*\.t\.h5\.tmp-\d+ \(10 kB free on .*"
+                                            r"the new copy of the store needs about"):
+        irscale.build_store(small_store, "AP@8", rebuild=True)
 
 
 def test_short_write_of_a_checkpoint_is_a_full_disk(tmp_path, small_store, monkeypatch):

@@ -178,32 +178,38 @@ def test_write_failure_keeps_old_store(tmp_path, monkeypatch):
     assert not list(tmp_path.glob(".t.h5.build/*.npz"))
 
 
-def test_sigkill_in_the_middle_of_writing_a_table(tmp_path):
+@pytest.mark.parametrize("rebuild", [False, True])
+def test_sigkill_in_the_middle_of_writing_a_table(tmp_path, rebuild):
     """A writer killed (SIGKILL) halfway through a table's datasets leaves the store as it
-    was; the next build completes it and removes the dead writer's temporary file."""
+    was; the next build completes it and removes what the dead writer left: data past the
+    store's end (new tables are appended in place) or its temporary file (a replaced
+    table goes through a new copy of the store)."""
+    from irscale.store import journal
     path = tmp_path / "t.h5"
     irscale.build_store(path, "P@6")
     before = _snapshot(path)
+    measures = "P@6,RR@6,AP@6" if rebuild else "RR@6,AP@6"
     script = textwrap.dedent(f"""
         import os, signal
         import irscale
         from irscale.store import writer
         real = writer.write_table
-        calls = []
         def dying(f, table, *args):
-            calls.append(1)
-            if len(calls) == 2:          # second table (AP@6): die after its first dataset
+            if str(table.measure) == "AP@6":          # die after its first dataset
                 g = f.create_group("/tables/AP@6")
                 g.create_dataset("ids", data=table.parts[0].ids)
                 f.flush()
                 os.kill(os.getpid(), signal.SIGKILL)
             real(f, table, *args)
         writer.write_table = dying
-        irscale.build_store({str(path)!r}, "RR@6,AP@6")
+        irscale.build_store({str(path)!r}, {measures!r}, rebuild={rebuild!r})
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    assert list(tmp_path.glob(".t.h5.tmp-*")), "the killed writer should have left its temporary file"
+    if rebuild:
+        assert list(tmp_path.glob(".t.h5.tmp-*")), "the killed writer should have left its temporary file"
+    else:
+        assert path.stat().st_size > journal.end_of_data(path), "the killed writer should have left data past the end"
     after = _snapshot(path)
     assert set(after) == set(before)  # RR@6 and AP@6 are quick: one commit, which the kill stopped
     for k in before:
@@ -211,6 +217,7 @@ def test_sigkill_in_the_middle_of_writing_a_table(tmp_path):
     store = irscale.build_store(path, "RR@6,AP@6")
     assert len(store.tables()) == 3
     assert not list(tmp_path.glob(".t.h5.tmp-*"))
+    assert path.stat().st_size == journal.end_of_data(path)
     assert len(store.scale("AP@6", rb=3)) == len(irscale.scale("AP@6", rb=3))
 
 
