@@ -81,8 +81,14 @@ class _ChangesHeld(io.RawIOBase):
         self.fd, self.end, self.size, self.pos = fd, end, end, 0
         self.changes: list[tuple[int, bytes]] = []
         self.changed_bytes = 0
-        self.final_size = end
+        self.asked_size = end          # the length HDF5 last truncated the file to (its end of data)
         self.too_many = False
+
+    @property
+    def final_size(self) -> int:
+        """The store's length after the commit: what HDF5 asked for, and never less than
+        the old end or the last byte written."""
+        return max(self.end, self.size, self.asked_size)
 
     def readable(self) -> bool:
         return True
@@ -131,8 +137,8 @@ class _ChangesHeld(io.RawIOBase):
         return n
 
     def truncate(self, size: int | None = None) -> int:
-        self.final_size = max(self.end, self.pos if size is None else size)
-        return self.final_size
+        self.asked_size = self.pos if size is None else size
+        return self.asked_size
 
     def flush(self) -> None:
         pass
@@ -255,8 +261,10 @@ def _read_journal(journal: Path) -> tuple[list[tuple[int, bytes]], int]:
 
 def _apply(fd: int, changes: list[tuple[int, bytes]], final_size: int) -> None:
     for off, data in changes:
-        os.pwrite(fd, data, off)
-    if os.fstat(fd).st_size > final_size:
+        done = 0
+        while done < len(data):
+            done += os.pwrite(fd, data[done:], off + done)
+    if os.fstat(fd).st_size != final_size:
         os.ftruncate(fd, final_size)
     os.fsync(fd)
 

@@ -40,6 +40,7 @@ from irscale.store.format import (
     table_name,
     table_path,
 )
+from irscale.store.lock import StoreLock
 from irscale.store.reader import check_file
 from irscale.version import __version__
 
@@ -266,8 +267,9 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
 
 
 def _append(path: Path, tables: list, build_seconds: dict | None, bar) -> bool:
-    """Add ``tables`` to the store in place (:func:`irscale.store.journal.append`); False
-    where it cannot take them so (nothing changed: the caller copies the store)."""
+    """Add ``tables`` to the store in place (:func:`irscale.store.journal.append`), holding
+    the store's writer lock (re-entrant: a build holds it already); False where it cannot
+    take them so (nothing changed: the caller copies the store)."""
     def write(f: h5py.File) -> None:
         if any(table_path(str(t.measure), t.table_rb) in f for t in tables):
             raise journal.NotAppendableError("a table is replaced")
@@ -275,7 +277,8 @@ def _append(path: Path, tables: list, build_seconds: dict | None, bar) -> bool:
         for t in tables:
             write_table(f, t, (build_seconds or {}).get(table_name(str(t.measure), t.table_rb)), bar)
     try:
-        journal.append(path, write)
+        with StoreLock(path):
+            journal.append(path, write)
     except journal.NotAppendableError:
         if bar is not None:
             bar.reset()
