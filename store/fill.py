@@ -175,7 +175,7 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
     if bucket_items is not None:     # an explicit work unit checkpoints every table it builds
         plans = [dataclasses.replace(p, checkpoints=int(p.stored * 1.4)) for p in plans]
     # a commit copies the store where it replaces a table or the journal cannot take it
-    copies = path.exists() and (journal.end_of_data(path) is None or any(Store(path).has(m, t) for m, t in pairs))
+    copies = path.exists() and (not journal.can_append(path) or any(Store(path).has(m, t) for m, t in pairs))
     check_disk(path, wd, plans, copies)
     if progress:
         announce(plans, wd)
@@ -339,6 +339,8 @@ def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool
     target = path if appendable(path, tables) else tmp
     try:
         commit(path, tables, build_seconds, progress=progress)
+    except journal.JournaledError:
+        raise                     # committed, through its journal: not a failure to report as "unchanged"
     except (StoreError, OSError, RuntimeError) as e:
         cause = e.__context__ if isinstance(e, StoreError) and e.__context__ is not None else e
         full = disk_error(cause, target, path.parent)

@@ -8,20 +8,26 @@ memory, then:
 
 1. flushes the new data to disk (the store's metadata is still the old one, so readers
    and a crash see the old store: bytes past its end are ignored);
-2. under an exclusive ``flock`` on the store file (readers of this package take a
-   shared one while they read HDF5 metadata: :func:`reading`), writes the changes to a
-   redo journal ``.STORE.redo`` (temporary file, flush, rename: the commit point) and
-   then into the store, flushes the store and deletes the journal.
+2. under an exclusive lock on the store (readers of this package share it while they
+   read HDF5 metadata: :func:`open_for_reading`), writes the changes to a redo journal
+   ``.STORE.redo`` (temporary file, flush, rename: the commit point), then into the
+   store, flushes the store and deletes the journal; SIGINT and SIGTERM wait meanwhile.
 
 A crash before the journal's rename leaves the old store (and data past its end, cut
 off by the next commit); a crash after it leaves a journal that the next reader or
-writer replays (:func:`recover`) before reading, so that the store is the new one.
-Readers' memory maps of existing tables stay valid: their bytes are never written.
+writer replays (:func:`recover`) before reading, so that the store is the new one. The
+journal names the file it belongs to (device, inode, old end of data, length written):
+a journal left next to a store that was since replaced, moved or deleted is set aside
+(``.STORE.redo-stale-TIME``) with a warning, never replayed into another file. Readers'
+memory maps of existing tables stay valid: their bytes are never written.
 
-Append commits need a version-0 superblock at the start of the file (the format h5py
-writes), a file system with ``flock``, and no table being replaced; other commits copy
-the store (:mod:`irscale.store.writer`). The journal holds the changes in the order
-HDF5 wrote them, a JSON header and a sha256 of everything before it.
+The lock is an open-file-description byte-range lock (``F_OFD_SETLK``, Linux), which
+HDF5's own ``flock`` of open files does not meet: a store open in another program
+(h5py, HDFView) delays nothing. A commit waits at most :data:`WAIT_SECONDS` for readers,
+then copies the store instead. Append commits need a version-0 superblock at the start
+of the file (the format h5py writes), OFD locks, and no table being replaced; other
+commits copy the store (:mod:`irscale.store.writer`). The journal holds a JSON header,
+the changes in the order HDF5 wrote them, and a sha256 of everything before it.
 """
 from __future__ import annotations
 
@@ -31,27 +37,41 @@ import hashlib
 import io
 import json
 import os
+import signal
 import struct
+import threading
+import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import h5py
 
-from irscale.errors import CorruptStoreError, StoreError
+from irscale.errors import CorruptStoreError, IrscaleWarning, StoreError
 
 #: Bytes of metadata changes an append commit may hold in memory; beyond, it gives up
 #: (and the caller copies the store): a commit changes kilobytes.
 MAX_CHANGED_BYTES = 64 << 20
+#: Seconds a commit waits for readers to finish reading the store's metadata before it
+#: gives up appending (and the caller copies the store).
+WAIT_SECONDS = 10.0
 #: The HDF5 format signature, at the start of a file without a user block.
 SIGNATURE = b"\x89HDF\r\n\x1a\n"
-MAGIC = b"irscale-redo-1\n"
-#: flock errors of file systems without it (some network and FUSE ones).
+MAGIC = b"irscale-redo-2\n"
+#: Lock errors of file systems without OFD locks.
 NO_LOCKS = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
+_OFD_SET = getattr(fcntl, "F_OFD_SETLK", None)
+_OFD_WAIT = getattr(fcntl, "F_OFD_SETLKW", None)
 
 
 class NotAppendableError(Exception):
     """This store cannot take an append commit; copy it instead (nothing was changed)."""
+
+
+class JournaledError(StoreError):
+    """An append commit failed after its journal was written: the store is the new one
+    once the journal is replayed (by the next reader or writer), not the old one."""
 
 
 def redo_path(path: str | os.PathLike) -> Path:
@@ -65,11 +85,56 @@ def end_of_data(path: str | os.PathLike) -> int | None:
     address), or None where the superblock is not a version-0 one at offset 0 with 8-byte
     addresses and base address 0."""
     with open(path, "rb") as fh:
-        head = fh.read(48)
+        return _end_in(fh.read(48))
+
+
+def _end_in(head: bytes) -> int | None:
     if len(head) < 48 or head[:8] != SIGNATURE or head[8] != 0 or head[13] != 8:
         return None
     base, _free, end = struct.unpack_from("<3Q", head, 24)
     return end if base == 0 else None
+
+
+def _lock(fd: int, exclusive: bool, wait: bool = True) -> bool:
+    """An OFD lock on the whole of ``fd``'s file (shared or exclusive); False where the
+    system has none or, with ``wait`` False, where another holds a conflicting one."""
+    if _OFD_SET is None:
+        return False
+    kind = fcntl.F_WRLCK if exclusive else fcntl.F_RDLCK
+    try:
+        fcntl.fcntl(fd, _OFD_WAIT if wait else _OFD_SET, struct.pack("hh4xqqi4x", kind, os.SEEK_SET, 0, 0, 0))
+    except OSError as e:
+        if e.errno in NO_LOCKS or (not wait and e.errno in (errno.EAGAIN, errno.EACCES)):
+            return False
+        raise
+    return True
+
+
+def _unlock(fd: int) -> None:
+    if _OFD_SET is not None:
+        try:
+            fcntl.fcntl(fd, _OFD_SET, struct.pack("hh4xqqi4x", fcntl.F_UNLCK, os.SEEK_SET, 0, 0, 0))
+        except OSError:
+            pass
+
+
+def can_append(path: str | os.PathLike) -> bool:
+    """Whether the store at ``path`` can take an append commit (superblock, OFD locks)."""
+    try:
+        if end_of_data(path) is None:
+            return False
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        if _lock(fd, exclusive=False, wait=False):
+            _unlock(fd)
+            return True
+        return _OFD_SET is not None           # held by another: locks work
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 class _ChangesHeld(io.RawIOBase):
@@ -157,73 +222,96 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _lock(fd: int, how: int) -> bool:
-    """flock ``fd``; False where the file system has no flock."""
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until the block ends (in the main thread; others get no
+    signals in Python)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     try:
-        fcntl.flock(fd, how)
-    except OSError as e:
-        if e.errno in NO_LOCKS:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _lock_writing(fd: int) -> bool:
+    """The exclusive lock, waiting up to :data:`WAIT_SECONDS` for readers; False if they
+    held it that long."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    pause = 0.001
+    while not _lock(fd, exclusive=True, wait=False):
+        if time.monotonic() > deadline:
             return False
-        raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
     return True
 
 
 def append(path: str | os.PathLike, write: Callable[[h5py.File], None]) -> None:
     """Run ``write`` on the store at ``path`` opened for writing, as one append commit
-    (see the module docstring). Raises :class:`NotAppendableError` (the store unchanged) where
-    the store cannot take one. The caller holds the store's writer lock."""
+    (see the module docstring). Raises :class:`NotAppendableError` (the store unchanged)
+    where the store cannot take one, :class:`JournaledError` where it failed after its
+    journal was written. The caller holds the store's writer lock."""
     path = Path(path)
     recover(path)
+    for p in path.parent.glob(f".{path.name}.redo-tmp-*"):    # of writers killed while writing one
+        p.unlink(missing_ok=True)
     end = end_of_data(path)
     if end is None:
         raise NotAppendableError("not a version-0 superblock")
     fd = os.open(path, os.O_RDWR)
     try:
-        if os.fstat(fd).st_size < end:
+        st = os.fstat(fd)
+        if st.st_size < end:
             raise NotAppendableError("shorter than its superblock says")
-        if not _lock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB):
-            raise NotAppendableError("no flock on this file system")
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        if os.fstat(fd).st_size > end:
+        if not can_append(path):
+            raise NotAppendableError("no OFD locks here")
+        if st.st_size > end:
             os.ftruncate(fd, end)          # data of an append that never reached its journal
         held = _ChangesHeld(fd, end)
         try:
             with h5py.File(held, "r+") as f:
                 write(f)
             os.fsync(fd)
-        except BaseException as e:
+        except BaseException:
             os.ftruncate(fd, end)
             if held.too_many:
                 raise NotAppendableError("too many changes") from None
-            if isinstance(e, RuntimeError) and isinstance(e.__context__, OSError):
-                raise e.__context__ from None      # h5py wraps the file object's OSError (a full disk)
             raise
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if not _lock_writing(fd):
+            os.ftruncate(fd, end)
+            raise NotAppendableError("readers held the store")
         try:
-            try:
-                _write_journal(path, held.changes, held.final_size)
-            except BaseException:
-                os.ftruncate(fd, end)
-                raise
-            try:
-                _apply(fd, held.changes, held.final_size)
-                redo_path(path).unlink()
-                _fsync_folder(path.parent)
-            except OSError as e:
-                raise StoreError(f"cannot finish the commit to {path} ({e.strerror or e}): its journal "
-                                 f"{redo_path(path)} holds it, and the next read or build of the store finishes "
-                                 f"it") from None
+            with _signals_held():
+                identity = {"dev": st.st_dev, "ino": st.st_ino, "end": end, "written": held.size}
+                try:
+                    _write_journal(path, held.changes, held.final_size, identity)
+                except BaseException:
+                    if not redo_path(path).exists():      # not the commit point yet
+                        os.ftruncate(fd, end)
+                        raise
+                try:
+                    _apply(fd, held.changes, held.final_size)
+                    redo_path(path).unlink()
+                    _fsync_folder(path.parent)
+                except OSError as e:
+                    raise JournaledError(f"cannot finish the commit to {path} ({e.strerror or e}): its journal "
+                                         f"{redo_path(path)} holds it, and the next read or build of the store "
+                                         f"finishes it") from None
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            _unlock(fd)
     finally:
         os.close(fd)
 
 
-def _write_journal(path: Path, changes: list[tuple[int, bytes]], final_size: int) -> None:
+def _write_journal(path: Path, changes: list[tuple[int, bytes]], final_size: int, identity: dict) -> None:
     """Write the redo journal of ``changes`` (temporary file, fsync, rename, folder fsync)."""
-    header = json.dumps({"store_size": final_size, "changes": [[off, len(d)] for off, d in changes]}).encode()
+    header = json.dumps({"store_size": final_size, "store": identity,
+                         "changes": [[off, len(d)] for off, d in changes]}).encode()
     h = hashlib.sha256()
-    tmp = redo_path(path).with_suffix(f".redo-tmp-{os.getpid()}")
+    tmp = redo_path(path).with_name(f"{redo_path(path).name}-tmp-{os.getpid()}")
     try:
         with open(tmp, "wb") as fh:
             for part in (MAGIC, struct.pack("<Q", len(header)), header, *(d for _, d in changes)):
@@ -234,20 +322,18 @@ def _write_journal(path: Path, changes: list[tuple[int, bytes]], final_size: int
             os.fsync(fh.fileno())
         os.replace(tmp, redo_path(path))
     except BaseException:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
+        tmp.unlink(missing_ok=True)
         raise
     _fsync_folder(path.parent)
 
 
-def _read_journal(journal: Path) -> tuple[list[tuple[int, bytes]], int]:
+def _read_journal(journal: Path) -> tuple[list[tuple[int, bytes]], int, dict]:
     data = journal.read_bytes()
     body, digest = data[:-32], data[-32:]
     if not data.startswith(MAGIC) or hashlib.sha256(body).digest() != digest:
-        raise CorruptStoreError(f"{journal}: the journal of an interrupted commit is damaged; the store next to "
-                                f"it may be half-written: rebuild it (irscale build --rebuild)")
+        raise CorruptStoreError(f"{journal}, the journal of an interrupted commit, is damaged, so the store next "
+                                f"to it may be half-written: delete {journal}, then check the store with "
+                                f"'irscale verify' (and rebuild what it reports)")
     pos = len(MAGIC)
     (n,) = struct.unpack_from("<Q", body, pos)
     header = json.loads(body[pos + 8:pos + 8 + n])
@@ -256,7 +342,23 @@ def _read_journal(journal: Path) -> tuple[list[tuple[int, bytes]], int]:
     for off, length in header["changes"]:
         changes.append((off, body[pos:pos + length]))
         pos += length
-    return changes, header["store_size"]
+    return changes, header["store_size"], header["store"]
+
+
+def _belongs(fd: int, changes: list[tuple[int, bytes]], identity: dict) -> bool:
+    """Whether a journal was written for the open file ``fd``: the same device and inode,
+    at least the bytes its commit wrote, and a superblock saying the old end of data or
+    the journal's new one (a commit stopped before or after writing the superblock)."""
+    st = os.fstat(fd)
+    if (st.st_dev, st.st_ino) != (identity["dev"], identity["ino"]) or st.st_size < identity["written"]:
+        return False
+    head = bytearray(os.pread(fd, 48, 0))
+    now = _end_in(bytes(head))
+    for off, data in changes:
+        a, z = max(off, 0), min(off + len(data), len(head))
+        if a < z:
+            head[a:z] = data[a - off:z - off]
+    return now is not None and now in (identity["end"], _end_in(bytes(head)))
 
 
 def _apply(fd: int, changes: list[tuple[int, bytes]], final_size: int) -> None:
@@ -271,51 +373,79 @@ def _apply(fd: int, changes: list[tuple[int, bytes]], final_size: int) -> None:
 
 def recover(path: str | os.PathLike) -> bool:
     """Finish the append commit of a writer that died after its journal was written:
-    write the journal's changes into the store, delete it. True if there was one."""
+    write the journal's changes into the store, delete it. A journal that belongs to
+    another file (the store was replaced, moved or deleted since) is set aside with a
+    warning. True if there was a journal."""
     path = Path(path)
     journal = redo_path(path)
     if not journal.exists():
         return False
     try:
         fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        _set_aside(journal, f"{path} does not exist")
+        return True
     except OSError as e:
         raise StoreError(f"{path}: a commit was interrupted and its journal {journal} must be written into the "
                          f"store, which needs write access to it ({e.strerror}); run 'irscale verify {path}' "
                          f"as a user who may write it") from None
     try:
-        locked = _lock(fd, fcntl.LOCK_EX)
+        locked = _lock(fd, exclusive=True)
         try:
             if journal.exists():               # not finished by another process meanwhile
-                changes, final_size = _read_journal(journal)
-                _apply(fd, changes, final_size)
-                journal.unlink()
-                _fsync_folder(path.parent)
+                changes, final_size, identity = _read_journal(journal)
+                if not _belongs(fd, changes, identity):
+                    _set_aside(journal, f"it was written for another file than the present {path}")
+                    return True
+                with _signals_held():
+                    _apply(fd, changes, final_size)
+                    journal.unlink()
+                    _fsync_folder(path.parent)
         finally:
             if locked:
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                _unlock(fd)
     finally:
         os.close(fd)
     return True
 
 
-@contextmanager
-def reading(path: str | os.PathLike) -> Iterator[None]:
-    """Hold a shared ``flock`` on the store at ``path`` while reading its HDF5 metadata,
-    so that an append commit does not change it meanwhile; first finish an interrupted
-    append commit (:func:`recover`)."""
-    path = Path(path)
+def _set_aside(journal: Path, why: str) -> None:
+    aside = journal.with_name(f"{journal.name}-stale-{time.strftime('%Y%m%dT%H%M%S')}")
     try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        yield                  # the caller's open reports it
+        journal.rename(aside)
+    except FileNotFoundError:
         return
-    try:
-        locked = _lock(fd, fcntl.LOCK_SH)
-        if redo_path(path).exists():
-            if locked:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-            recover(path)
-            locked = _lock(fd, fcntl.LOCK_SH)
-        yield
-    finally:
-        os.close(fd)           # releases the lock
+    warnings.warn(f"{journal}, the journal of an interrupted commit, was not replayed: {why}; it is kept as "
+                  f"{aside}", IrscaleWarning, stacklevel=3)
+
+
+@contextmanager
+def open_for_reading(path: str | os.PathLike) -> Iterator[h5py.File]:
+    """``h5py.File(path, "r")``, holding a shared lock on the store while it is open, so
+    that an append commit does not change its metadata meanwhile; an interrupted append
+    commit is finished first (:func:`recover`)."""
+    path = Path(path)
+    for _ in range(100):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            break                              # h5py reports it
+        try:
+            locked = _lock(fd, exclusive=False)
+            if redo_path(path).exists():
+                if locked:
+                    _unlock(fd)
+                recover(path)
+                continue                       # lock again, look again
+            with h5py.File(path, "r") as f:
+                try:
+                    same = os.fstat(f.id.get_vfd_handle()).st_ino == os.fstat(fd).st_ino
+                except (OSError, TypeError, ValueError):
+                    same = True
+                if same:                       # not replaced (by a copying commit) since we locked it
+                    yield f
+                    return
+        finally:
+            os.close(fd)                       # releases the lock
+    with h5py.File(path, "r") as f:
+        yield f

@@ -60,7 +60,7 @@ def check_file(path: str | os.PathLike) -> None:
     if not h5py.is_hdf5(path):
         raise StoreError(f"{path} is not an HDF5 file (expected a table file written by 'irscale build')")
     try:
-        with journal.reading(path), h5py.File(path, "r") as f:
+        with journal.open_for_reading(path) as f:
             fmt = f.attrs.get("format")
             ver = f.attrs.get("format_version")
         if isinstance(fmt, bytes):
@@ -114,7 +114,7 @@ class Store:
         self.path = Path(path)
         check_file(self.path)
         try:
-            with journal.reading(self.path), h5py.File(self.path, "r") as f:
+            with journal.open_for_reading(self.path) as f:
                 self.attrs = _attrs(f)
         except DAMAGE as e:
             raise CorruptStoreError(f"{self.path}: cannot read HDF5 file ({_reason(e)}); the file is damaged") from None
@@ -139,7 +139,7 @@ class Store:
         (name, problem) of the groups whose metadata are damaged)."""
         out, incomplete, damaged = [], [], []
         try:
-            with journal.reading(self.path), h5py.File(self.path, "r") as f:
+            with journal.open_for_reading(self.path) as f:
                 if "tables" not in f:
                     return out, incomplete, damaged
                 names = list(f["tables"])
@@ -178,7 +178,7 @@ class Store:
         trb = self._table_rb(m, table_rb)
         path = table_path(str(m), trb)
         try:
-            with journal.reading(self.path), h5py.File(self.path, "r") as f:
+            with journal.open_for_reading(self.path) as f:
                 return path in f and bool(f[path].attrs.get("complete", False))
         except DAMAGE as e:
             raise self._corrupt(m, trb, f"cannot be read ({_reason(e)})") from None
@@ -188,7 +188,7 @@ class Store:
         m = parse_measure(measure)
         path = table_path(str(m), self._table_rb(m, table_rb))
         try:
-            with journal.reading(self.path), h5py.File(self.path, "r") as f:
+            with journal.open_for_reading(self.path) as f:
                 if path not in f:
                     return None
                 a = _attrs(f[path])
@@ -236,7 +236,7 @@ class Store:
         if (m, trb) in self._cache and not verify:
             return self._cache[(m, trb)]
         try:
-            with journal.reading(self.path), h5py.File(self.path, "r") as f:
+            with journal.open_for_reading(self.path) as f:
                 g = f.get(table_path(str(m), trb))
                 if g is None or not bool(g.attrs.get("complete", False)):
                     raise self._missing(m, trb)

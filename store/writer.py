@@ -190,12 +190,13 @@ def commit_size(path: Path, tables: list, copy: bool | None = None) -> int:
 
 def appendable(path: Path, tables: list) -> bool:
     """Whether a commit of ``tables`` adds them to the store at ``path`` in place
-    (:func:`irscale.store.journal.append`): the store exists, its superblock can take an
-    append, and none of ``tables`` replaces one of its tables."""
+    (:func:`irscale.store.journal.append`): the store exists, can take an append
+    (:func:`~irscale.store.journal.can_append`), and none of ``tables`` replaces one of
+    its tables."""
     try:
-        if not path.is_file() or journal.end_of_data(path) is None:
+        if not path.is_file() or not journal.can_append(path):
             return False
-        with journal.reading(path), h5py.File(path, "r") as f:
+        with journal.open_for_reading(path) as f:
             return not any(table_path(str(t.measure), t.table_rb) in f for t in tables)
     except (OSError, StoreError, RuntimeError, ValueError, KeyError):
         return False
@@ -225,6 +226,7 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
     if not folder.is_dir():
         raise StoreError(f"cannot write {path}: folder {folder} does not exist")
     _remove_stale_temporaries(path)
+    journal.recover(path)              # an interrupted append commit (or a stale journal: set aside)
     tmp = folder / f".{path.name}.tmp-{os.getpid()}"
     old = path.stat().st_size if path.exists() else 0
     new = sum(t.stored_bytes() for t in tables)

@@ -121,12 +121,6 @@ def test_a_writer_dying_at_any_step_leaves_the_old_store_or_the_new_one(tmp_path
     assert journal.end_of_data(store) == store.stat().st_size
 
 
-def test_a_damaged_journal_is_reported(store):
-    journal.redo_path(store).write_bytes(journal.MAGIC + b"garbage" * 10)
-    with pytest.raises(CorruptStoreError, match="journal of an interrupted commit is damaged"):
-        irscale.open_store(store).tables()
-
-
 def test_readers_never_see_a_half_done_commit(tmp_path, store):
     """A reader process lists the store and reads its tables while this one appends
     tables one by one: no error, and the tables only ever grow."""
@@ -161,19 +155,114 @@ def test_readers_never_see_a_half_done_commit(tmp_path, store):
     assert _tables(store) == {"P@8", "AP@10"} | {f"RR@{n}" for n in range(3, 15)}
 
 
-def test_commit_lock_is_taken_by_readers(store):
-    """While a reader reads the store's metadata, an append cannot change it."""
-    import fcntl
-
-    with journal.reading(store):
+def test_readers_hold_the_commit_lock(store):
+    """While a reader has the store's metadata open, an append cannot change it."""
+    def free() -> bool:
         fd = os.open(store, os.O_RDWR)
         try:
-            with pytest.raises(BlockingIOError):
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            got = journal._lock(fd, exclusive=True, wait=False)
+            if got:
+                journal._unlock(fd)
+            return got
         finally:
             os.close(fd)
-    fd = os.open(store, os.O_RDWR)
+    with journal.open_for_reading(store) as f:
+        assert "tables" in f
+        assert not free()
+    assert free()
+
+
+def test_a_store_open_elsewhere_delays_nothing(tmp_path, store):
+    """HDF5 holds a flock on files it has open (h5py, HDFView): an append commit's lock
+    is another kind, so it neither waits for them nor makes their opens fail."""
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time, h5py
+        f = h5py.File({str(store)!r}, "r")
+        print("open", flush=True)
+        sys.stdin.readline()
+    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=tmp_path)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert holder.stdout.readline() == "open\n"
+        ino = store.stat().st_ino
+        t0 = time.perf_counter()
+        irscale.build_store(store, "AP@12")
+        assert time.perf_counter() - t0 < journal.WAIT_SECONDS
+        assert store.stat().st_ino == ino                    # appended, not copied
+        with h5py.File(store, "r") as f:                       # HDF5's own lock is not in the way
+            assert "AP@12" in f["tables"]
     finally:
-        os.close(fd)
+        holder.communicate("\n", timeout=30)
+    assert _tables(store) == {"P@8", "AP@10", "AP@12"}
+
+
+def test_a_failed_folder_flush_after_the_journal_still_commits(store, monkeypatch):
+    """Once the journal is renamed into place the commit is decided: an error after it
+    (here the folder's fsync) does not cut the new data off."""
+    real, calls = journal._fsync_folder, []
+
+    def failing(folder):
+        calls.append(folder)
+        if len(calls) == 1:
+            raise OSError(5, "Input/output error")
+        real(folder)
+    monkeypatch.setattr(journal, "_fsync_folder", failing)
+    with pytest.raises(OSError):
+        journal._write_journal(store, [], 0, {})           # the failure is real ...
+    journal.redo_path(store).unlink()
+    calls.clear()
+    irscale.build_store(store, "AP@12")                      # ... and the commit goes on past it
+    monkeypatch.undo()
+    assert _tables(store) == {"P@8", "AP@10", "AP@12"}
+    assert not journal.redo_path(store).exists()
+
+
+def test_an_apply_that_fails_says_the_journal_holds_the_commit(store, monkeypatch):
+    def failing(fd, changes, size):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(journal, "_apply", failing)
+    with pytest.raises(journal.JournaledError, match="its journal .*holds it"):
+        irscale.build_store(store, "AP@12")
+    monkeypatch.undo()
+    assert journal.redo_path(store).exists()
+    assert _tables(store) == {"P@8", "AP@10", "AP@12"}       # the next reader finishes it
+    assert not journal.redo_path(store).exists()
+
+
+def _die_after_the_journal(tmp_path, store, measure):
+    script = textwrap.dedent(f"""
+        import os, irscale
+        from irscale.store import journal
+        journal._apply = lambda *args: os._exit(9)
+        irscale.build_store({str(store)!r}, {measure!r})
+    """)
+    r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 9, r.stderr
+    assert journal.redo_path(store).exists()
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_journal_of_another_file_is_set_aside(tmp_path, store, how):
+    """The store of an interrupted commit deleted (or replaced by a copy) before anyone
+    read it: its journal is never replayed into the new file."""
+    _die_after_the_journal(tmp_path, store, "AP@12")
+    if how == "deleted":
+        store.unlink()
+        with pytest.warns(irscale.errors.IrscaleWarning, match="was not replayed: .*does not exist"):
+            irscale.build_store(store, "RR@9")
+        assert _tables(store) == {"RR@9"}
+    else:
+        other = tmp_path / "other.h5"
+        irscale.build_store(other, "RR@9,P@5")
+        os.replace(other, store)
+        with pytest.warns(irscale.errors.IrscaleWarning, match="written for another file"):
+            assert _tables(store) == {"RR@9", "P@5"}
+    assert not journal.redo_path(store).exists()
+    assert list(tmp_path.glob(".t.h5.redo-stale-*"))
+
+
+def test_a_damaged_journal_says_what_to_do(store):
+    journal.redo_path(store).write_bytes(journal.MAGIC + b"garbage" * 10)
+    with pytest.raises(CorruptStoreError, match=r"is damaged.*delete .*\.t\.h5\.redo, then check the store"):
+        irscale.open_store(store).tables()
+    journal.redo_path(store).unlink()
+    assert _tables(store) == {"P@8", "AP@10"}
