@@ -185,8 +185,8 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
     options = BuildOptions(fanout=fanout, method=method, progress=progress, workdir=wd,
                            bucket_items=bucket_items, concatenate=False, layout=layout)
     committed = 0
+    batch = Batch()
     try:
-        batch = Batch()
         stored = {m: sum(p.stored for p, (mm, _) in zip(plans, pairs) if mm is m) for m in todo}
         # what stores nothing (oracles, implicit tables) first, since a commit may copy the store;
         # one call per group, so that generic tables of one run space share an enumeration pass
@@ -218,7 +218,7 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
         raise StoreError(f"cannot write {path} or its work folder {wd}: {e.strerror or e}; "
                          f"tables already in the store are unchanged") from None
     except KeyboardInterrupt:
-        raise KeyboardInterrupt(interrupted_message(path, wd, committed)) from None
+        raise KeyboardInterrupt(interrupted_message(path, wd, committed + batch.late)) from None
     finally:
         if client is not None:
             client.close()
@@ -246,6 +246,7 @@ class Batch:
         self.measure: list = []          # the current measure's per-vector tables
         self.measure_spent = 0.0
         self._before = 0.0
+        self.late = 0                    # tables of a commit that a Ctrl-C met after its commit point
 
     def add(self, table: Table, seconds: float, before: float = 0.0) -> None:
         """Add a table built in ``seconds`` (``before``: seconds of its checkpoints)."""
@@ -282,13 +283,22 @@ class Batch:
         tables = self.tables
         if not tables:
             return 0
-        commit_checked(path, tables, self.seconds, progress=progress)
+        try:
+            commit_checked(path, tables, self.seconds, progress=progress)
+        except journal.CommittedInterrupt:
+            self.late += len(tables)           # committed all the same: the build's message counts them
+            self._committed(tables, wd)
+            raise KeyboardInterrupt from None
+        self._committed(tables, wd)
+        return len(tables)
+
+    def _committed(self, tables: list, wd: Path) -> None:
+        """Forget committed tables and their checkpoints."""
         for m in dict.fromkeys(str(t.measure) for t in tables):
             sub = wd / safe_name(m)
             if sub.exists():
                 shutil.rmtree(sub, ignore_errors=True)
         self.tables, self.seconds, self.spent = [], {}, self.measure_spent    # an open measure's time counts on
-        return len(tables)
 
 
 def _remove_partial_checkpoints(wd: Path) -> None:

@@ -11,7 +11,8 @@ memory, then:
 2. under an exclusive lock on the store (readers of this package share it while they
    read HDF5 metadata: :func:`open_for_reading`), writes the changes to a redo journal
    ``.STORE.redo`` (temporary file, flush, rename: the commit point), then into the
-   store, flushes the store and deletes the journal; SIGINT and SIGTERM wait meanwhile.
+   store, flushes the store and deletes the journal; SIGINT and SIGTERM wait meanwhile
+   (a Ctrl-C is then raised as :class:`CommittedInterrupt`).
 
 A crash before the journal's rename leaves the old store (and data past its end, cut
 off by the next commit); a crash after it leaves a journal that the next reader or
@@ -69,14 +70,19 @@ class NotAppendableError(Exception):
     """This store cannot take an append commit; copy it instead (nothing was changed)."""
 
 
+class CommittedInterrupt(KeyboardInterrupt):  # noqa: N818 (a KeyboardInterrupt, named like one)
+    """Ctrl-C during an append commit, raised once the commit is complete."""
+
+
 class JournaledError(StoreError):
     """An append commit failed after its journal was written: the store is the new one
     once the journal is replayed (by the next reader or writer), not the old one."""
 
 
 def redo_path(path: str | os.PathLike) -> Path:
-    """The redo journal of the store at ``path``: ``.NAME.redo`` in the same folder."""
-    path = Path(path)
+    """The redo journal of the store at ``path``: ``.NAME.redo`` in the same folder (of
+    the file a symbolic link names)."""
+    path = Path(os.path.realpath(path))
     return path.parent / f".{path.name}.redo"
 
 
@@ -224,16 +230,27 @@ def _fsync_folder(folder: Path) -> None:
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """SIGINT and SIGTERM wait until the block ends (in the main thread; others get no
-    signals in Python)."""
+    """SIGINT and SIGTERM wait until the block ends: they are recorded (in the main
+    thread, where Python runs signal handlers; elsewhere nothing changes) and acted on
+    after it, SIGINT as :class:`CommittedInterrupt` when the block ended normally."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    got: list[int] = []
+    old = {s: signal.signal(s, lambda signum, frame: got.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    ok = False
     try:
         yield
+        ok = True
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        if signal.SIGTERM in got:
+            os.kill(os.getpid(), signal.SIGTERM)          # its own handler (by default: the end) acts now
+        if signal.SIGINT in got and ok:
+            if old[signal.SIGINT] is signal.default_int_handler:
+                raise CommittedInterrupt("interrupted after a commit that is complete")
+            os.kill(os.getpid(), signal.SIGINT)
 
 
 def _lock_writing(fd: int) -> bool:
@@ -256,7 +273,7 @@ def append(path: str | os.PathLike, write: Callable[[h5py.File], None]) -> None:
     journal was written. The caller holds the store's writer lock."""
     path = Path(path)
     recover(path)
-    for p in path.parent.glob(f".{path.name}.redo-tmp-*"):    # of writers killed while writing one
+    for p in redo_path(path).parent.glob(f"{redo_path(path).name}-tmp-*"):    # of writers killed writing one
         p.unlink(missing_ok=True)
     end = end_of_data(path)
     if end is None:
@@ -439,7 +456,8 @@ def open_for_reading(path: str | os.PathLike) -> Iterator[h5py.File]:
                 continue                       # lock again, look again
             with h5py.File(path, "r") as f:
                 try:
-                    same = os.fstat(f.id.get_vfd_handle()).st_ino == os.fstat(fd).st_ino
+                    opened, locked = os.fstat(f.id.get_vfd_handle()), os.fstat(fd)
+                    same = (opened.st_dev, opened.st_ino) == (locked.st_dev, locked.st_ino)
                 except (OSError, TypeError, ValueError):
                     same = True
                 if same:                       # not replaced (by a copying commit) since we locked it

@@ -266,3 +266,26 @@ def test_a_damaged_journal_says_what_to_do(store):
         irscale.open_store(store).tables()
     journal.redo_path(store).unlink()
     assert _tables(store) == {"P@8", "AP@10"}
+
+
+def test_ctrl_c_during_a_commit_waits_for_it_and_says_so(tmp_path, store):
+    """SIGINT in the middle of writing the journal's changes into the store (with tqdm's
+    monitor thread running, as in any build): the commit completes, then the build stops
+    saying it kept the table."""
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        from irscale.store import journal
+        real = journal._apply
+        def interrupted(fd, changes, size):
+            os.kill(os.getpid(), signal.SIGINT)
+            real(fd, changes, size)
+        journal._apply = interrupted
+        from irscale.cli import main
+        sys.exit(main(["build", "-m", "AP@12", "--out", {str(store)!r}]))
+    """)
+    r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                       env={k: v for k, v in os.environ.items() if k != "TQDM_DISABLE"})
+    assert r.returncode == 130, (r.returncode, r.stderr)
+    assert "1 table(s) committed to" in r.stderr and "unchanged" not in r.stderr, r.stderr
+    assert not journal.redo_path(store).exists()
+    assert _tables(store) == {"P@8", "AP@10", "AP@12"}
