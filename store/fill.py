@@ -175,8 +175,7 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
     if bucket_items is not None:     # an explicit work unit checkpoints every table it builds
         plans = [dataclasses.replace(p, checkpoints=int(p.stored * 1.4)) for p in plans]
     # a commit copies the store where it replaces a table or the journal cannot take it
-    copies = path.exists() and (not journal.can_append(path) or any(Store(path).has(m, t) for m, t in pairs))
-    check_disk(path, wd, plans, copies)
+    check_disk(path, wd, plans, copies=path.exists() and not appendable(path, pairs))
     if progress:
         announce(plans, wd)
     before = {str(m): status.seconds for m in todo
@@ -308,16 +307,16 @@ def _remove_partial_checkpoints(wd: Path) -> None:
             remove_partial(sub)
 
 
-def check_room(path: Path, tables: list) -> None:
+def check_room(path: Path, tables: list, append: bool) -> None:
     """Refuse (DiskFullError) a commit whose writes cannot fit on the disk or whose store
     would exceed the process's file-size limit: HDF5 does not survive a failed write well
     (an exception from the middle of the library, or a crash), so such a commit must not
-    start. A commit that appends (:func:`~irscale.store.writer.appendable`) writes the new
-    tables into the store; another one writes a new copy of the store next to it."""
-    append = appendable(path, tables)
+    start. A commit that appends (``append``: :func:`~irscale.store.writer.appendable`)
+    writes the new tables into the store; another one writes a new copy of the store next
+    to it."""
     target = path if append else temporary_path(path)
     need = commit_size(path, tables, copy=not append)
-    final = commit_size(path, tables, copy=True)
+    final = commit_size(path, tables)
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     if limit != resource.RLIM_INFINITY and final > limit:
         raise DiskFullError(f"file size limit reached writing {target}: file too large (the new store takes about "
@@ -344,9 +343,10 @@ def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool
     a file-size limit met while writing reported as DiskFullError (the copy of the old
     store, the HDF5 write: h5py raises RuntimeError or OSError) and no temporary file
     left behind."""
-    check_room(path, tables)
+    append = appendable(path, [(t.measure, t.table_rb) for t in tables])
+    check_room(path, tables, append)
     tmp = temporary_path(path)
-    target = path if appendable(path, tables) else tmp
+    target = path if append else tmp
     try:
         commit(path, tables, build_seconds, progress=progress)
     except journal.JournaledError:

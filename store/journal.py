@@ -200,9 +200,9 @@ class _ChangesHeld(io.RawIOBase):
                 self.too_many = True
                 raise OSError(errno.EFBIG, "too many changes for an append commit")
             self.changes.append((start, bytes(view[:k])))
-        done = max(0, self.end - start)
-        while done < n:
-            done += os.pwrite(self.fd, view[done:], start + done)
+        if start + n > self.end:
+            skip = max(0, self.end - start)
+            _pwrite_all(self.fd, view[skip:], start + skip)
         self.pos = start + n
         self.size = max(self.size, self.pos)
         return n
@@ -215,7 +215,8 @@ class _ChangesHeld(io.RawIOBase):
         pass
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
+    """Flush a folder's entries (a rename, an unlink) to disk, where the system can."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -312,7 +313,7 @@ def append(path: str | os.PathLike, write: Callable[[h5py.File], None]) -> None:
                 try:
                     _apply(fd, held.changes, held.final_size)
                     redo_path(path).unlink()
-                    _fsync_folder(path.parent)
+                    fsync_folder(path.parent)
                 except OSError as e:
                     raise JournaledError(f"cannot finish the commit to {path} ({e.strerror or e}): its journal "
                                          f"{redo_path(path)} holds it, and the next read or build of the store "
@@ -341,7 +342,7 @@ def _write_journal(path: Path, changes: list[tuple[int, bytes]], final_size: int
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_folder(path.parent)
+    fsync_folder(path.parent)
 
 
 def _read_journal(journal: Path) -> tuple[list[tuple[int, bytes]], int, dict]:
@@ -378,11 +379,16 @@ def _belongs(fd: int, changes: list[tuple[int, bytes]], identity: dict) -> bool:
     return now is not None and now in (identity["end"], _end_in(bytes(head)))
 
 
+def _pwrite_all(fd: int, data, offset: int) -> None:
+    """Write all of ``data`` at ``offset`` (pwrite may write less)."""
+    view, done = memoryview(data), 0
+    while done < len(view):
+        done += os.pwrite(fd, view[done:], offset + done)
+
+
 def _apply(fd: int, changes: list[tuple[int, bytes]], final_size: int) -> None:
     for off, data in changes:
-        done = 0
-        while done < len(data):
-            done += os.pwrite(fd, data[done:], off + done)
+        _pwrite_all(fd, data, off)
     if os.fstat(fd).st_size != final_size:
         os.ftruncate(fd, final_size)
     os.fsync(fd)
@@ -417,7 +423,7 @@ def recover(path: str | os.PathLike) -> bool:
                 with _signals_held():
                     _apply(fd, changes, final_size)
                     journal.unlink()
-                    _fsync_folder(path.parent)
+                    fsync_folder(path.parent)
         finally:
             if locked:
                 _unlock(fd)

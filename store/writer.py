@@ -16,6 +16,7 @@ import errno
 import fcntl
 import json
 import os
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from pathlib import Path
@@ -176,28 +177,26 @@ def _copy_with_progress(src: Path, dst: Path, bar) -> None:
 COMMIT_OVERHEAD = (0.10, 64 << 10, 1 << 20)
 
 
-def commit_size(path: Path, tables: list, copy: bool | None = None) -> int:
+def commit_size(path: Path, tables: list, copy: bool = True) -> int:
     """Upper estimate of the bytes a commit of ``tables`` writes: the new tables, plus a
-    copy of the old store where it copies it (``copy``; None: unless it appends,
-    :func:`appendable`)."""
+    copy of the old store where it copies it (``copy``: it does not append,
+    :func:`appendable`). With ``copy``, also the store's size after the commit."""
     ratio, per_table, fixed = COMMIT_OVERHEAD
-    if copy is None:
-        copy = not appendable(path, tables)
     old = path.stat().st_size if path.exists() and copy else 0
     new = sum(t.stored_bytes() for t in tables)
     return old + int(new * (1 + ratio)) + per_table * len(tables) + fixed
 
 
-def appendable(path: Path, tables: list) -> bool:
-    """Whether a commit of ``tables`` adds them to the store at ``path`` in place
-    (:func:`irscale.store.journal.append`): the store exists, can take an append
-    (:func:`~irscale.store.journal.can_append`), and none of ``tables`` replaces one of
-    its tables."""
+def appendable(path: Path, tables: Iterable[tuple]) -> bool:
+    """Whether a commit of ``tables`` ((measure, table_rb) pairs) adds them to the store
+    at ``path`` in place (:func:`irscale.store.journal.append`): the store exists, can
+    take an append (:func:`~irscale.store.journal.can_append`), and none of ``tables``
+    replaces one of its tables."""
     try:
         if not path.is_file() or not journal.can_append(path):
             return False
         with journal.open_for_reading(path) as f:
-            return not any(table_path(str(t.measure), t.table_rb) in f for t in tables)
+            return not any(table_path(str(m), trb) in f for m, trb in tables)
     except (OSError, StoreError, RuntimeError, ValueError, KeyError):
         return False
 
@@ -237,7 +236,7 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
             check_file(path)
             if _append(path, tables, build_seconds, bar):
                 return
-        need = commit_size(path, tables, copy=True)
+        need = commit_size(path, tables)
         if path.exists():
             _copy_with_progress(path, tmp, bar)
         else:
@@ -245,18 +244,11 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
                 write_root_attrs(f)
         _reserve(tmp, need)
         with h5py.File(tmp, "a") as f:
-            f.attrs["format_version"] = FORMAT_VERSION   # a version-3 file gains version-4 tables
-            for t in tables:
-                write_table(f, t, (build_seconds or {}).get(table_name(str(t.measure), t.table_rb)), bar)
+            _write_tables(f, tables, build_seconds, bar)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-        try:
-            dfd = os.open(folder, os.O_RDONLY)
-            os.fsync(dfd)
-            os.close(dfd)
-        except OSError:
-            pass
+        journal.fsync_folder(folder)
     except OSError as e:
         _remove(tmp)
         reason = e.strerror or str(e)
@@ -275,9 +267,7 @@ def _append(path: Path, tables: list, build_seconds: dict | None, bar) -> bool:
     def write(f: h5py.File) -> None:
         if any(table_path(str(t.measure), t.table_rb) in f for t in tables):
             raise journal.NotAppendableError("a table is replaced")
-        f.attrs["format_version"] = FORMAT_VERSION   # a version-3 file gains version-4 tables
-        for t in tables:
-            write_table(f, t, (build_seconds or {}).get(table_name(str(t.measure), t.table_rb)), bar)
+        _write_tables(f, tables, build_seconds, bar)
     try:
         with StoreLock(path):
             journal.append(path, write)
@@ -286,6 +276,12 @@ def _append(path: Path, tables: list, build_seconds: dict | None, bar) -> bool:
             bar.reset()
         return False
     return True
+
+
+def _write_tables(f: h5py.File, tables: list, build_seconds: dict | None, bar) -> None:
+    f.attrs["format_version"] = FORMAT_VERSION   # a version-3 file gains version-4 tables
+    for t in tables:
+        write_table(f, t, (build_seconds or {}).get(table_name(str(t.measure), t.table_rb)), bar)
 
 
 def _remove(p: Path) -> None:

@@ -198,14 +198,14 @@ def test_a_store_open_elsewhere_delays_nothing(tmp_path, store):
 def test_a_failed_folder_flush_after_the_journal_still_commits(store, monkeypatch):
     """Once the journal is renamed into place the commit is decided: an error after it
     (here the folder's fsync) does not cut the new data off."""
-    real, calls = journal._fsync_folder, []
+    real, calls = journal.fsync_folder, []
 
     def failing(folder):
         calls.append(folder)
         if len(calls) == 1:
             raise OSError(5, "Input/output error")
         real(folder)
-    monkeypatch.setattr(journal, "_fsync_folder", failing)
+    monkeypatch.setattr(journal, "fsync_folder", failing)
     with pytest.raises(OSError):
         journal._write_journal(store, [], 0, {})           # the failure is real ...
     journal.redo_path(store).unlink()
