@@ -15,6 +15,7 @@ loads numba, pandas or h5py only when something needs them.
 from __future__ import annotations
 
 import importlib
+import os
 
 from irscale.errors import (
     BuildTooLargeError,
@@ -34,6 +35,16 @@ from irscale.errors import (
     TrecFormatError,
     ValueNotInScaleError,
 )
+
+# From the repository root (``python -c``, ``python -m irscale``) this source folder comes
+# first on sys.path and shadows the installed package, whose subpackages are mapped to the
+# root's folders (pyproject's package-dir: irscale.scales -> scales/, irscale.store ->
+# store/, ...): the root joins the package's path, so that they import from the source
+# as they do from an install.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if os.path.isfile(os.path.join(_ROOT, "pyproject.toml")) and os.path.isfile(
+        os.path.join(_ROOT, "scales", "__init__.py")):
+    __path__.append(_ROOT)  # noqa: F821 (a package's __path__)
 
 #: Public name -> the module that defines it.
 _API = {
@@ -60,9 +71,13 @@ _API = {
     "wide": "irscale.scales.runs.results",
     "to_ranx_runs": "irscale.scales.runs.results",
     "ranx_compare": "irscale.scales.runs.results",
-    "parse_user_measures": "irscale.scales.measures.aliases",
+    "parse_user_measures": "irscale.scales.measures.user_names",
     "standardize": "irscale.scales.runs.standardize",
     "analyze": "irscale.scales.analysis.analyze",
+    "compare": "irscale.scales.analysis.compare",
+    "leaderboard": "irscale.scales.analysis.leaderboard",
+    "Leaderboard": "irscale.scales.analysis.leaderboard",
+    "default_store": "irscale.store.location",
 }
 
 __all__ = [*_API, "IrscaleWarning", "TrecFormatError", "OutputError", "IrscaleError", "MeasureError",

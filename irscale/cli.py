@@ -21,6 +21,7 @@ COMMANDS = {
     "build": ("build", "Enumerate every run of length N and write the measures' tables to OUT."),
     "info": ("info", "List the tables in PATH with their metadata and tie certificates."),
     "lookup": ("lookup", "Print the unq rank of each raw VALUE of MEASURE, from the tables in PATH."),
+    "compare": ("compare", "Leaderboard of runs: raw and interval-scaled means, ranks, significance vs a baseline."),
     "transform": ("transform", "Score TREC runs per topic and map the scores to their interval scales."),
     "analyze": ("analyze", "Kendall tau and significance analyses of SCORES, with a markdown report."),
     "spacing": ("spacing", "Spacing statistics of the tables in PATH."),
@@ -77,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:
         click.echo(f"irscale: {e.args[0] if e.args else 'interrupted'}", err=True)
         return 130
+    except BrokenPipeError:              # the reader of stdout left (| head): stop quietly, as cat does
+        sys.stderr.close()
+        return 141
     return 0
 
 

@@ -1,8 +1,21 @@
 """The HDF5 table store: format (:mod:`.format`), atomic writer (:mod:`.writer`), reader
 (:mod:`.reader`), filling a store with the tables it lacks (:mod:`.fill`) and the HTTP
-lookup service (:mod:`.service`)."""
-from irscale.store.fill import build_store
-from irscale.store.format import FORMAT_NAME, FORMAT_VERSION
-from irscale.store.reader import Store, open_store
+lookup service (:mod:`.service`).
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Store", "build_store", "open_store"]
+The names below are imported on first use (PEP 562): reading a store does not load the
+build machinery (numba, joblib) that filling one needs."""
+from __future__ import annotations
+
+import importlib
+
+_API = {"FORMAT_NAME": "irscale.store.format", "FORMAT_VERSION": "irscale.store.format",
+        "Store": "irscale.store.reader", "open_store": "irscale.store.reader", "build_store": "irscale.store.fill"}
+
+__all__ = list(_API)
+
+
+def __getattr__(name: str):
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'irscale.store' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

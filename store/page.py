@@ -86,8 +86,8 @@ PAGE = r"""<!DOCTYPE html>
   <h2>Tables</h2>
   <div class="scroll">
     <table class="list" id="tables">
-      <thead><tr><th>table</th><th class="num">N</th><th>REL</th><th class="num">runs</th>
-        <th class="num">distinct values</th><th>recall base</th><th>ties</th></tr></thead>
+      <thead><tr><th>table</th><th>ir_measures, trec_eval</th><th class="num">N</th><th>REL</th>
+        <th class="num">runs</th><th class="num">distinct values</th><th>recall base</th><th>ties</th></tr></thead>
       <tbody></tbody>
     </table>
   </div>
@@ -123,6 +123,8 @@ PAGE = r"""<!DOCTYPE html>
   </div>
   <div class="row" style="margin-top: 8px">
     <label>value <input type="text" id="value" placeholder="e.g. 0.25"></label>
+    <label title="the value is rounded to the decimals it is written with (trec_eval prints 4): rank the
+                  nearest distinct value"><input type="checkbox" id="nearest"> rounded (nearest)</label>
     <button type="button" id="rank-value">Rank value</button>
   </div>
   <div id="result">rank <b id="res-rank">&ndash;</b> of K = <span id="res-k">&ndash;</span>,
@@ -152,6 +154,11 @@ function showError(message) { $("error").textContent = message || ""; }
 
 function tableLabel(t) {
   return t.measure + (t.rb_counts ? " rb=(" + t.rb_counts.join(",") + ")" : "");
+}
+
+function decimalsOf(text) {     // decimals a number is written with: 0.3333 -> 4, 0.5000 -> 4, 12 -> 0
+  const m = /^[-+]?\d*(?:\.(\d*))?$/.exec(text);
+  return m ? (m[1] || "").length : null;
 }
 
 function isTruncated(t) {        // rankings of 0..N degrees: more runs than REL^N
@@ -184,12 +191,12 @@ async function loadTables() {
     const row = body.insertRow();
     row.dataset.table = String(i);
     const rb = t.rb_counts ? "counts (" + t.rb_counts.join(",") + ")" : (t.rb_dependent ? "1.." + t.n : "none");
-    const cells = [tableLabel(t), t.n, "{" + t.rel.join(",") + "}", t.runs.toLocaleString("en"),
-                   t.distinct.toLocaleString("en"), rb, t.tie_method];
+    const cells = [tableLabel(t), (t.names || []).join(", "), t.n, "{" + t.rel.join(",") + "}",
+                   t.runs.toLocaleString("en"), t.distinct.toLocaleString("en"), rb, t.tie_method];
     cells.forEach((text, j) => {
       const cell = row.insertCell();
       cell.textContent = String(text);
-      if (j === 1 || j === 3 || j === 4) cell.className = "num";
+      if (j === 2 || j === 4 || j === 5) cell.className = "num";
     });
     row.addEventListener("click", () => { select.value = String(i); chooseTable(i); });
     const option = document.createElement("option");
@@ -540,6 +547,11 @@ async function rank(what) {
     const x = Number(text);
     if (!text || !Number.isFinite(x)) { showError("type a number, e.g. 0.25"); return; }
     body = { measure: t.measure, values: [x] };
+    if ($("nearest").checked) {
+      const d = decimalsOf(text);
+      if (d === null) { showError("a rounded value is written with its decimals, e.g. 0.3333"); return; }
+      body.decimals = d;
+    }
   }
   let rb;
   try { rb = t.rb_dependent ? parseRb($("rb").value) : null; } catch (e) { showError(e.message); return; }

@@ -117,6 +117,7 @@ import resource
 import signal
 import socket
 import time
+import warnings
 from http import HTTPStatus
 from pathlib import Path
 from typing import Annotated, Any
@@ -135,6 +136,7 @@ from starlette.staticfiles import StaticFiles
 from irscale.errors import (
     CorruptStoreError,
     IrscaleError,
+    IrscaleWarning,
     MeasureError,
     RunError,
     StoreError,
@@ -144,6 +146,7 @@ from irscale.errors import (
 from irscale.scales.measures.measure import MAX_N, Measure
 from irscale.scales.measures.params import MAX_LEVELS
 from irscale.scales.measures.parse import parse_measure
+from irscale.scales.measures.user_names import names_of, read_stored
 from irscale.scales.tables.scale import RTOL
 from irscale.store.page import page_html
 from irscale.store.reader import Store, open_store
@@ -565,6 +568,10 @@ class RankRequest(BaseModel):
     rtol: Tolerance | None = Field(None, description="Relative tolerance of value lookups (default 64 ulps).")
     atol: Tolerance | None = Field(None, description="Absolute tolerance of value lookups (default: the "
                                                      "table's certified float error bound).")
+    decimals: int | None = Field(None, ge=0, le=17, description="Value lookups of rounded values: the values were "
+                                 "rounded to this many decimals (trec_eval prints 4), and each ranks the nearest "
+                                 "distinct value when it is the only one within half a unit of the last decimal "
+                                 "(or atol, if larger).", examples=[4])
 
 
 class _RankQuery(RankRequest):
@@ -617,6 +624,8 @@ class TableInfo(BaseModel):
     build_seconds: float | None = Field(description="Build time in seconds (null when unknown).")
     irscale_version: str = Field(description="Version of irscale that built the table.")
     checksum: str = Field(description="sha256 of the table's datasets.")
+    names: list[str] = Field(description="The names ir_measures and trec_eval give the measure (nDCG@10, "
+                                         "ndcg_cut_10); empty for irscale's own measures.")
 
 
 class StoreInfo(BaseModel):
@@ -765,6 +774,7 @@ def _table_info(meta: dict) -> dict:
         "min_gap_exact": str(meta["min_gap_exact"]), "redecided": meta.get("redecided", 0),
         "created": meta["created"], "build_seconds": build_seconds if build_seconds >= 0 else None,
         "irscale_version": meta["generator_version"], "checksum": meta["checksum"],
+        "names": names_of(measure),
     }
 
 
@@ -878,7 +888,9 @@ class LookupService:
         prescan(b"{}", self.max_items)      # compiles (or loads) the scan before the first request
 
     def _open_scale(self, measure: str, rb):
-        m = parse_measure(measure)
+        with warnings.catch_warnings():     # a name read as the store's table: the answer names the measure
+            warnings.simplefilter("ignore", IrscaleWarning)
+            m = read_stored(measure, self.measures, rb)
         if str(m) not in self.measures:
             raise TableNotFoundError(f"this store has no table {m}; available tables: {', '.join(self.tables)}")
         try:
@@ -951,8 +963,11 @@ class LookupService:
         if not isinstance(measure, str) or measure.strip() == "":
             return None
         try:
-            m = parse_measure(measure)
-        except IrscaleError:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", IrscaleWarning)
+                m = read_stored(measure, self.measures, request.get("rb") if isinstance(request.get("rb"),
+                                                                                        (int, list)) else None)
+        except (IrscaleError, TypeError, ValueError):
             return None
         ok, out, lengths, bad = _parse_runs(np.frombuffer(body, np.uint8), span[0], span[1], m.n, m.levels - 1,
                                             m.run_space == "truncated")
@@ -997,11 +1012,12 @@ class LookupService:
             raise _validation_error(e) from None
         if (query.values is None) == (query.runs is None):
             raise RequestError("give exactly one of values (raw measure values) and runs (judged runs)")
-        if query.runs is not None and (query.rtol is not None or query.atol is not None):
-            raise RequestError("rtol and atol apply to value lookups only; runs are ranked exactly")
+        if query.runs is not None and (query.rtol is not None or query.atol is not None or query.decimals is not None):
+            raise RequestError("rtol, atol and decimals apply to value lookups only; runs are ranked exactly")
         scale = self.scale(query.measure, tuple(query.rb) if isinstance(query.rb, list) else query.rb)
         if query.values is not None:
-            ranks = self._rank_values(scale, np.array(query.values, dtype=np.float64), query.rtol, query.atol)
+            ranks = self._rank_values(scale, np.array(query.values, dtype=np.float64), query.rtol, query.atol,
+                                      query.decimals)
         elif isinstance(runs, RunError):
             raise runs
         elif runs is not None:
@@ -1015,15 +1031,18 @@ class LookupService:
                                       "rank": ranks.tolist(), "scaled": scale.scaled(ranks).tolist()})
 
     @staticmethod
-    def _rank_values(scale, values: np.ndarray, rtol: float | None, atol: float | None) -> np.ndarray:
+    def _rank_values(scale, values: np.ndarray, rtol: float | None, atol: float | None,
+                     decimals: int | None = None) -> np.ndarray:
         """Ranks of a batch of values; ValueNotInScaleError names the first rejected index.
         Values below the smallest or above the largest value of the scale by more than the
         tolerance are refused here too (whatever the layout's lookup makes of them)."""
         rtol = RTOL if rtol is None else rtol
-        ranks = scale.rank(values, rtol=rtol, atol=atol, errors="zero")
+        ranks = scale.rank(values, rtol=rtol, atol=atol, errors="zero", decimals=decimals)
         if values.size:
             lo, hi = (float(v) for v in scale.values_of_ranks(np.array([1, scale.k])))
             tol = (scale._default_atol() if atol is None else atol) + rtol * np.abs(values)
+            if decimals is not None:
+                tol = np.maximum(tol, 0.5 * 10.0 ** -decimals)
             ranks = np.where((values < lo - tol) | (values > hi + tol), 0, ranks)
         rejected = np.flatnonzero(ranks == 0)
         if rejected.size:
@@ -1034,9 +1053,11 @@ class LookupService:
                 raise ValueNotInScaleError(f"values[{i}]: {x!r} is not a value of {scale._label()} ({side} its "
                                            f"{end} value {lo if x < lo else hi!r})")
             try:
-                scale.rank(values[i:i + 1], rtol=rtol, atol=atol)
+                scale.rank(values[i:i + 1], rtol=rtol, atol=atol, decimals=decimals)
             except ValueNotInScaleError as e:
-                raise ValueNotInScaleError(f"values[{i}]: {e}") from None
+                hint = ("" if decimals is not None or "ambiguous" in str(e) else
+                        "; a value rounded as trec_eval prints it (0.3333) ranks with decimals: 4")
+                raise ValueNotInScaleError(f"values[{i}]: {e}{hint}") from None
             raise ValueNotInScaleError(f"values[{i}]: {values[i]!r} is not a value of {scale.measure}")
         return ranks
 

@@ -59,7 +59,7 @@ def test_preset_paper(tmp_path, capsys):
 
 def test_user_errors(store, tmp_path, capsys):
     out = str(tmp_path / "x.h5")
-    _error(capsys, ["build", "--measures", "Foo@10", "--out", out], "unknown measure 'Foo'")
+    _error(capsys, ["build", "--measures", "Foo@10", "--out", out], "unknown measure 'Foo")
     _error(capsys, ["build", "--measures", "RBP(p=1.5)@10", "--out", out], "p must be a number in (0, 1)")
     _error(capsys, ["build", "--measures", "AP@0", "--out", out], "between 1 and")
     _error(capsys, ["build", "--measures", "AP@99", "--out", out], "scales exist up to N = 32")

@@ -13,8 +13,9 @@ import pytest
 import irscale
 from irscale import IrscaleWarning, MeasureError, parse_measure
 from irscale.cli import main
-from irscale.scales.measures.aliases import from_ir_measures, from_trec_eval, parse_user_measures
+from irscale.scales.measures.aliases import from_ir_measures, from_trec_eval
 from irscale.scales.measures.registry import families
+from irscale.scales.measures.user_names import parse_user_measures
 
 TREC8_RUNS = ["input.1", "input.AntHoc1", "input.CL99SD", "input.Flab8as"]
 COVID_RUNS = ["r5.rf", "uab.base", "BioInfo-run1"]
@@ -117,29 +118,57 @@ def _read(*args, **kwargs):
     return out, [str(w.message) for w in caught if issubclass(w.category, IrscaleWarning)]
 
 
-def test_irscale_names_read_as_before_and_quietly_where_both_readings_agree():
+def test_names_mean_what_ir_measures_and_trec_eval_mean_by_default():
+    """The default vocabulary: ir_measures' and trec_eval's names as they mean them (the
+    qrels' levels as gains, the runs' depth for names without a cutoff), irscale's own
+    parametrised names as irscale's."""
+    assert _read("nDCG@10,RR,map,P@5,AP@10,ndcg_cut_10,recip_rank,P_5", top_level=2, depth=1000) == (
+        ["nDCG_trec(gains=(0,1,2))@10", "RR@1000", "AP@1000", "P@5", "AP@10"], [])
+    assert _read("nDCG(b=2)@10,DCG(b=2)@10,RBP(p=0.8)@10,Twist@10", top_level=1) == (
+        ["nDCG(b=2)@10", "DCG(b=2)@10", "RBP(p=0.8)@10", "Twist@10"], [])
+    for cls in families().values():        # every family's canonical example: irscale's unless ir_measures has it
+        for top_level in (None, 1, 2):
+            if cls.example() == "ERR@10":
+                continue
+            try:
+                out, warned = _read(cls.example(), top_level=top_level)
+            except MeasureError as e:       # ir_measures' name, whose meaning needs the qrels' levels
+                assert top_level is None and "top_level" in str(e), (cls.example(), e)
+                continue
+            assert out == [str(parse_measure(cls.example()))], (cls.example(), top_level, out)
+            assert not warned or (cls.example() == "RBP(p=0.8)@10" and top_level == 2), (cls.example(), warned)
+
+
+def test_irscale_vocabulary_reads_as_before_and_quietly_where_both_readings_agree():
     for cls in families().values():        # every family's canonical example, and with graded qrels
         for top_level in (None, 1, 2):
-            out, warned = _read(cls.example(), top_level=top_level)
+            out, warned = _read(cls.example(), names="irscale", top_level=top_level)
             assert out == [str(parse_measure(cls.example()))]
             assert not warned or cls.example() == "ERR@10", (cls.example(), warned)
     for top_level in (None, 1, 2):
-        assert _read("AP@10,P@10,R@10,RR@10,RBP(p=0.8)@10", top_level=top_level) == (
+        assert _read("AP@10,P@10,R@10,RR@10,RBP(p=0.8)@10", names="irscale", top_level=top_level) == (
             ["AP@10", "P@10", "R@10", "RR@10", "RBP(p=0.8)@10"], [])
     assert _read("AP@10,AP@10,map_cut_10,P_10,recall.10") == (["AP@10", "P@10", "R@10"], [])   # trec_eval's names
 
 
-def test_err_reads_as_irscale_with_a_warning_naming_ir_measures_reading():
+def test_err_reads_as_ir_measures_with_a_warning_naming_irscale_reading():
     out, warned = _read("ERR@20", top_level=2)
+    assert out == ["ERR(gains=(0,1,2),max_grade=4)@20"] and len(warned) == 1
+    assert "irscale:ERR@20" in warned[0] and "irm:ERR@20" in warned[0] and "ERR@20 (expected" in warned[0]
+    assert _read("irscale:ERR@20", top_level=2) == (["ERR@20"], [])
+    assert _read("irm:ERR@20", top_level=2) == (["ERR(gains=(0,1,2),max_grade=4)@20"], [])
+    assert _read("ERR(gains=(0,1,2,3,4))@20", top_level=4) == (["ERR(gains=(0,1,2,3,4))@20"], [])  # the same
+    with pytest.raises(MeasureError, match="top_level"):       # its meaning needs the qrels' levels
+        parse_user_measures("ERR@20")
+
+
+def test_err_in_irscale_vocabulary_reads_as_irscale_with_a_warning_naming_ir_measures_reading():
+    out, warned = _read("ERR@20", names="irscale", top_level=2)
     assert out == ["ERR@20"] and len(warned) == 1
     assert "ERR(gains=(0,1,2),max_grade=4)@20" in warned[0] and "irm:ERR@20" in warned[0]
     assert "irscale:ERR@20" in warned[0]
-    out, warned = _read("ERR@20")                 # qrels unknown: the reading on binary qrels
+    out, warned = _read("ERR@20", names="irscale")              # qrels unknown: the reading on binary qrels
     assert out == ["ERR@20"] and "ERR(max_grade=4)@20" in warned[0]
-    assert _read("irscale:ERR@20", top_level=2) == (["ERR@20"], [])
-    assert _read("irm:ERR@20", top_level=2) == (["ERR(gains=(0,1,2),max_grade=4)@20"], [])
-    assert _read("ERR@20", names="ir_measures", top_level=2) == (["ERR(gains=(0,1,2),max_grade=4)@20"], [])
-    assert _read("ERR(gains=(0,1,2,3,4))@20", top_level=4) == (["ERR(gains=(0,1,2,3,4))@20"], [])  # the same
 
 
 @pytest.mark.parametrize("name,irscale_says,ir_measures_says", [
@@ -148,32 +177,42 @@ def test_err_reads_as_irscale_with_a_warning_naming_ir_measures_reading():
     ("AP(rel=2)@10", "no parameter 'rel'", "threshold of 2"),
     ("AP", "needs a cutoff", "AP@30"),
 ])
-def test_ir_measures_names_are_refused_with_both_readings(name, irscale_says, ir_measures_says):
+def test_irscale_vocabulary_refuses_ir_measures_names_with_both_readings(name, irscale_says, ir_measures_says):
     with pytest.raises(MeasureError) as e:
-        parse_user_measures(name, top_level=2, depth=30)
+        parse_user_measures(name, names="irscale", top_level=2, depth=30)
     text = str(e.value)
     assert "irscale:" in text and "ir_measures:" in text and irscale_says in text and ir_measures_says in text
-    assert f"irm:{name}" in text and "names='ir_measures'" in text
+    assert f"irm:{name}" in text
 
 
 def test_names_ir_measures_and_prefixes():
     both = "nDCG@10,RBP(rel=2,p=0.8)@10,RR(rel=2)@10,P_10,nDCG(b=2)@10,DCG(b=2)@10,irscale:ERR@10,trec:ndcg_cut.5"
-    assert _read(both, names="ir_measures", top_level=2) == (
-        ["nDCG_trec(gains=(0,1,2))@10", "RBP(gains=(0,0,1),p=0.8)@10", "RR(gains=(0,1,2),rel=2)@10", "P@10",
-         "nDCG(b=2)@10", "DCG(b=2)@10", "ERR@10", "nDCG_trec(gains=(0,1,2))@5"], [])
+    for names in ("ir_measures", "trec_eval"):
+        assert _read(both, names=names, top_level=2) == (
+            ["nDCG_trec(gains=(0,1,2))@10", "RBP(gains=(0,0,1),p=0.8)@10", "RR(gains=(0,1,2),rel=2)@10", "P@10",
+             "nDCG(b=2)@10", "DCG(b=2)@10", "ERR@10", "nDCG_trec(gains=(0,1,2))@5"], [])
     assert _read("irm:nDCG@10,P_10,ERR(max_grade=4)@10", names="trec_eval", top_level=1) == (
         ["nDCG_trec@10", "P@10", "ERR(max_grade=4)@10"], [])
     assert _read(["irm:AP@5", parse_measure("P@5")]) == (["AP@5", "P@5"], [])
     with pytest.raises(MeasureError, match="needs parameter b"):
         parse_user_measures("irscale:nDCG@10")
     with pytest.raises(MeasureError, match="graded RBP"):
-        parse_user_measures("RBP(p=0.8)@10", names="ir_measures", top_level=2)
+        parse_user_measures("irm:RBP(p=0.8)@10", top_level=2)
+    out, warned = _read("RBP(p=0.8)@10", top_level=2)      # ir_measures' graded RBP: irscale's, said
+    assert out == ["RBP(p=0.8)@10"] and len(warned) == 1 and "graded RBP" in warned[0]
     with pytest.raises(MeasureError, match="names must be one of irscale, ir_measures, trec_eval"):
         parse_user_measures("P@10", names="pyterrier")
-    with pytest.raises(MeasureError, match="unknown measure 'XYZ'"):
+    with pytest.raises(MeasureError, match="unknown measure 'XYZ@10'"):
         parse_user_measures("XYZ@10")
     with pytest.raises(MeasureError, match="no measure given"):
         parse_user_measures(" , ")
+
+
+@pytest.mark.parametrize("typed,suggested", [("nDGC@10", "nDCG@10"), ("ap@10", "AP@10"), ("Ndcg_cut_10", "ndcg_cut_10"),
+                                             ("recip_rnk", "recip_rank"), ("ndcg@10", "nDCG@10")])
+def test_misspelled_names_suggest_the_closest(typed, suggested):
+    with pytest.raises(MeasureError, match=f"did you mean {suggested}"):
+        parse_user_measures(typed, top_level=2, depth=100)
 
 
 def test_irscale_measures_lists_the_mapping(capsys):

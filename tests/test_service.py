@@ -95,6 +95,26 @@ def test_canonical_names_integer_values_and_empty_batches(client):
     assert _rank(client, measure="P@8", values=[near], atol=1e-6)["rank"] == [5]
 
 
+def test_names_as_ir_measures_and_trec_eval_write_them(client):
+    """Lookups read ir_measures' and trec_eval's names as transform does; the answer names
+    the canonical measure."""
+    run = [[1, 0, 1, 0, 0, 0, 0, 1]]
+    expected = _rank(client, measure="AP@8", rb=3, runs=run)
+    for name in ("map_cut_8", "map_cut.8", "AP(rel=1)@8", "MAP@8"):
+        assert _rank(client, measure=name, rb=3, runs=run) == expected, name
+    assert _rank(client, measure="P_8", values=[0.5])["measure"] == "P@8"
+    _assert_error(client.post("/v1/rank", json={"measure": "map", "rb": 3, "values": [0.5]}), 422, "MeasureError",
+                  "with its cutoff", "AP@1000")
+
+
+def test_rounded_values_rank_with_decimals(client, store_path):
+    third = 1 / 3                   # AP@8 at rb = 3 has 1/3 (one relevant document, at rank 1)
+    r = client.post("/v1/rank", json={"measure": "AP@8", "rb": 3, "values": [0.3333]})
+    _assert_error(r, 422, "ValueNotInScaleError", "decimals: 4")
+    answer = _rank(client, measure="AP@8", rb=3, values=[0.3333], decimals=4)
+    assert answer["rank"] == irscale.open_store(store_path).scale("AP@8", 3).rank([third]).tolist()
+
+
 def test_tables_and_health(client, store_path):
     _assert_alive(client)
     r = client.get("/v1/tables")
@@ -108,6 +128,7 @@ def test_tables_and_health(client, store_path):
     assert ap["rb_dependent"] and not dcg["rb_dependent"]
     assert ap["distinct_by_rb"] == [len(naive.oracle(naive.AP, N, rb)[2]) for rb in range(1, N + 1)]
     assert dcg["distinct_by_rb"] is None
+    assert ap["names"] == ["AP@8", "map_cut_8"] and dcg["names"] == []
     assert dcg["distinct"] == len(naive.oracle(naive.DCG(2), N)[2])
     assert ap["tie_method"] == "exact-integer" and dcg["tie_method"] == "oracle:formal-log+mpmath60"
     assert ap["n"] == N and ap["runs"] == 2 ** N and ap["rel"] == [0, 1] and not ap["implicit"]
@@ -131,8 +152,8 @@ def test_openapi_describes_the_api(client):
 # -- errors ------------------------------------------------------------------------------
 RUN0 = [0] * N
 ERRORS = [  # (body: dict or raw bytes, status, type, needles in the message)
-    ({"measure": "Foo@8", "values": [0]}, 422, "MeasureError", "unknown measure 'Foo'"),
-    ({"measure": "AP", "rb": 1, "values": [0]}, 422, "MeasureError", "needs a cutoff"),
+    ({"measure": "Foo@8", "values": [0]}, 422, "MeasureError", "unknown measure 'Foo"),
+    ({"measure": "AP", "rb": 1, "values": [0]}, 422, "MeasureError", "with its cutoff"),
     ({"measure": "RBP(p=1.5)@8", "values": [0]}, 422, "MeasureError", "p must be a number in (0, 1)"),
     ({"measure": 5, "values": [0]}, 422, "RequestError", "measure:"),
     ({"measure": "AP@9", "rb": 3, "values": [0]}, 404, "TableNotFoundError", "no table AP@9",
@@ -174,7 +195,7 @@ ERRORS = [  # (body: dict or raw bytes, status, type, needles in the message)
     ({"measure": "P@8", "values": [0], "runs": [RUN0]}, 422, "RequestError", "exactly one of values"),
     ({"measure": "P@8"}, 422, "RequestError", "exactly one of values"),
     ({"values": [0]}, 422, "RequestError", "measure: field required"),
-    ({"measure": "P@8", "runs": [RUN0], "rtol": 0.1}, 422, "RequestError", "rtol and atol apply to value lookups"),
+    ({"measure": "P@8", "runs": [RUN0], "rtol": 0.1}, 422, "RequestError", "apply to value lookups only"),
     ({"measure": "P@8", "values": [0], "atol": -1}, 422, "RequestError", "atol:", "greater than or equal to 0"),
     (b'{"measure": "P@8", "values": [0], "rtol": NaN}', 422, "RequestError", "rtol:", "finite"),
     ({"measure": "P@8", "value": [0]}, 422, "RequestError", "unknown field 'value'"),

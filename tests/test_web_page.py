@@ -183,7 +183,7 @@ def test_big_scales_count_the_gaps_of_windows(client, store, monkeypatch):
 
 
 @pytest.mark.parametrize("query, status, kind, needles", [
-    ({"measure": "XYZ@8"}, 422, "MeasureError", ["unknown measure 'XYZ'"]),
+    ({"measure": "XYZ@8"}, 422, "MeasureError", ["unknown measure 'XYZ"]),
     ({"measure": "AP@9", "rb": "3"}, 404, "TableNotFoundError", ["no table AP@9", "AP@8"]),
     ({"measure": "AP@8"}, 422, "RecallBaseError", ["give rb"]),
     ({"measure": "P@8", "rb": "3"}, 422, "RecallBaseError", ["does not depend on the recall base"]),
@@ -330,6 +330,15 @@ def _pixels(png: bytes, colour, distance: int = 60) -> int:
     return int((np.abs(rgb - np.array(colour)).max(axis=2) <= distance).sum())
 
 
+def _ranks_rounded(scale, value: float) -> bool:
+    """Whether ``value``, rounded to 4 decimals, names one distinct value of ``scale``."""
+    try:
+        scale.rank([value], decimals=4)
+    except irscale.ValueNotInScaleError:
+        return False
+    return True
+
+
 def _result(page) -> tuple[int, int, float]:
     return (int(page.inner_text("#res-rank")), int(page.inner_text("#res-k")),
             float(page.inner_text("#res-scaled")))
@@ -363,6 +372,8 @@ def test_page_in_chromium(sync_playwright, server, store, tmp_path):
             rows = page.locator("#tables tbody tr")
             listed = [rows.nth(i).locator("td").first.inner_text() for i in range(rows.count())]
             assert listed == ["AP@8", "DCG(b=2)@8", "P@8", "RBP(p=0.5)@20", "RBPU(p=0.8)@6", f"{GRADED} rb=(2,1)"]
+            known = [rows.nth(i).locator("td").nth(1).inner_text() for i in range(rows.count())]
+            assert known[0] == "AP@8, map_cut_8" and known[2] == "P@8, P_8" and known[1] == ""   # DCG: irscale's
             assert _pixels(page.locator("#plot").screenshot(), SERIES) > 1000
             assert _pixels(page.locator("#gaps").screenshot(), BARS) > 1000
 
@@ -394,6 +405,18 @@ def test_page_in_chromium(sync_playwright, server, store, tmp_path):
             rank = int(scale.rank([0.25])[0])
             assert _result(page) == (rank, scale.k, float(scale.scaled([rank])[0]))
             page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
+            # a value as trec_eval prints it: refused as it is, ranked as rounded with "nearest"
+            value = next(v for v in scale.values_of_ranks(np.arange(2, scale.k + 1)) if round(v, 4) != v
+                         and _ranks_rounded(scale, round(v, 4)))
+            page.fill("#value", f"{value:.4f}")
+            page.click("#rank-value")
+            page.wait_for_function("document.getElementById('error').textContent.includes('decimals: 4')")
+            page.check("#nearest")
+            page.click("#rank-value")
+            _ranked(page, 3)
+            rank = int(scale.rank([round(value, 4)], decimals=4)[0])
+            assert _result(page)[0] == rank and rank == int(scale.rank([value])[0])
+            page.uncheck("#nearest")
             # a value that is not one: the service's message, shown
             page.fill("#value", "2")
             page.click("#rank-value")
@@ -407,7 +430,7 @@ def test_page_in_chromium(sync_playwright, server, store, tmp_path):
             boxes.nth(0).click()
             boxes.nth(1).click()
             page.click("#rank-run")
-            _ranked(page, 3)
+            _ranked(page, 4)
             graded = store.scale(GRADED, (2, 1))
             assert _result(page)[:2] == (int(graded.rank_runs([[2, 1, 0, 0, 0]])[0]), graded.k)
             page.select_option("#table", label="RBPU(p=0.8)@6")
@@ -417,10 +440,10 @@ def test_page_in_chromium(sync_playwright, server, store, tmp_path):
             boxes.nth(1).click()        # 0 -> 1 -> end of the ranking
             assert boxes.nth(1).inner_text() == "\u00b7"
             page.click("#rank-run")
-            _ranked(page, 4)
+            _ranked(page, 5)
             assert _result(page)[0] == int(store.scale("RBPU(p=0.8)@6").rank_runs([[1]])[0])
 
-            assert problems == [] or all("422" in p for p in problems), problems  # the refused value only
+            assert problems == [] or all("422" in p for p in problems), problems  # the refused values only
             assert requests and all(url.startswith(server + "/") for url in requests), requests
         finally:
             browser.close()

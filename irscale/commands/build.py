@@ -6,11 +6,14 @@ whom it waits for), then builds what is still missing. A full disk or a file-siz
 stops the build with one line saying where (exit status 2), keeping earlier tables."""
 from __future__ import annotations
 
+import warnings
+
 import click
 
-from irscale.commands.options import check_jobs, measure_names, parse_rbs
+from irscale.commands.options import check_jobs, measure_names, parse_rbs, warnings_said
 from irscale.enumerate.lazy import lazy_module
-from irscale.scales.measures.aliases import NAMES, parse_user_measures
+from irscale.scales.measures.aliases import DEFAULT_NAMES, NAMES
+from irscale.scales.measures.user_names import parse_user_measures
 from irscale.store.fill import build_store
 
 # qrels files are read with pandas: imported only when a build reads one (--qrels)
@@ -55,9 +58,10 @@ judging = lazy_module("irscale.scales.runs.judging")
               help="When another build is writing OUT, wait at most this long for it to finish (0: fail at once). "
                    "Default: wait as long as it takes (the build says which process it waits for), then build "
                    "what is still missing.")
-@click.option("--names", "vocabulary", type=click.Choice(NAMES), default="irscale", show_default=True,
-              help="How to read measure names that mean different measures in irscale and ir_measures (ERR@20); "
-                   "irm:NAME, irscale:NAME, trec:NAME choose for one name; trec_eval's names are read in any.")
+@click.option("--names", "vocabulary", type=click.Choice(NAMES), default=DEFAULT_NAMES, show_default=True,
+              help="Whose meaning a measure name has when irscale and ir_measures read it differently (ERR@20): "
+                   "ir_measures' (default) or irscale's; irm:NAME, irscale:NAME, trec:NAME choose for one name; "
+                   "trec_eval's names are read as trec_eval's in any.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def command(measures: str | None, preset: str | None, depth: int | None, rb_text: str, qrels: str | None,
             max_grade: int | None, out: str, jobs: int, rebuild: bool, backend: str | None, scheduler: str | None,
@@ -67,8 +71,9 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
     names = measure_names(measures, preset, depth)
     check_jobs(jobs)
     q = qrels_module.read_qrels(qrels) if qrels is not None else None
-    ms = parse_user_measures(names, vocabulary, top_level=q.names_top_level(max_grade) if q else None)
     request = parse_rbs(rb_text)
+    with warnings_said():
+        ms = _read_names(names, vocabulary, q, max_grade, request)
     if scheduler and backend != "dask":
         raise click.UsageError("--scheduler goes with --backend dask")
     if max_grade is not None and qrels is None:
@@ -101,6 +106,26 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
     done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
     click.echo(f"{out}: {_count(len(done), 'table')} for {_count(len(ms), 'measure')} "
                f"({_count(len(store.tables()), 'table')} in the file)")
+
+
+def _read_names(names: list[str], vocabulary: str, q, max_grade: int | None, request) -> list:
+    """The measures named: names whose meaning depends on the qrels' levels (ir_measures'
+    nDCG@10 is ndcg_cut_10 with the levels as gains) take them from --qrels, else from
+    per-grade count vectors given with --rb, else they are read on binary qrels, saying so."""
+    if q is not None:
+        return parse_user_measures(names, vocabulary, top_level=q.names_top_level(max_grade))
+    if isinstance(request, list) and isinstance(request[0], tuple):
+        return parse_user_measures(names, vocabulary, top_level=max(len(v) for v in request))
+    ms = parse_user_measures(names, vocabulary, top_level=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        binary = [name for name in names if parse_user_measures([name], vocabulary, top_level=1)
+                  != parse_user_measures([name], vocabulary, top_level=2)]
+    if binary:
+        read = ", ".join(f"{name} as {parse_user_measures([name], vocabulary, top_level=1)[0]}" for name in binary)
+        click.echo(f"irscale: {read}: read on binary qrels (relevance levels 0 and 1); give --qrels (or --rb "
+                   f"per-grade counts) for the levels of graded qrels", err=True)
+    return ms
 
 
 def _count(k: int, noun: str) -> str:

@@ -18,8 +18,9 @@ from decimal import Decimal, InvalidOperation
 
 import click
 
-from irscale.commands.options import parse_rbs
+from irscale.commands.options import parse_rbs, warnings_said
 from irscale.errors import ValueNotInScaleError
+from irscale.scales.measures.user_names import read_stored
 from irscale.scales.tables.scale import RTOL
 from irscale.store.reader import open_store
 
@@ -114,10 +115,18 @@ def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | Non
             problems[i] = f"{v!r} is not a number"
             nums.append(math.nan)
     store = open_store(path)
-    scale = store.scale(measure, rb)
+    with warnings_said():
+        m = read_stored(measure, [t["measure"] for t in store.tables()], rb)
+    scale = store.scale(m, rb)
     found = scale.lookup(nums, rtol=RTOL if rtol is None else rtol, atol=atol,
                          decimals=[_decimals(v) for v in values] if nearest else None)
     problems = {**found.messages, **problems}
+    if not nearest:                    # a value as trec_eval prints it (0.3333) is rounded: say how to rank it
+        for i in problems:
+            if i not in found.messages or "ambiguous" in problems[i] or not 0 < _decimals(values[i]) < 16:
+                continue
+            problems[i] += (f"; if it is rounded to the {int(_decimals(values[i]))} decimals it is written with (as "
+                            f"trec_eval prints values), add --nearest to rank the nearest value")
     if errors == "raise" and problems:
         raise ValueNotInScaleError(problems[min(problems)])
     ranks, scaled = found.ranks, scale.scaled(found.ranks)

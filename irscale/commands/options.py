@@ -2,9 +2,10 @@
 names from ``--measures``/``--preset``, printing warnings and tables."""
 from __future__ import annotations
 
+import contextlib
 import re
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Literal
 
 import click
@@ -87,6 +88,25 @@ def check_jobs(jobs: int) -> None:
 def print_warnings(caught: Iterable[warnings.WarningMessage]) -> None:
     for w in caught:
         click.echo(f"irscale: warning: {w.message}", err=True)
+
+
+@contextlib.contextmanager
+def warnings_said(quiet: bool = False) -> Iterator[None]:
+    """Print every warning as ``irscale: warning: ...`` on stderr the moment it is given
+    (a warning about the inputs comes before minutes of work, not after), each text once;
+    ``quiet``: print none."""
+    said: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = str(message)
+        if not quiet and text not in said:
+            said.add(text)
+            click.echo(f"irscale: warning: {text}", err=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        yield
 
 
 def cell(v: str | int | float | bool | None) -> str:

@@ -1,14 +1,18 @@
 """``irscale transform``: per-topic raw and interval-scaled scores of TREC runs."""
 from __future__ import annotations
 
-import warnings
-
 import click
 
-from irscale.commands.options import ManyValues, check_jobs, measure_names, print_warnings
-from irscale.scales.measures.aliases import NAMES
-from irscale.scales.runs.scores import check_output, read_scores, write_scores
-from irscale.scales.runs.transform import EMPTY_TOPICS, MISSING_TOPICS, transform
+from irscale.commands.options import ManyValues, check_jobs, measure_names, warnings_said
+from irscale.enumerate.lazy import lazy_module
+from irscale.scales.measures.aliases import DEFAULT_NAMES, NAMES
+from irscale.scales.runs.scores import check_output
+
+transforms = lazy_module("irscale.scales.runs.transform")      # numba, when the command runs
+scores_files = lazy_module("irscale.scales.runs.scores")
+
+EMPTY_TOPICS = ("skip", "zero")      # irscale.scales.runs.transform's, kept here: it loads numba and pandas
+MISSING_TOPICS = ("zero", "skip")
 
 
 @click.command("transform")
@@ -43,10 +47,11 @@ from irscale.scales.runs.transform import EMPTY_TOPICS, MISSING_TOPICS, transfor
 @click.option("--rel-level", "-l", type=click.IntRange(min=1), default=None,
               help="trec_eval's -l: binary measures count levels >= this as relevant (graded measures read "
                    "levels as grades).")
-@click.option("--names", "vocabulary", type=click.Choice(NAMES), default="irscale", show_default=True,
-              help="How to read measure names that mean different measures in irscale and ir_measures (ERR@20, "
-                   "nDCG@10); irm:NAME, irscale:NAME, trec:NAME choose for one name. trec_eval's names (map, "
-                   "P_10, ndcg_cut_10) are read in any.")
+@click.option("--names", "vocabulary", type=click.Choice(NAMES), default=DEFAULT_NAMES, show_default=True,
+              help="Whose meaning a measure name has when irscale and ir_measures read it differently (ERR@20): "
+                   "ir_measures' (default; names only irscale has, like nDCG(b=2)@10, stay irscale's) or "
+                   "irscale's; irm:NAME, irscale:NAME, trec:NAME choose for one name. trec_eval's names (map, "
+                   "P_10, ndcg_cut_10) are read as trec_eval's in any.")
 @click.option("--run-names", type=click.Choice(["tag", "file"]), default="tag", show_default=True,
               help="Name runs by their run tag (runs whose tags repeat are named by file, with a warning) or by "
                    "file name.")
@@ -56,12 +61,13 @@ from irscale.scales.runs.transform import EMPTY_TOPICS, MISSING_TOPICS, transfor
 @click.option("--reference", type=click.Path(dir_okay=False),
               help="Scores file of other runs to standardise against (default: the runs given).")
 @click.option("--leave-one-out", is_flag=True, help="ECDF of each run without its own score (Urbano et al.).")
-@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Workers building missing tables.")
+@click.option("--jobs", "-j", default=None, type=int,
+              help="Workers building missing tables (default: every core this process may use).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
 def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str | None, depth: int | None,
             store_path: str | None, out: str, rb_scale: str, raw_only: bool, midranks: bool, build_missing: bool,
             max_grade: int | None, empty_topics: str, missing_topics: str, rel_level: int | None, vocabulary: str,
-            run_names: str, standardize: str | None, reference: str | None, leave_one_out: bool, jobs: int,
+            run_names: str, standardize: str | None, reference: str | None, leave_one_out: bool, jobs: int | None,
             quiet: bool) -> None:
     """Score TREC runs per topic and map the scores to their interval scales.
 
@@ -71,24 +77,28 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
     N; unjudged = non-relevant).
     """
     names = measure_names(measures, preset, depth)
-    check_jobs(jobs)
+    if jobs is not None:
+        check_jobs(jobs)
     if store_path is None and build_missing:
         raise click.UsageError("--build-missing needs --store (the file to build the tables into)")
     check_output(out)
     if (reference or leave_one_out) and not standardize:
         raise click.UsageError("--reference and --leave-one-out go with --standardize")
-    ref = read_scores(reference) if reference else None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        scores = transform(qrels, list(runs), names, None if raw_only else store_path, rb_scale=rb_scale,
+    ref = scores_files.read_scores(reference) if reference else None
+    with warnings_said(quiet):
+        scores = transforms.transform(qrels, list(runs), names, None if raw_only else store_path, rb_scale=rb_scale,
                            midranks=midranks, build_missing=build_missing, max_grade=max_grade,
                            empty_topics=empty_topics, missing_topics=missing_topics, rel_level=rel_level,
                            run_names=run_names, names=vocabulary, n_jobs=jobs, progress=not quiet,
                            standardize=standardize, reference=ref, leave_one_out=leave_one_out)
-    if not quiet:
-        print_warnings(caught)
-    write_scores(scores, out)
-    what = "raw scores" if raw_only or store_path is None else f"raw and scaled scores ({rb_scale})"
+    scores_files.write_scores(scores, out)
+    if raw_only or store_path is None:
+        what = "raw scores"
+    else:
+        scaled = scores.groupby("measure", sort=False)["scaled"].apply(lambda x: x.notna().any())
+        what = f"raw and scaled scores ({rb_scale})" if scaled.any() else "raw scores only"
+        if scaled.any() and not scaled.all():
+            what += f"; raw only (no scale): {', '.join(scaled.index[~scaled.to_numpy()])}"
     if standardize:
         what += ", standardised (" + ", ".join(c for c in ("zscore", "zscore_cdf", "std_linear", "ecdf")
                                                if c in scores.columns) + ")"

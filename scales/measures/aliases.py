@@ -29,45 +29,36 @@ Some names need facts about the data:
 A name that cannot be read raises :class:`~irscale.errors.MeasureError` saying why and
 what to write instead.
 
-:func:`parse_user_measures` reads the names given to user entry points (CLI, transform):
-``names`` (``"irscale"``, ``"ir_measures"`` or ``"trec_eval"``) says whose names they
-are, a prefix ``irscale:``, ``irm:`` (or ``ir_measures:``) or ``trec:`` (or
-``trec_eval:``) overrides it for one name. With the default, ``"irscale"``:
-
-* an irscale name reads as irscale's measure; when ir_measures gives the same text
-  another meaning (``ERR@10``: gdeval's normalisation), an
-  :class:`~irscale.errors.IrscaleWarning` names the other reading and how to choose it
-  (``irm:ERR@10``); the prefix ``irscale:`` says the choice is made and silences it. Names
-  whose two readings are the same measure (``AP@10``, ``P@10``, ``R@10``, ``RR@10``,
-  binary ``RBP(p=0.8)@10``) read quietly;
-* trec_eval's names (``P_10``, ``map_cut_10``, ...) exist in no other syntax and read as
-  trec_eval's;
-* a name that is not irscale's but is ir_measures' (``nDCG@10``: irscale's nDCG needs b;
-  ``RBP(rel=2,p=0.8)@10``; ``AP(rel=2)@10``) raises a MeasureError showing both readings
-  and how to choose (``irm:nDCG@10`` or ``names="ir_measures"``).
-
-With ``names="ir_measures"`` a name is read as ir_measures' when ir_measures has it, and
-otherwise as trec_eval's or irscale's (names only one of them has, like
-``nDCG(b=2)@10``, read quietly). ``names="trec_eval"`` reads names in trec_eval's syntax
-as trec_eval's and the others as with ``"irscale"``.
+:mod:`irscale.scales.measures.user_names` reads the names users type with these readers.
 """
 from __future__ import annotations
 
 import ast
 import dataclasses
 import re
-import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
-from irscale.errors import IrscaleWarning, MeasureError
+from irscale.errors import MeasureError
 from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.params import MAX_LEVELS
-from irscale.scales.measures.parse import parse_measure, split_measures
 from irscale.scales.measures.registry import families
 
 #: The vocabularies of measure names users may write in.
 NAMES = ("irscale", "ir_measures", "trec_eval")
+#: The vocabulary of every user entry point by default: names as ir_measures and trec_eval
+#: spell them mean what they mean there; names only irscale has read as irscale's.
+DEFAULT_NAMES = "ir_measures"
+
+
+class MissingFactError(MeasureError):
+    """A name whose measure depends on a fact about the data the caller did not give
+    (``fact``: ``"depth"``, the runs' ranking length, or ``"top_level"``, the qrels'
+    highest relevance level)."""
+
+    def __init__(self, message: str, fact: str) -> None:
+        super().__init__(message)
+        self.fact = fact
 
 #: Prefixes choosing the vocabulary of one name.
 PREFIXES = {"irscale:": "irscale", "irm:": "ir_measures", "ir_measures:": "ir_measures", "trec:": "trec_eval",
@@ -99,9 +90,11 @@ class Request:
     depth: int | None
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
-    def fail(self, why: str) -> NoReturn:
-        """Raise the MeasureError of this name (``why``: what is wrong and what to write)."""
-        raise MeasureError(f"{self.tool} measure {self.text!r}: {why}")
+    def fail(self, why: str, fact: str | None = None) -> NoReturn:
+        """Raise the MeasureError of this name (``why``: what is wrong and what to write;
+        ``fact``: the fact about the data it lacks, see :class:`MissingFactError`)."""
+        message = f"{self.tool} measure {self.text!r}: {why}"
+        raise MeasureError(message) if fact is None else MissingFactError(message, fact)
 
     def n(self, whole_ranking: bool = True) -> int:
         """irscale's cutoff: the name's cutoff, or, for a name that ranks the whole run
@@ -113,7 +106,7 @@ class Request:
         if self.depth is None:
             self.fail("it has no cutoff: it ranks the whole run, and irscale cuts rankings at N. Give the runs' "
                       "depth (depth=1000 for runs of at most 1000 documents per topic: the values are then the "
-                      "same) or write the measure with a cutoff")
+                      "same) or write the measure with a cutoff", "depth")
         return self.depth
 
     def top(self) -> int:
@@ -121,7 +114,7 @@ class Request:
         if self.top_level is None:
             self.fail("its meaning depends on the qrels' relevance levels, and so does the irscale measure: give "
                       "top_level, the qrels' highest level (e.g. top_level=2 for levels 0..2; a transform knows it "
-                      "from the qrels), or write the irscale measure")
+                      "from the qrels), or write the irscale measure", "top_level")
         return self.top_level
 
     def levels(self) -> tuple[int, ...]:
@@ -199,6 +192,10 @@ class _Reading:
     error: str = ""
     known: bool = True
     other: OtherName | None = None
+    fact: str | None = None           # what the reading lacks (MissingFactError), if that is why it failed
+
+    def raise_error(self) -> NoReturn:
+        raise MeasureError(self.error) if self.fact is None else MissingFactError(self.error, self.fact)
 
 
 def _literal(src: str, node: ast.AST) -> Any:
@@ -267,7 +264,7 @@ def _read_ir_measures(text: str, top_level: int | None, depth: int | None) -> _R
     try:
         return _Reading(measure=other.read(cls, request), other=other)
     except MeasureError as e:
-        return _Reading(error=str(e), other=other)
+        return _Reading(error=str(e), other=other, fact=getattr(e, "fact", None))
 
 
 def _check_facts(top_level: int | None, depth: int | None) -> None:
@@ -312,7 +309,7 @@ def _measure_of(read: Callable[[str, int | None, int | None], _Reading], name: A
     _check_facts(top_level, depth)
     reading = read(_text_of(name), top_level, depth)
     if reading.measure is None:
-        raise MeasureError(reading.error)
+        reading.raise_error()
     return reading.measure
 
 
@@ -343,7 +340,7 @@ def _read_trec_eval(text: str, top_level: int | None, depth: int | None) -> _Rea
         try:
             return _Reading(measure=other.read(cls, request), other=other)
         except MeasureError as e:
-            return _Reading(error=str(e), other=other)
+            return _Reading(error=str(e), other=other, fact=getattr(e, "fact", None))
     names = ", ".join(o.example for _, o in declared)
     return _Reading(error=f"irscale has no measure for trec_eval's {text!r}; the trec_eval measures it reads are "
                           f"{names} (printed with _ as here, or with . as -m takes them: P.10)", known=False)
@@ -368,96 +365,11 @@ def is_trec_eval_name(text: str) -> bool:
     return "@" not in text and "(" not in text and _read_trec_eval(text.strip(), None, None).known
 
 
-# -- user entry points ---------------------------------------------------------------------
-def _describe(reading: _Reading) -> str:
-    """What a reading means, in words: the tool's meaning and the irscale measure, or why
-    there is none."""
-    if reading.measure is None:
-        return reading.error
-    meaning = f"{reading.other.meaning}: " if reading.other is not None else ""
-    return f"{meaning}irscale's {reading.measure}"
-
-
-def _read_one(item: str, names: str, top_level: int | None, depth: int | None) -> Measure:
-    for prefix, vocabulary in PREFIXES.items():
-        if item.startswith(prefix):
-            text = item[len(prefix):].strip()
-            if vocabulary == "irscale":
-                return parse_measure(text)
-            return (from_ir_measures if vocabulary == "ir_measures" else from_trec_eval)(text, top_level, depth)
-    text = item
-    if is_trec_eval_name(text):
-        return from_trec_eval(text, top_level, depth)
-    try:
-        mine, mine_error = parse_measure(text), ""
-    except MeasureError as e:
-        mine, mine_error = None, str(e)
-    irm = _read_ir_measures(text, top_level, depth)
-    if names == "ir_measures":
-        if irm.measure is not None:
-            return irm.measure
-        if not irm.known and mine is not None:
-            return mine                     # only irscale has the name
-        raise MeasureError(irm.error + ("" if irm.known else f"; as an irscale name: {mine_error}"))
-    if mine is not None:
-        if irm.measure is None and irm.known and top_level is None:
-            irm = _read_ir_measures(text, 1, depth)     # the qrels are not known: their binary reading
-            binary = " (on binary qrels)"
-        else:
-            binary = ""
-        if irm.measure is None or irm.measure == mine:
-            return mine                     # no other reading ir_measures can compute, or the same measure
-        warnings.warn(f"{text} is read as irscale's {mine} ({mine.summary}); ir_measures' {text}{binary} is "
-                      f"another measure: {_describe(irm)}. Write irm:{text} (or names='ir_measures') for "
-                      f"ir_measures' meaning, or irscale:{text} to keep irscale's without this warning",
-                      IrscaleWarning, stacklevel=3)
-        return mine
-    if not irm.known or (irm.measure is None and mine_error and mine_error in (irm.error or "")):
-        raise MeasureError(mine_error)      # one reading, or both fail alike
-    raise MeasureError(f"{text!r} is an ir_measures name, not an irscale one; the two readings: irscale: {mine_error}; "
-                       f"ir_measures: {_describe(irm)}. Choose: irm:{text} (or names='ir_measures') for ir_measures' "
-                       f"meaning, or write the irscale name")
-
-
-def parse_user_measures(text: str | Iterable[str | Measure], names: str = "irscale", top_level: int | None = None,
-                        depth: int | None = None) -> list[Measure]:
-    """Measures named by a user: a comma-separated string or a list of names (or
-    measures). ``names`` is the vocabulary (``"irscale"``, ``"ir_measures"``,
-    ``"trec_eval"``; module docstring) and a prefix ``irscale:``, ``irm:``, ``trec:``
-    chooses it for one name; ``top_level`` (the qrels' highest relevance level) and
-    ``depth`` (the runs' ranking length) complete names that depend on them. Duplicates
-    (the same irscale measure) are dropped; the result holds irscale's measures, whose
-    ``str`` is the canonical name.
-
-    Raises :class:`~irscale.errors.MeasureError`, for a name that reads differently in
-    irscale and ir_measures with both readings; warns
-    (:class:`~irscale.errors.IrscaleWarning`) when an irscale name means another measure
-    in ir_measures.
-    """
-    if names not in NAMES:
-        raise MeasureError(f"names must be one of {', '.join(NAMES)}, got {names!r}")
-    _check_facts(top_level, depth)
-    items = split_measures(text) if isinstance(text, str) else list(text)
-    if not items:
-        raise MeasureError("no measure given")
-    out: list[Measure] = []
-    for item in items:
-        if isinstance(item, Measure):
-            m = item
-        elif not isinstance(item, str) or not item.strip():
-            raise MeasureError(f"not a measure name: {item!r}")
-        else:
-            m = _read_one(item.strip(), names, top_level, depth)
-        if m not in out:
-            out.append(m)
-    return out
-
-
 def mapping_rows() -> list[tuple[str, str, str, str]]:
     """(tool, example name, irscale measure, what the tool computes) of every declared
     name, for ``irscale measures`` and docs."""
     return [(o.tool, o.example, o.maps_to, o.meaning) for _, o in other_names()]
 
 
-__all__ = ["NAMES", "PREFIXES", "OtherName", "Request", "from_ir_measures", "from_trec_eval", "is_trec_eval_name",
-           "mapping_rows", "other_names", "parse_user_measures"]
+__all__ = ["DEFAULT_NAMES", "NAMES", "PREFIXES", "MissingFactError", "OtherName", "Request", "from_ir_measures",
+           "from_trec_eval", "is_trec_eval_name", "mapping_rows", "other_names"]

@@ -106,6 +106,11 @@ class Measure:
     #: Whether raw values exist beyond the run spaces that have scales (any cutoff up to
     #: :data:`MAX_RAW_N`, any number of grades): see :meth:`values_of_judged`.
     raw_any_cutoff: ClassVar[bool] = False
+    #: Whether trec_eval and ir_measures read this family as binary on graded qrels (every
+    #: level >= 1 relevant, as irscale's binary version does), so that graded qrels folded
+    #: into its grades mean the same there (RR: ``recip_rank``); families with gains whose
+    #: counterparts take the levels as gains (``ndcg_cut``, ``rbp``, gdeval's ERR) leave it False.
+    binary_elsewhere: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         n = self.n

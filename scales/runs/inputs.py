@@ -472,6 +472,23 @@ def _collect(runs, depth: int | None) -> list:
     return out
 
 
+def check_run_paths(runs: RunsInput) -> None:
+    """Raise the error a run path given would give when read (missing, unreadable, an
+    empty folder), before any run is read; in-memory runs are checked when read."""
+    items = [runs] if isinstance(runs, (str, os.PathLike)) else list(runs) if isinstance(runs, (list, tuple)) else []
+    for item in items:
+        if not isinstance(item, (str, os.PathLike)):
+            continue
+        p = Path(item)
+        if p.is_dir():
+            if not any(f.is_file() and not f.name.startswith(".") for f in p.iterdir()):
+                raise IrscaleError(f"{p}: folder holds no run files")
+        elif not p.exists():
+            raise TrecFormatError(f"{p}: no such file")
+        elif not os.access(p, os.R_OK):
+            raise TrecFormatError(f"{p}: cannot read (permission denied)")
+
+
 def file_run_name(path: str | os.PathLike) -> str:
     """A run's name by file: the file name without its folder and a ``.gz`` suffix."""
     name = Path(path).name
@@ -529,4 +546,4 @@ def read_runs(runs: RunsInput, depth: int | None = None, progress: bool = False,
 
 
 __all__ = ["DOC_COLUMNS", "LEVEL_COLUMNS", "QrelsInput", "RUN_COLUMNS", "RUN_NAMES", "RunsInput", "SCORE_COLUMNS",
-           "TOPIC_COLUMNS", "file_run_name", "qrels_of", "read_runs"]
+           "TOPIC_COLUMNS", "check_run_paths", "file_run_name", "qrels_of", "read_runs"]

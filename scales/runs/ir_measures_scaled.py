@@ -68,6 +68,7 @@ import pandas as pd
 from irscale.errors import IrscaleError, MeasureError
 from irscale.scales.measures.aliases import from_ir_measures
 from irscale.scales.measures.measure import Measure as IrscaleMeasure
+from irscale.scales.measures.user_names import parse_user_measures
 from irscale.scales.runs.inputs import qrels_of
 from irscale.scales.runs.qrels import Qrels
 from irscale.scales.runs.transform import EMPTY_TOPICS, RB_SCALES, transform
@@ -109,12 +110,15 @@ def _wrapped(measure: Any, cutoff: Any) -> Any:
     (a name ir_measures does not parse is kept for :func:`from_ir_measures` to judge)."""
     if isinstance(measure, str):
         try:
-            measure = ir_measures.parse_measure(measure)
+            parsed = ir_measures.parse_measure(measure)
+            if not set(parsed.params) <= set(parsed.SUPPORTED_PARAMS):
+                raise ValueError("parameters ir_measures does not have")      # irscale's nDCG(b=2)@10
+            measure = parsed
         except (ValueError, NameError, SyntaxError, TypeError, AssertionError, KeyError, AttributeError):
             if cutoff is not _NOT_GIVEN:
                 raise MeasureError(f"Scaled: cannot apply @{cutoff} to {measure!r}, which ir_measures does not "
                                    f"parse") from None
-            return measure
+            return measure          # trec_eval's name or irscale's own: read by parse_user_measures
     elif not isinstance(measure, IrMeasure):
         raise MeasureError(f"Scaled wraps an ir_measures measure (ir_measures.AP@10) or its name ('AP@10'), "
                            f"got {measure!r}")
@@ -218,6 +222,11 @@ class Scaled(IrMeasure):
         ``rel`` of a binary measure (``AP(rel=2)@10``) is trec_eval's ``-l``, which
         transform applies to the qrels."""
         wrapped = self.params["measure"]
+        if isinstance(wrapped, str):        # not ir_measures' syntax: trec_eval's name or irscale's own
+            [measure] = parse_user_measures([wrapped], top_level=top_level, depth=depth)
+            if not measure.has_scales:
+                raise MeasureError(f"{self}: {measure} has no scale ({measure.scales_reason()})")
+            return measure, None
         try:
             measure, rel_level = from_ir_measures(wrapped, top_level=top_level, depth=depth), None
         except MeasureError:

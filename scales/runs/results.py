@@ -34,10 +34,10 @@ import numpy as np
 import pandas as pd
 
 from irscale.errors import IrscaleError, IrscaleWarning, MeasureError
-from irscale.scales.measures.aliases import parse_user_measures
 from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.params import MAX_LEVELS
 from irscale.scales.measures.parse import parse_measure
+from irscale.scales.measures.user_names import parse_user_measures
 
 #: Statistical tests of ranx (``stat_test`` of :func:`ranx_compare`).
 RANX_TESTS = ("student", "fisher", "tukey")

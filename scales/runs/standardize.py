@@ -47,7 +47,6 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
-from scipy import special
 
 from irscale.errors import IrscaleError, IrscaleWarning
 
@@ -189,6 +188,8 @@ def standardize_matrix(scores: np.ndarray, method: str, reference: np.ndarray | 
     if method == "zscore":
         return z
     if method == "zscore-cdf":
+        from scipy import special  # 0.2 s to import: only when asked for
+
         return special.ndtr(z)
     return STD_LINEAR_A * z + STD_LINEAR_B
 

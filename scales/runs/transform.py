@@ -35,116 +35,39 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from irscale.errors import IrscaleError, IrscaleWarning, MeasureError, TableNotFoundError
-from irscale.scales.measures.aliases import NAMES, parse_user_measures
+from irscale.errors import IrscaleError, IrscaleWarning
+from irscale.scales.measures.aliases import DEFAULT_NAMES
 from irscale.scales.measures.measure import Measure
-from irscale.scales.measures.parse import split_measures
-from irscale.scales.runs.inputs import QrelsInput, RunsInput, qrels_of, read_runs
-from irscale.scales.runs.judging import JudgedRuns, grade_counts, judge, qrels_table_rbs, warn_coverage
-from irscale.scales.runs.qrels import Qrels, sort_topics
-from irscale.scales.runs.run_files import Run
+from irscale.scales.runs.inputs import QrelsInput, RunsInput, check_run_paths, qrels_of, read_runs
+from irscale.scales.runs.judging import JudgedRuns, grade_counts, judge, warn_coverage
+from irscale.scales.runs.preflight import (
+    build_tables,
+    check_missing,
+    missing_tables,
+    open_or_none,
+    read_measures,
+    table_needs,
+    warn_folded_levels,
+    warn_unscalable,
+)
+from irscale.scales.runs.qrels import sort_topics
 from irscale.scales.runs.scores import COLUMNS
 from irscale.scales.runs.standardize import STANDARDISATIONS, check_transforms
 from irscale.scales.runs.standardize import standardize as standardize_scores
-from irscale.scales.tables.estimate import runs_enumerated
-from irscale.store.fill import build_store
-from irscale.store.reader import Store, open_store
+
+if TYPE_CHECKING:
+    from irscale.store.reader import Store
 
 RB_SCALES = ("feasible", "common")
 #: What ``empty_topics`` takes: topics without relevant documents left out, or scored 0 (trec_eval).
 EMPTY_TOPICS = ("skip", "zero")
 #: What ``missing_topics`` takes: topics a run does not answer scored 0 (trec_eval -c), or left out.
 MISSING_TOPICS = ("zero", "skip")
-
-#: Largest run space (runs scored per table) that ``build_missing`` builds on the fly:
-#: 2**24 runs take seconds per measure (binary N <= 24).
-BUILD_ON_THE_FLY_MAX_N = 24
-BUILD_ON_THE_FLY_MAX_RUNS = 2 ** BUILD_ON_THE_FLY_MAX_N
-
-
-# -- inputs ------------------------------------------------------------------------------
-def _measures(measures, names: str, qrels: Qrels, runs, run_names: str, progress: bool,
-              max_grade: int | None) -> tuple[list[Measure], list[Run] | None]:
-    """The irscale measures a user named (in the vocabulary ``names``; see
-    :func:`~irscale.scales.measures.aliases.parse_user_measures`), completed by the qrels'
-    highest level; names without a cutoff (trec_eval's ``map``) read at the runs' depth,
-    for which the runs are read whole first (and returned, so they are read once)."""
-    if isinstance(measures, str):
-        measures = split_measures(measures)
-    measures = list(measures)
-    top_level = qrels.names_top_level(max_grade)          # None beyond nine: the names that need it say so
-    try:
-        with warnings.catch_warnings(record=True) as said:
-            warnings.simplefilter("always")
-            ms = parse_user_measures(measures, names, top_level=top_level)
-        for w in said:                             # said once, whichever attempt succeeds
-            warnings.warn(w.message, w.category, stacklevel=3)
-        return ms, None
-    except MeasureError:
-        if names not in NAMES:
-            raise
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")        # warned once, below
-            parse_user_measures(measures, names, top_level=top_level, depth=1)   # other mistakes: before reading
-    whole = read_runs(runs, None, progress=progress, run_names=run_names)
-    depth = max((int(np.unique(run.topics, return_counts=True)[1].max()) for run in whole if len(run.topics)),
-                default=1)
-    return parse_user_measures(measures, names, top_level=top_level, depth=depth), whole
-
-
-def _warn_folded_levels(measures: list[Measure], qrels: Qrels, max_grade: int | None) -> None:
-    """Warn once when graded qrels meet measures that take gains but were given fewer
-    grades than the qrels have (levels above their top grade fold into it): trec_eval's
-    ``ndcg_cut`` and ``rbp`` use the levels as gains."""
-    top = qrels.top_level
-    if max_grade is not None or top <= 1:
-        return
-    folded = [m for m in measures if any(p.name == "gains" for p in m.params) and m.levels - 1 < top]
-    if folded:
-        gains = ",".join(map(str, range(top + 1)))
-        warnings.warn(f"the qrels have levels 0..{top}; {', '.join(map(str, folded))} read levels above their top "
-                      f"grade as it (binary: level >= 1 relevant), unlike trec_eval's ndcg_cut and rbp, which use the "
-                      f"levels as gains: give the gains (e.g. nDCG_trec(gains=({gains}))@20) or "
-                      f"ir_measures' names (irm:nDCG@20), or max_grade to fold on purpose", IrscaleWarning,
-                      stacklevel=3)
-
-
-# -- tables --------------------------------------------------------------------------------
-def _open_tables(store, measures, build_missing: bool, n_jobs: int, progress: bool, table_rbs: dict,
-                 qrels_hint: str = "QRELS"):
-    """The store holding every table the measures need (``table_rbs[measure]``; building
-    small missing ones if asked); ``qrels_hint`` completes the suggested build command."""
-    if isinstance(store, Store):
-        opened = store
-    elif build_missing and not Path(store).exists():
-        opened = None
-    else:
-        opened = open_store(store)
-    need = {m: [t for t in table_rbs[m] if opened is None or not opened.has(m, t)] for m in measures}
-    missing = [m for m in measures if need[m]]
-    if not missing:
-        return opened
-    path = opened.path if opened is not None else Path(store)
-    command = f'irscale build --measures "{",".join(map(str, missing))}" --out {path}'
-    if any(not (m.has_common_scale() and need[m] == m.table_rbs("all")) for m in missing):
-        command += f" --qrels {qrels_hint}"
-    what = ", ".join(str(m) if need[m] == [None] else f"{m} ({len(need[m])} recall-base vector(s))"
-                     for m in missing)
-    if not build_missing:
-        several = len(missing) > 1 or any(need[m] != [None] for m in missing)
-        raise TableNotFoundError(f"{path} has no table {what}; create {'them' if several else 'it'} with: {command} "
-                                 f"(or pass --build-missing for run spaces of up to 2^24 runs)")
-    big = [m for m in missing if max(runs_enumerated(m, t) for t in need[m]) > BUILD_ON_THE_FLY_MAX_RUNS]
-    if big:
-        raise TableNotFoundError(f"{path} has no table {', '.join(map(str, big))}, too large to build on the "
-                                 f"fly (more than 2^24 runs); build it first with: {command}")
-    return build_store(path, missing, n_jobs=n_jobs, progress=progress, rbs={str(m): need[m] for m in missing})
-
 
 # -- scoring -------------------------------------------------------------------------------
 def _topic_groups(measure, counts: np.ndarray) -> list[tuple[object, np.ndarray]]:
@@ -199,7 +122,6 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
     rows = rel.shape[0]
     frames = []
     skipped: dict[str, set] = {}
-    no_scale: dict[str, list[str]] = {}
     for mi, m in enumerate(measures):
         grades, counts = measure_grades(m, rel, levels_all, rel_level)
         rb = counts.sum(axis=1)
@@ -209,9 +131,7 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
             keep &= ~empty
             if empty.any():
                 skipped.setdefault(str(m), set()).update(topics[empty].tolist())
-        ranked = tables is not None and m.has_scales
-        if tables is not None and not ranked:
-            no_scale.setdefault(m.scales_reason(), []).append(str(m))
+        ranked = tables is not None and m.has_scales    # measures without scales: warned of by transform
         raw = np.full(rows, np.nan)
         rank = np.zeros(rows, np.int64)
         k = np.zeros(rows, np.int64)
@@ -270,9 +190,6 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
                       f"{', '.join(sort_topics(every)[:5])}{'...' if len(every) > 5 else ''} "
                       f"(empty_topics='zero' scores them 0 and counts them, as trec_eval does)",
                       IrscaleWarning, stacklevel=3)
-    for reason, names in no_scale.items():
-        warnings.warn(f"no scale for {', '.join(names)}: {reason}; their rank and scaled columns are empty",
-                      IrscaleWarning, stacklevel=3)
     if not frames:
         return pd.DataFrame(columns=COLUMNS)
     out = pd.concat(frames, ignore_index=True).sort_values(["_row", "_m"], kind="stable")
@@ -283,7 +200,8 @@ def transform(qrels: QrelsInput, runs: RunsInput,
               measures: str | Iterable[str | Measure], store: str | os.PathLike | Store | None = None, *,
               rb_scale: str = "feasible", raw_only: bool = False, midranks: bool = False, build_missing: bool = False,
               max_grade: int | None = None, empty_topics: str = "skip", missing_topics: str = "zero",
-              rel_level: int | None = None, run_names: str = "tag", names: str = "irscale", n_jobs: int = 1,
+              rel_level: int | None = None, run_names: str = "tag", names: str = DEFAULT_NAMES,
+              n_jobs: int | None = None,
               progress: bool = False, standardize: str | Iterable[str] | None = None,
               reference: pd.DataFrame | None = None, leave_one_out: bool = False) -> pd.DataFrame:
     """Raw and interval-scaled per-topic scores of TREC runs.
@@ -375,24 +293,42 @@ def transform(qrels: QrelsInput, runs: RunsInput,
         STANDARDISATIONS if isinstance(standardize, str) and standardize.strip().lower() == "all"
         else check_transforms(standardize, STANDARDISATIONS))
     q = qrels_of(qrels)
-    ms, whole = _measures(measures, names, q, runs, run_names, progress, max_grade)
-    if rb_scale == "common" and store is not None and not raw_only:
+    if not q.topics and empty_topics == "skip":
+        raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
+    ms, later, typed = read_measures(measures, names, q, max_grade)
+    ranked = store is not None and not raw_only
+    if ranked and rb_scale == "common":
         per_topic = [m for m in ms if not m.has_common_scale()]
         if per_topic:
             raise IrscaleError(f"{', '.join(map(str, per_topic))} have no common scale (one table per topic); "
                                f"use rb_scale feasible")
-    if not q.topics and empty_topics == "skip":
-        raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
-    _warn_folded_levels(ms, q, max_grade)
+    check_run_paths(runs)
+    hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
+    opened = open_or_none(store) if ranked else None
+    path = None if not ranked else opened.path if opened is not None else store
+    missing = {}
+    if ranked:                                   # everything checked before any run is read
+        warn_unscalable(ms, typed)
+        missing = missing_tables(opened, table_needs(q, ms, rb_scale, max_grade, rel_level))
+        check_missing(path, missing, build_missing, hint, exists=opened is not None, n_jobs=n_jobs)
+    warn_folded_levels(ms, q, max_grade, typed)
+    run_list = read_runs(runs, None if later else max(m.n for m in ms), progress=progress, run_names=run_names)
+    if later:                                    # names that rank the whole run: at the runs' depth
+        depth = max((int(np.unique(run.topics, return_counts=True)[1].max()) for run in run_list
+                     if len(run.topics)), default=1)
+        more, _, more_typed = read_measures(later, names, q, max_grade, depth=depth)
+        new = [m for m in more if m not in ms]
+        ms, typed = ms + new, {**more_typed, **typed}
+        if ranked:
+            warn_unscalable(new, typed)
+            more_missing = missing_tables(opened, table_needs(q, new, rb_scale, max_grade, rel_level))
+            check_missing(path, more_missing, build_missing, hint, exists=opened is not None, n_jobs=n_jobs)
+            missing.update(more_missing)
+        warn_folded_levels(new, q, max_grade, typed)
+    tables = opened
+    if missing:
+        tables = build_tables(path, missing, n_jobs, progress)
     depth = max(m.n for m in ms)
-    run_list = whole or read_runs(runs, depth, progress=progress, run_names=run_names)   # before any build
-    tables = None
-    scaled = [m for m in ms if m.has_scales]
-    if store is not None and not raw_only and scaled:
-        table_rbs = {m: (qrels_table_rbs(q, m, max_grade, rel_level) if rb_scale == "feasible" else m.table_rbs("all"))
-                     for m in ms}
-        hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
-        tables = _open_tables(store, scaled, build_missing, n_jobs, progress, table_rbs, hint)
     judged = []
     for run in run_list:
         j = judge(run, q, depth, all_topics=True)

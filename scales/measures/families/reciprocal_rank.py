@@ -102,6 +102,7 @@ class RR(KeyMeasure):
     params = (GAINS, Param("rel", "grade", "lowest grade counted as relevant", default=1))
     gains: tuple = (0, 1)
     rel: int = 1
+    binary_elsewhere = True          # trec_eval's recip_rank, ir_measures' RR: levels >= rel relevant
     other_names = (
         OtherName("ir_measures", "RR", _read_other, "reciprocal rank of the first document of level >= rel in the top "
                   "k, without k in the whole ranking (RR@k: MS MARCO's script, which breaks score ties by ascending "

@@ -1,0 +1,240 @@
+"""The leaderboard (``irscale.compare``, ``irscale.leaderboard``) cell by cell against an
+independent computation: pandas means of transform's columns, ranks by pandas, confidence
+intervals by statsmodels, paired tests by scipy pair by pair, corrections by statsmodels'
+``multipletests``, decisions under every standardisation from transform's own columns.
+
+The TREC-8 tests read ../shared/data (skipping, saying where, without it); the others use
+small synthetic TREC files.
+"""
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.weightstats import DescrStatsW
+
+import irscale
+from irscale import IrscaleError, IrscaleWarning
+from irscale.scales.analysis.leaderboard import leaderboard
+
+TRANSFORM_COLUMNS = {"raw": "raw", "unq": "scaled", "zscore": "zscore", "zscore-cdf": "zscore_cdf",
+                     "std-linear": "std_linear", "ecdf": "ecdf"}
+
+
+def _trec8_runs(n):
+    from conftest import SHARED
+    folder = SHARED / "trec8"
+    if not folder.is_dir():
+        print(f"skipping: shared TREC data not found at {SHARED}")
+        pytest.skip(f"shared TREC data not found at {SHARED}")
+    return folder / "qrels.trec8.adhoc.txt", sorted((folder / "runs").iterdir())[:n]
+
+
+def _matrix(scores, measure, column):
+    rows = scores[scores["measure"] == measure]
+    return rows.pivot(index="topic", columns="run", values=column)
+
+
+def _reference(scores, measure, baseline, alpha=0.05, correction="holm"):
+    """Per run: raw/scaled means and ranks, CI, and per transform the (adjusted p, decision)
+    against ``baseline`` (or, without one, wins and losses over every pair)."""
+    runs = list(dict.fromkeys(scores["run"]))
+    mats = {t: _matrix(scores, measure, c)[runs] for t, c in TRANSFORM_COLUMNS.items()
+            if c in scores and scores.loc[scores["measure"] == measure, c].notna().any()}
+    out = pd.DataFrame(index=runs)
+    for t in ("raw", "unq"):
+        if t in mats:
+            means = mats[t].mean()
+            out[f"{t}_mean"] = means
+            out[f"{t}_rank"] = means.round(8).rank(ascending=False, method="min").astype(int)
+    if "unq" in mats:
+        ci = [DescrStatsW(mats["unq"][r].to_numpy()).tconfint_mean(alpha=0.05) for r in runs]
+        out["ci_low"], out["ci_high"] = [c[0] for c in ci], [c[1] for c in ci]
+    pairs = [(a, baseline) for a in runs if a != baseline] if baseline else \
+        [(runs[i], runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs))]
+    decisions = {}
+    for t, m in mats.items():
+        p = []
+        for a, b in pairs:
+            x, y = m[a].to_numpy(), m[b].to_numpy()
+            p.append(1.0 if np.all(x == y) else stats.ttest_rel(x, y).pvalue)
+        p = np.array(p)
+        adj = p if correction == "none" else multipletests(p, alpha=alpha, method=correction)[1]
+        d = [int(np.sign(m[a].mean() - m[b].mean())) if q <= alpha else 0 for (a, b), q in zip(pairs, adj)]
+        decisions[t] = (adj, np.array(d))
+    return out, pairs, decisions
+
+
+@pytest.fixture(scope="module")
+def trec8_board(tmp_path_factory):
+    qrels, runs = _trec8_runs(24)
+    store = tmp_path_factory.mktemp("board") / "t.h5"
+    baseline = "CL99SD"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrscaleWarning)
+        board = irscale.compare(qrels, runs, "AP@10,P@10,map", baseline=baseline, store=store)
+        scores = irscale.transform(qrels, runs, "AP@10,P@10,map", store, standardize="all")
+    return board, scores, baseline
+
+
+def test_means_ranks_and_intervals_match_pandas_and_statsmodels(trec8_board):
+    board, scores, baseline = trec8_board
+    for measure in ("AP@10", "P@10", "AP@1000"):
+        ref, _, _ = _reference(scores, measure, baseline)
+        got = board.table[board.table["measure"] == measure].set_index("run").loc[ref.index]
+        np.testing.assert_allclose(got["raw_mean"], ref["raw_mean"], rtol=0, atol=1e-12)
+        assert (got["raw_rank"].astype(int) == ref["raw_rank"]).all()
+        if measure == "AP@1000":          # map: no scale; its scaled columns are empty
+            assert got["scaled_mean"].isna().all() and got["ci_low"].isna().all()
+            continue
+        np.testing.assert_allclose(got["scaled_mean"], ref["unq_mean"], rtol=0, atol=1e-12)
+        assert (got["scaled_rank"].astype(int) == ref["unq_rank"]).all()
+        np.testing.assert_allclose(got["ci_low"], ref["ci_low"], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(got["ci_high"], ref["ci_high"], rtol=0, atol=1e-12)
+
+
+def test_significance_against_the_baseline_matches_scipy_and_holm(trec8_board):
+    board, scores, baseline = trec8_board
+    for measure in ("AP@10", "P@10", "AP@1000"):
+        _, pairs, dec = _reference(scores, measure, baseline)
+        got = board.table[board.table["measure"] == measure].set_index("run")
+        names = [a for a, _ in pairs]
+        main = "unq" if "unq" in dec else "raw"
+        np.testing.assert_allclose(got.loc[names, "p_value"].to_numpy(float), dec[main][0], rtol=1e-9, atol=1e-12)
+        assert got.loc[names, "decision"].astype(int).tolist() == dec[main][1].tolist()
+        np.testing.assert_allclose(got.loc[names, "raw_p_value"].to_numpy(float), dec["raw"][0], rtol=1e-9,
+                                   atol=1e-12)
+        assert got.loc[names, "raw_decision"].astype(int).tolist() == dec["raw"][1].tolist()
+        assert pd.isna(got.loc[baseline, "decision"])
+        if main == "raw":
+            assert got.loc[names, "differs"].isna().all()
+            continue
+        assert got.loc[names, "differs"].astype(bool).tolist() == (dec["unq"][1] != dec["raw"][1]).tolist()
+        every = np.stack([d for _, d in dec.values()])
+        assert got.loc[names, "scale_free"].astype(bool).tolist() == (every == every[0]).all(axis=0).tolist()
+    assert board.transforms == ("raw", "unq", "zscore", "zscore-cdf", "std-linear", "ecdf")
+
+
+def test_a_measure_without_scale_is_said_loudly_with_its_raw_columns(trec8_board):
+    board, _, _ = trec8_board
+    [summary] = [s for s in board.measures if s.measure == "AP@1000"]
+    assert summary.label == "map" and not summary.scaled and "N = 32" in summary.reason
+    assert [s.scaled for s in board.measures] == [True, True, False]
+    text = str(board)
+    assert "NO SCALE for map" in text
+    assert all(len(line) <= 100 for line in text.splitlines())
+
+
+@pytest.mark.slow
+def test_every_pair_of_all_trec8_runs_matches_scipy_and_holm(tmp_path):
+    qrels, runs = _trec8_runs(129)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrscaleWarning)
+        board = irscale.compare(qrels, runs, "P@10", store=tmp_path / "t.h5")
+        scores = irscale.transform(qrels, runs, "P@10", tmp_path / "t.h5", standardize="all")
+    ref, pairs, dec = _reference(scores, "P@10", None)
+    got = board.pairs.set_index(["a", "b"]).loc[pairs]
+    np.testing.assert_allclose(got["p_value"].to_numpy(float), dec["unq"][0], rtol=1e-9, atol=1e-12)
+    assert got["decision"].astype(int).tolist() == dec["unq"][1].tolist()
+    table = board.table.set_index("run")
+    for run in ref.index:
+        wins = sum(1 for (a, b), d in zip(pairs, dec["unq"][1]) if (a == run and d > 0) or (b == run and d < 0))
+        losses = sum(1 for (a, b), d in zip(pairs, dec["unq"][1]) if (a == run and d < 0) or (b == run and d > 0))
+        assert (table.loc[run, "wins"], table.loc[run, "losses"]) == (wins, losses)
+
+
+# -- synthetic files: every path runs without the shared data --------------------------------------
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    from test_readme import write_trec_files
+    folder = tmp_path_factory.mktemp("synthetic")
+    write_trec_files(folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrscaleWarning)
+        scores = irscale.transform(folder / "qrels.txt", folder / "runs", "AP@10,P@10,RR@10",
+                                   folder / "t.h5", build_missing=True, standardize="all")
+    return folder, scores
+
+
+@pytest.mark.parametrize("correction", ["holm", "bh", "none"])
+def test_every_pair_with_each_correction(synthetic, correction):
+    _, scores = synthetic
+    board = leaderboard(scores.drop(columns=["zscore", "zscore_cdf", "std_linear", "ecdf"]),
+                        correction=correction)
+    for measure in ("AP@10", "P@10", "RR@10"):
+        _, pairs, dec = _reference(scores, measure, None, correction={"bh": "fdr_bh"}.get(correction, correction))
+        got = board.pairs[board.pairs["measure"] == measure].set_index(["a", "b"]).loc[pairs]
+        np.testing.assert_allclose(got["p_value"].to_numpy(float), dec["unq"][0], rtol=1e-9, atol=1e-12)
+        assert got["decision"].astype(int).tolist() == dec["unq"][1].tolist()
+        every = np.stack([d for _, d in dec.values()])
+        assert got["scale_free"].astype(bool).tolist() == (every == every[0]).all(axis=0).tolist()
+
+
+def test_randomised_tukey_needs_no_correction(synthetic):
+    _, scores = synthetic
+    board = leaderboard(scores, test="tukey-hsd", correction="holm", permutations=200, seed=3)
+    assert board.correction == "none"
+    from irscale.scales.analysis.inference import randomised_tukey_hsd
+    m = _matrix(scores, "AP@10", "scaled")[list(dict.fromkeys(scores["run"]))]
+    expected = randomised_tukey_hsd(m.to_numpy(), permutations=200, seed=3)
+    got = board.pairs[board.pairs["measure"] == "AP@10"]["p_value"].to_numpy()
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_outputs_hold_the_same_numbers(synthetic, tmp_path):
+    folder, scores = synthetic
+    board = leaderboard(scores, baseline="input.b")
+    for suffix in (".csv", ".md", ".tex", ".json", ".txt"):
+        board.save(tmp_path / f"b{suffix}")
+    frame = board.to_dataframe()
+    assert frame.index.tolist() == board.runs and frame.columns.nlevels == 2
+    csv = pd.read_csv(tmp_path / "b.csv", index_col="run")
+    np.testing.assert_allclose(csv["AP@10 scaled_mean"].to_numpy(), frame[("AP@10", "scaled_mean")].to_numpy())
+    data = json.loads((tmp_path / "b.json").read_text())
+    assert [m["measure"] for m in data["measures"]] == ["AP@10", "P@10", "RR@10"]
+    assert len(data["systems"]) == 9 and data["baseline"] == "input.b"
+    means = {(r["measure"], r["run"]): r["scaled_mean"] for r in data["systems"]}
+    assert means[("P@10", "input.a")] == pytest.approx(frame.loc["input.a", ("P@10", "scaled_mean")])
+    md = (tmp_path / "b.md").read_text()
+    assert md.count("\n## ") == 3 and "| input.a |" in md
+    tex = (tmp_path / "b.tex").read_text()
+    assert r"\begin{tabular}" in tex and "input.a" in tex and r"\midrule" in tex
+    assert board.to_latex() == tex
+
+
+def test_bad_arguments_are_irscale_errors(synthetic):
+    _, scores = synthetic
+    with pytest.raises(IrscaleError, match="did you mean input.b"):
+        leaderboard(scores, baseline="input.bb")
+    with pytest.raises(IrscaleError, match="test must be one of"):
+        leaderboard(scores, test="wilcoxon")
+    with pytest.raises(IrscaleError, match="alpha"):
+        leaderboard(scores, alpha=5)
+    with pytest.raises(IrscaleError, match="no measure nDCG"):
+        leaderboard(scores, measures=["nDCG@10"])
+    with pytest.raises(IrscaleError, match="rb_scale"):
+        leaderboard(pd.concat([scores, scores.assign(rb_scale="common")]))
+
+
+def test_compare_builds_what_it_needs_into_the_default_store(synthetic, tmp_path, monkeypatch):
+    folder, _ = synthetic
+    monkeypatch.setenv("IRSCALE_STORE", str(tmp_path / "cache" / "tables.h5"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrscaleWarning)
+        board = irscale.compare(folder / "qrels.txt", folder / "runs", "nDCG@10,P_5,recip_rank")
+    assert board.store == str(tmp_path / "cache" / "tables.h5")
+    assert irscale.open_store(board.store).has("P@5")
+    labels = [(s.label, s.measure) for s in board.measures]
+    assert labels == [("nDCG@10", "nDCG_trec@10"), ("P_5", "P@5"), ("recip_rank", "RR@30")]
+
+
+def test_a_build_over_the_limit_asks_and_is_refused_without_an_answer(synthetic, tmp_path):
+    folder, _ = synthetic
+    asked = []
+    with pytest.raises(irscale.BuildTooLargeError, match="irscale build"):
+        irscale.compare(folder / "qrels.txt", folder / "runs", "AP@24", store=tmp_path / "t.h5",
+                        max_build_seconds=0.0, confirm=lambda what: asked.append(what) or False)
+    assert asked and "AP@24" in asked[0] and not (tmp_path / "t.h5").exists()
