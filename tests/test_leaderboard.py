@@ -52,7 +52,7 @@ def _reference(scores, measure, baseline, alpha=0.05, correction="holm"):
             out[f"{t}_rank"] = means.round(8).rank(ascending=False, method="min").astype(int)
     if "unq" in mats:
         ci = [DescrStatsW(mats["unq"][r].to_numpy()).tconfint_mean(alpha=0.05) for r in runs]
-        out["ci_low"], out["ci_high"] = [c[0] for c in ci], [c[1] for c in ci]
+        out["ci_low"], out["ci_high"] = [max(c[0], 0.0) for c in ci], [min(c[1], 1.0) for c in ci]
     pairs = [(a, baseline) for a in runs if a != baseline] if baseline else \
         [(runs[i], runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs))]
     decisions = {}

@@ -24,6 +24,8 @@ comparing = lazy_module("irscale.scales.analysis.compare")
 TESTS = ("ttest", "signrank", "sign", "ranksum", "tukey-hsd")
 CORRECTIONS = ("holm", "bh", "none")
 DEFAULT_MEASURES = "nDCG@10,AP@10,P@10,RR@10"
+#: Builds estimated to take longer ask first on a terminal and are refused elsewhere.
+MAX_BUILD_SECONDS = 60.0
 
 
 @click.command("compare")
@@ -106,12 +108,12 @@ def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | No
         return click.confirm("Build them now?", default=True, err=True)
 
     with warnings_said(quiet):
-        board = comparing.compare(qrels, list(runs), measures, baseline, store_path, test=test, correction=correction,
-                        alpha=alpha, confidence=confidence, rb_scale=rb_scale, names=vocabulary,
-                        build=not no_build, max_build_seconds=None if yes else 60.0, confirm=confirm,
-                        n_jobs=jobs, empty_topics=empty_topics, missing_topics=missing_topics,
-                        rel_level=rel_level, max_grade=max_grade, run_names=run_names, midranks=midranks,
-                        permutations=permutations, seed=seed, progress=not quiet)
+        board = comparing.compare(
+            qrels, list(runs), measures, baseline, store_path, test=test, correction=correction, alpha=alpha,
+            confidence=confidence, rb_scale=rb_scale, names=vocabulary, build=not no_build,
+            max_build_seconds=None if yes else MAX_BUILD_SECONDS, confirm=confirm, n_jobs=jobs,
+            empty_topics=empty_topics, missing_topics=missing_topics, rel_level=rel_level, max_grade=max_grade,
+            run_names=run_names, midranks=midranks, permutations=permutations, seed=seed, progress=not quiet)
     output.render(board)
     for out in outs:
         board.save(out)

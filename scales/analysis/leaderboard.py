@@ -11,8 +11,9 @@ gives, per measure and system:
 ``scaled_mean``, ``scaled_rank``, ``ci_low``, ``ci_high``
     the same for the interval-scaled scores (``scaled``: (rank - 1)/(k - 1) on the unq
     scale) and Student's t confidence interval of the scaled mean
-    (``mean -/+ t((1 + confidence)/2, n - 1) sd / sqrt(n)``, ``sd`` with ddof = 1), as
-    ``statsmodels``' ``DescrStatsW.tconfint_mean`` computes it;
+    (``mean -/+ t((1 + confidence)/2, n - 1) sd / sqrt(n)``, ``sd`` with ddof = 1, as
+    ``statsmodels``' ``DescrStatsW.tconfint_mean`` computes it), cut to [0, 1], the range
+    the mean of scaled values lies in (a t interval of few topics may reach beyond it);
 significance
     a paired test (``test``: ``ttest`` paired Student's t, default; ``signrank``
     Wilcoxon signed-rank; ``sign``; ``ranksum`` Wilcoxon rank-sum; ``tukey-hsd`` the
@@ -99,7 +100,8 @@ def _ranks(means: np.ndarray) -> pd.array:
 
 
 def _interval(x: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Student's t interval of each column's mean (columns of one value: NaN)."""
+    """Student's t interval of each column's mean, within [0, 1] (the range of scaled
+    values, where the mean lies); NaN with one topic."""
     from scipy import stats
 
     n = x.shape[0]
@@ -107,7 +109,7 @@ def _interval(x: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]
     if n < 2:
         return np.full(mean.shape, np.nan), np.full(mean.shape, np.nan)
     half = stats.t.ppf((1 + confidence) / 2, n - 1) * x.std(axis=0, ddof=1) / np.sqrt(n)
-    return mean - half, mean + half
+    return np.clip(mean - half, 0.0, 1.0), np.clip(mean + half, 0.0, 1.0)
 
 
 def _pvalues(x: np.ndarray, test: str, permutations: int, seed: int) -> np.ndarray:

@@ -205,7 +205,7 @@ def _legend(board: Leaderboard) -> str:
 
 
 def _header(board: Leaderboard) -> list[str]:
-    lines = [f"Leaderboard of {len(board.runs)} runs: {_how(board)}"]
+    lines = [f"Leaderboard of {len(board.runs)} run{'s' * (len(board.runs) != 1)}: {_how(board)}"]
     scaled = [s for s in board.measures if s.scaled]
     if scaled:
         lines.append(f"scaled: interval-scaled scores (unq ranks), {board.rb_scale or 'feasible'} scales"
