@@ -180,6 +180,22 @@ def test_store_object_and_build_missing(tmp_path, trec8):
     assert built.exists() and got == pytest.approx(want["scaled"].mean(), rel=1e-12) and again == got
 
 
+def test_trec_eval_and_irscale_names(tmp_path):
+    """Names ir_measures does not parse mean what they mean elsewhere: trec_eval's
+    (``map_cut_5``, ``P_5``) and irscale's own (``nDCG(b=2)@5``, ``irscale:P@5``)."""
+    qrels, run = _small()
+    store = tmp_path / "s.h5"
+    cases = {"map_cut_5": "AP@5", "P_5": "P@5", "nDCG(b=2)@5": "nDCG(b=2)@5", "irscale:P@5": "P@5"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrscaleWarning)
+        for name, canonical in cases.items():
+            measure = Scaled(name, store=store, build_missing=True)
+            assert repr(measure).startswith(f"Scaled({name},")
+            got = _per_query(measure.iter_calc(qrels, run))
+            want = _transform(qrels, run, canonical, store, empty_topics="zero")
+            assert [got[(str(measure), q)] for q in "1234"] == want["scaled"].tolist(), name
+
+
 def _small(ids=str):
     """Qrels with a topic without relevant documents (3); a run that misses topic 2 and
     has a topic the qrels lack (9)."""

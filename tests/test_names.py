@@ -208,6 +208,42 @@ def test_names_ir_measures_and_prefixes():
         parse_user_measures(" , ")
 
 
+def test_names_read_among_a_store_s_tables():
+    """Lookups know no qrels: the levels of names that need them come from rb or from the
+    tables the store has; names of the whole run need their cutoff; irscale's own table
+    of a name ir_measures reads otherwise serves, with a warning."""
+    from irscale.scales.measures.user_names import read_stored
+    stored = ["AP@10", "nDCG_trec(gains=(0,1,2))@10", "P@5", "ERR@20", "RR@10"]
+    assert str(read_stored("nDCG@10", stored, (3, 2))) == "nDCG_trec(gains=(0,1,2))@10"
+    assert str(read_stored("nDCG@10", stored)) == "nDCG_trec(gains=(0,1,2))@10"      # the one the store has
+    assert str(read_stored("nDCG@10", stored, 5)) == "nDCG_trec@10"                  # binary rb: binary qrels
+    assert str(read_stored("ndcg_cut_10", stored, (3, 2))) == "nDCG_trec(gains=(0,1,2))@10"
+    assert str(read_stored("map_cut_10", stored, 5)) == str(read_stored("AP@10", stored, 5)) == "AP@10"
+    assert str(read_stored("P_5", stored)) == "P@5" and str(read_stored("irscale:ERR@20", stored)) == "ERR@20"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert str(read_stored("ERR@20", stored)) == "ERR@20"
+    assert len(caught) == 1 and "gdeval" not in str(caught[0].message) and "which it lacks" in str(caught[0].message)
+    with pytest.raises(MeasureError, match="RR@1000 for runs of 1000 documents; this store has RR@10"):
+        read_stored("RR", stored)
+    with pytest.raises(MeasureError, match="AP@1000"):
+        read_stored("map", stored, 5)
+    with pytest.raises(MeasureError, match="both"):
+        read_stored("nDCG@10", ["nDCG_trec@10", "nDCG_trec(gains=(0,1,2))@10"])
+    with pytest.raises(MeasureError, match="did you mean nDCG@10"):
+        read_stored("nDGC@10", stored)
+
+
+def test_names_other_tools_give_a_measure():
+    from irscale.scales.measures.user_names import names_of, user_name
+    assert names_of(parse_measure("nDCG_trec(gains=(0,1,2))@10")) == ["nDCG@10", "ndcg_cut_10"]
+    assert names_of(parse_measure("AP@10")) == ["AP@10", "map_cut_10"]
+    assert names_of(parse_measure("nDCG(b=2)@10")) == []
+    assert user_name(parse_measure("ERR@20")) == "irscale:ERR@20" and user_name(parse_measure("P@5")) == "P@5"
+    for m in ("ERR@20", "AP@10", "nDCG_trec(gains=(0,1,2))@10", "RBP(p=0.8)@10"):   # read back as themselves
+        assert _read([user_name(parse_measure(m))], top_level=2)[0] == [m]
+
+
 @pytest.mark.parametrize("typed,suggested", [("nDGC@10", "nDCG@10"), ("ap@10", "AP@10"), ("Ndcg_cut_10", "ndcg_cut_10"),
                                              ("recip_rnk", "recip_rank"), ("ndcg@10", "nDCG@10")])
 def test_misspelled_names_suggest_the_closest(typed, suggested):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from irscale.enumerate.lazy import lazy_module
-from irscale.errors import BuildTooLargeError, IrscaleError, IrscaleWarning
+from irscale.errors import BuildTooLargeError, IrscaleError, IrscaleWarning, TableNotFoundError
 from irscale.scales.measures.aliases import DEFAULT_NAMES
 from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.parse import parse_measure
@@ -147,7 +147,7 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
         hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
         command = build_command(path, missing, hint)
         if not build:
-            raise BuildTooLargeError(f"{path} lacks the scales of {', '.join(label(m, typed) for m in missing)}; "
+            raise TableNotFoundError(f"{path} lacks the scales of {', '.join(label(m, typed) for m in missing)}; "
                                      f"build them with: {command}")
         seconds, stored, lines = plan_build(missing, n_jobs)
         if max_build_seconds is not None and seconds > max_build_seconds:
