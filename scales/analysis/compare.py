@@ -22,8 +22,15 @@ from irscale.enumerate.lazy import lazy_module
 from irscale.errors import BuildTooLargeError, IrscaleError, IrscaleWarning, TableNotFoundError
 from irscale.scales.measures.aliases import DEFAULT_NAMES
 from irscale.scales.measures.measure import Measure
-from irscale.scales.measures.parse import parse_measure
-from irscale.scales.runs.inputs import QrelsInput, RunsInput, check_run_paths, file_run_name, qrels_of
+from irscale.scales.runs.inputs import (
+    QrelsInput,
+    RunsInput,
+    check_run_paths,
+    file_run_name,
+    qrels_of,
+    read_runs,
+    runs_depth,
+)
 from irscale.scales.runs.preflight import (
     build_command,
     build_tables,
@@ -142,9 +149,14 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
     check_run_paths(runs)
     path = Path(store) if store is not None else default_store()
     opened = open_or_none(path)
-    missing = missing_tables(opened, table_needs(q, ms, rb_scale, max_grade, rel_level))
-    if missing:
-        hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
+    hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
+
+    def provide(measures: list[Measure]) -> None:
+        """Build the tables of ``measures`` the store lacks, as the docstring says."""
+        nonlocal opened
+        missing = missing_tables(opened, table_needs(q, measures, rb_scale, max_grade, rel_level))
+        if not missing:
+            return
         command = build_command(path, missing, hint)
         if not build:
             raise TableNotFoundError(f"{path} lacks the scales of {', '.join(label(m, typed) for m in missing)}; "
@@ -159,23 +171,28 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
                                          f"max_build_seconds=None)")
         path.parent.mkdir(parents=True, exist_ok=True)
         opened = build_tables(path, missing, n_jobs, progress)
+
+    provide(ms)
+    run_list = read_runs(runs, None if later else max(m.n for m in ms), progress=progress, run_names=run_names)
+    if later:                                          # names of the whole run: at the runs' depth
+        more, _, more_typed = read_measures(later, names, q, max_grade, depth=runs_depth(run_list))
+        new = [m for m in more if m not in ms]
+        typed.update({m: t for m, t in more_typed.items() if m not in typed})
+        warn_unscalable(new, typed)
+        ms += new
+        provide(new)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="no scale for ", category=IrscaleWarning)   # said above
-        scores = transforms.transform(q, runs, [*ms, *later], opened if opened is not None else path,
-                                      rb_scale=rb_scale, build_missing=build, max_grade=max_grade,
-                                      empty_topics=empty_topics, missing_topics=missing_topics, rel_level=rel_level,
-                                      run_names=run_names, names=names, n_jobs=n_jobs, progress=progress,
-                                      midranks=midranks)
-    present = list(dict.fromkeys(scores["measure"].astype(str)))
+        scores = transforms.transform(q, run_list, ms, opened if opened is not None else path, rb_scale=rb_scale,
+                                      max_grade=max_grade, empty_topics=empty_topics,
+                                      missing_topics=missing_topics, rel_level=rel_level, names=names,
+                                      n_jobs=n_jobs, midranks=midranks)
+    present = [str(m) for m in ms]
     labels = {str(m): typed.get(m, str(m)) for m in ms}
-    new = [m for m in present if m not in labels]
-    labels.update(zip(new, later) if len(new) == len(later) else ((m, m) for m in new))
-    new_measures = [parse_measure(m) for m in new]
-    warn_unscalable(new_measures, {m: labels[str(m)] for m in new_measures})
-    reasons = {name: parse_measure(name).scales_reason() for name in present}
-    reasons = {name: why for name, why in reasons.items() if why is not None}
+    reasons = {str(m): m.scales_reason() for m in ms if m.scales_reason() is not None}
     board = statistics.leaderboard(scores, present, baseline, test=test, correction=correction, alpha=alpha,
-                        confidence=confidence, permutations=permutations, seed=seed, labels=labels, reasons=reasons)
+                                   confidence=confidence, permutations=permutations, seed=seed, labels=labels,
+                                   reasons=reasons)
     board.store = str(path)
     return board
 

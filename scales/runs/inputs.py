@@ -529,6 +529,13 @@ def _name_runs(runs: list[Run], run_names: str) -> list[Run]:
     return runs
 
 
+def runs_depth(runs: list[Run]) -> int:
+    """The length of the longest ranking of any topic of ``runs`` (1 when they are empty):
+    the cutoff at which names that rank the whole run (``map``) read."""
+    return max((int(np.unique(run.topics, return_counts=True)[1].max()) for run in runs if len(run.topics)),
+               default=1)
+
+
 def read_runs(runs: RunsInput, depth: int | None = None, progress: bool = False,
               run_names: str = "tag") -> list[Run]:
     """Read runs (any run input of the module docstring, or a list of them), keeping each
@@ -546,4 +553,4 @@ def read_runs(runs: RunsInput, depth: int | None = None, progress: bool = False,
 
 
 __all__ = ["DOC_COLUMNS", "LEVEL_COLUMNS", "QrelsInput", "RUN_COLUMNS", "RUN_NAMES", "RunsInput", "SCORE_COLUMNS",
-           "TOPIC_COLUMNS", "check_run_paths", "file_run_name", "qrels_of", "read_runs"]
+           "TOPIC_COLUMNS", "check_run_paths", "file_run_name", "qrels_of", "read_runs", "runs_depth"]

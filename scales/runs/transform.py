@@ -43,7 +43,7 @@ import pandas as pd
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.measures.aliases import DEFAULT_NAMES
 from irscale.scales.measures.measure import Measure
-from irscale.scales.runs.inputs import QrelsInput, RunsInput, check_run_paths, qrels_of, read_runs
+from irscale.scales.runs.inputs import QrelsInput, RunsInput, check_run_paths, qrels_of, read_runs, runs_depth
 from irscale.scales.runs.judging import JudgedRuns, grade_counts, judge, warn_coverage
 from irscale.scales.runs.preflight import (
     build_tables,
@@ -314,9 +314,7 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     warn_folded_levels(ms, q, max_grade, typed)
     run_list = read_runs(runs, None if later else max(m.n for m in ms), progress=progress, run_names=run_names)
     if later:                                    # names that rank the whole run: at the runs' depth
-        depth = max((int(np.unique(run.topics, return_counts=True)[1].max()) for run in run_list
-                     if len(run.topics)), default=1)
-        more, _, more_typed = read_measures(later, names, q, max_grade, depth=depth)
+        more, _, more_typed = read_measures(later, names, q, max_grade, depth=runs_depth(run_list))
         new = [m for m in more if m not in ms]
         ms, typed = ms + new, {**more_typed, **typed}
         if ranked:
