@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from irscale.enumerate import handoff
+from irscale.enumerate.jobs import available_cores
 from irscale.enumerate.lazy import lazy_module
 from irscale.errors import IrscaleError
 
@@ -65,9 +66,9 @@ def _orphaned(parent: int) -> None:
 
 @dataclass(frozen=True)
 class Fanout:
-    """Where units of work run: ``n_jobs`` workers (1: in-process; -1: all cores) of the
-    joblib ``backend`` (None: loky processes; ``"threading"``; ``"dask"``, which needs a
-    connected :func:`dask_client`)."""
+    """Where units of work run: ``n_jobs`` workers (1: in-process; -1: all cores, as joblib
+    counts them) of the joblib ``backend`` (None: loky processes; ``"threading"``;
+    ``"dask"``, which needs a connected :func:`dask_client`)."""
 
     n_jobs: int = 1
     backend: str | None = None
@@ -80,8 +81,9 @@ class Fanout:
 
     @property
     def workers(self) -> int:
-        """Number of workers (-1: the machine's cores; a dask cluster counts as n_jobs)."""
-        return self.n_jobs if self.n_jobs > 0 else os.cpu_count() or 1
+        """Number of workers (-1: the cores this process may use; a dask cluster counts as
+        n_jobs)."""
+        return self.n_jobs if self.n_jobs > 0 else available_cores()
 
     @property
     def separate_processes(self) -> bool:
@@ -119,7 +121,7 @@ def dask_client(scheduler: str | None, n_jobs: int) -> Client:
     try:
         if scheduler:
             return Client(scheduler, timeout="20s")
-        return Client(n_workers=max(1, n_jobs if n_jobs > 0 else os.cpu_count() or 1), threads_per_worker=1,
+        return Client(n_workers=n_jobs if n_jobs > 0 else available_cores(), threads_per_worker=1,
                       dashboard_address=None)
     except OSError as e:
         raise IrscaleError(f"cannot reach the dask scheduler {scheduler}: {e}") from None

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from irscale.enumerate.fanout import Fanout
+from irscale.enumerate.interpreted import compiled, tiered
 from irscale.enumerate.jobs import ScoringJob, score
 from irscale.enumerate.lazy import lazy_module
 from irscale.enumerate.progress import progress_bar
 from irscale.enumerate.reduce import Accumulator, distinct_counts
 from irscale.enumerate.runspace import chunks, feasible_run_chunks, feasible_space_size, ids_of_runs, space_size
 
-kernels = lazy_module("irscale.enumerate.kernels")
+kernels = tiered(lazy_module("irscale.enumerate.kernels"))     # small calls run interpreted
 
 DEFAULT_CHUNK = 1 << 20
 @dataclass
@@ -82,7 +83,9 @@ def enumerate_distinct(jobs: list[ScoringJob], n: int, levels: int, fanout: Fano
     total = space_size(levels, n)
     chunk_size = max(1, min(chunk_size, total))
     work = list(chunks(levels, n, chunk_size))
-    score_chunk(0, 1, n, levels, jobs)            # compile (or load from numba's cache) once, before fanning out
+    if len(work) > 1 and fanout.workers > 1:
+        with compiled():                          # compile (or load from numba's cache) once, before fanning out
+            score_chunk(0, 1, n, levels, jobs)
     accs = [Accumulator() for _ in jobs]
     results = fanout.map(score_chunk, ((s, c, n, levels, jobs) for s, c in work), len(work))
     bar = progress_bar(total=total, unit="run", unit_scale=True, desc=desc or f"enumerate {levels}^{n}",

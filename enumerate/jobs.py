@@ -1,17 +1,32 @@
-"""Scoring runs by exact keys: :func:`score` runs a scoring kernel, and a
-:class:`ScoringJob` is what a worker needs to score runs for one measure (picklable,
-measure-agnostic; built by :meth:`irscale.scales.measures.keyed.KeyMeasure.scoring_job`)."""
+"""Jobs and the cores they run on: :func:`available_cores` says how many workers a build
+may use, :func:`score` runs a scoring kernel, and a :class:`ScoringJob` is what a worker
+needs to score runs for one measure (picklable, measure-agnostic; built by
+:meth:`irscale.scales.measures.keyed.KeyMeasure.scoring_job`)."""
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from irscale.enumerate.interpreted import tiered
 from irscale.enumerate.lazy import lazy_module
 from irscale.enumerate.reduce import KeyCodec
 
-kernels = lazy_module("irscale.enumerate.kernels")
+kernels = tiered(lazy_module("irscale.enumerate.kernels"))     # small calls run interpreted
+
+
+def available_cores() -> int:
+    """The number of CPU cores this process may run on: the size of its CPU affinity set
+    (``os.sched_getaffinity``, which ``taskset``, cgroup cpusets and batch schedulers such
+    as Slurm restrict) where the platform has one, else ``os.cpu_count()``; at least 1.
+    The default number of workers of ``irscale build`` and
+    :func:`~irscale.store.fill.build_store` (and of other commands that build tables)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):              # macOS, Windows: no affinity
+        return max(1, os.cpu_count() or 1)
 
 #: The built-in scoring kernels by name (functions of :mod:`irscale.enumerate.kernels`).
 KERNELS = {

@@ -11,6 +11,11 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+#: Kernels whose Python source gives the same results run by the interpreter: small calls
+#: of them need no compiling (:mod:`irscale.enumerate.interpreted`; tests/test_interpreted.py).
+INTERPRETABLE = ("decode_runs", "decode_ids", "encode_runs", "relevant_counts", "additive_keys", "ap_keys",
+                 "rr_keys")
+
 
 @nb.njit(cache=True)
 def decode_runs(start, count, levels, n, out):

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from irscale.enumerate.interpreted import tiered
 from irscale.enumerate.lazy import lazy_module
 from irscale.errors import RunError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-kernels = lazy_module("irscale.enumerate.kernels")
+kernels = tiered(lazy_module("irscale.enumerate.kernels"))     # small calls run interpreted
 
 
 def space_size(levels: int, n: int) -> int:

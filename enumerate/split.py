@@ -39,14 +39,18 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from irscale.enumerate import handoff
-from irscale.enumerate import split_kernels as sk
 from irscale.enumerate.fanout import Fanout
+from irscale.enumerate.interpreted import compiled, tiered
+from irscale.enumerate.lazy import lazy_module
 from irscale.enumerate.memory import available_memory
 from irscale.enumerate.progress import progress_bar
 from irscale.enumerate.runspace import count_dtype, id_dtype
 from irscale.enumerate.splitform import SplitForm
 from irscale.enumerate.words import words_to_ints
 from irscale.errors import CertificationError, DiskFullError
+
+#: The kernels (small calls run interpreted: :mod:`irscale.enumerate.interpreted`).
+sk = tiered(lazy_module("irscale.enumerate.split_kernels"))
 
 TARGET_ITEMS = 1 << 22     # (prefix group, suffix group) pairs per bucket at most
 MIN_ITEMS = 1 << 18
@@ -606,6 +610,8 @@ def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = F
     prefix = handoff.handoff_prefix() if wd is None and fanout.separate_processes and len(todo) > 1 else None
     if prefix is not None:
         handoff.remove_stale(os.path.dirname(prefix))
+    if fanout.separate_processes and len(todo) > 1:
+        _compile_kernels(sf, g)
     results = None
     try:
         results = fanout.map(_run_bucket, ((sf, g, edges[i], edges[i + 1], i, str(wd) if save_in_worker else None,
@@ -627,6 +633,17 @@ def split_enumerate(sf: SplitForm, fanout: Fanout = Fanout(), progress: bool = F
                 results.close()                  # an error or interrupt here: workers stop taking buckets
         handoff.remove_unclaimed(prefix)
     return [done[i] for i in range(n_b)]
+
+
+def _compile_kernels(sf: SplitForm, g: Grouped) -> None:
+    """Compile the bucket kernels here (or load them from numba's cache) on the few pairs
+    of the smallest raw value, so that worker processes load them from the cache instead
+    of each compiling them."""
+    if g.n_items == 0:
+        return
+    lowest = float((g.A + g.Bs[g.state, 0]).min())
+    with compiled():
+        process_bucket(sf, g, -np.inf, float(np.nextafter(lowest, np.inf)))
 
 
 def _run_bucket(sf, g, lo, hi, i, wd, prefix=None):

@@ -11,6 +11,11 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+#: Kernels whose Python source gives the same results run by the interpreter: small calls
+#: of them need no compiling (:mod:`irscale.enumerate.interpreted`; tests/test_interpreted.py).
+INTERPRETABLE = ("count_between", "fill_between", "gather_items", "pack_sort_keys", "unpack_order", "settle",
+                 "popcount_ids", "grade_counts_ids", "key_of_id", "exact_keys", "reduce_sorted", "smallest_gap")
+
 
 @nb.njit(cache=True, inline="always")
 def _first_at_least(a, row, x):

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from irscale.enumerate.fanout import Fanout, dask_client
+from irscale.enumerate.jobs import available_cores
 from irscale.enumerate.split import checkpoint_status, disk_error, remove_partial
 from irscale.errors import BuildTooLargeError, DiskFullError, StoreError
 from irscale.scales.measures.measure import Measure, RecallBaseRequest
@@ -41,11 +42,11 @@ def workdir_for(path: Path) -> Path:
 
 
 def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure],
-                rbs: RecallBaseRequest | dict[str, RecallBaseRequest] = "all", n_jobs: int = 1,
+                rbs: RecallBaseRequest | dict[str, RecallBaseRequest] = "all", n_jobs: int | None = None,
                 progress: bool = False, rebuild: bool = False, method: str = "auto", backend: str | None = None,
                 scheduler: str | None = None, bucket_items: int | None = None,
                 rb_counts: tuple[int, ...] | list[tuple[int, ...]] | dict[str, list[tuple[int, ...]]] | None = None,
-                wait: float | None = None, layout: str = "auto") -> Store:
+                wait: float | None = None, layout: str = "auto", report: BuildReport | None = None) -> Store:
     """Build the tables of ``measures`` (names or Measure objects; a comma-separated
     string works too) into the store at ``path``.
 
@@ -94,6 +95,9 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     are checked against what it writes and the store's new size, so a commit that cannot
     fit is refused before it starts writing.
 
+    ``n_jobs``: workers (joblib's count: -1 all cores); None, the default: the cores
+    this process may use (:func:`~irscale.enumerate.jobs.available_cores`). Small tables
+    are built in-process whatever it says.
     ``backend``: joblib backend for the workers (``"loky"`` processes by default,
     ``"threading"``, or ``"dask"`` to run on a dask.distributed cluster whose scheduler
     address is ``scheduler``; without an address a local cluster is started). Local worker
@@ -106,8 +110,13 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     ``"table"`` (tables; spacing statistics and figures of big scales read them) or
     ``"oracle"``. A stored entry of another layout than the one asked for explicitly is
     replaced.
+
+    ``report``: a :class:`BuildReport` to fill with what the build did (the tables it
+    wrote, those it found built), for a message.
     """
     path = Path(path)
+    if n_jobs is None:
+        n_jobs = available_cores()
     ms = parse_measures(measures)
     for m in ms:
         m.check_scales()       # tables exist up to N = MAX_N, oracles to MAX_ORACLE_N (raw scores beyond)
@@ -119,15 +128,37 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
         requests[str(m)] = given if m.per_grade_rb and given is not None else asked
     requested = table_requests(ms, requests)
     wanted = _missing(path, requested, rebuild, chosen if layout != "auto" else None)
-    if not any(wanted.values()):
-        return Store(path)
-    if not path.parent.is_dir():
-        raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
-    with StoreLock(path, wait=wait), _writes_fail_with_efbig():
-        if not rebuild:   # the build we may have waited for has written some of them
-            wanted = _missing(path, requested, rebuild, chosen if layout != "auto" else None)
-        _build(path, ms, wanted, n_jobs, progress, method, backend, scheduler, bucket_items, layout)
+    if any(wanted.values()):
+        if not path.parent.is_dir():
+            raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
+        lock = StoreLock(path, wait=wait)
+        try:
+            lock.acquire()
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"interrupted while waiting for another build to finish writing {path}: "
+                                    f"this build wrote nothing") from None
+        try:
+            with _writes_fail_with_efbig():
+                if not rebuild:   # the build we may have waited for has written some of them
+                    wanted = _missing(path, requested, rebuild, chosen if layout != "auto" else None)
+                _build(path, ms, wanted, n_jobs, progress, method, backend, scheduler, bucket_items, layout)
+        finally:
+            lock.release()
+    if report is not None:
+        report.built = [table_name(str(m), t) for m, ts in wanted.items() for t in ts]
+        built = set(report.built)
+        report.found = [name for m, ts in requested.items() for t in ts if (name := table_name(str(m), t)) not in built]
     return Store(path)
+
+
+@dataclasses.dataclass
+class BuildReport:
+    """What :func:`build_store` did (it fills the one it is given): the tables asked for,
+    by table name (``AP@10``, ``nDCG(b=2,gains=(0,1,2))@10 rb=(3,2)``), that it wrote
+    (``built``) and those it found built in the store (``found``)."""
+
+    built: list[str] = dataclasses.field(default_factory=list)
+    found: list[str] = dataclasses.field(default_factory=list)
 
 
 def _missing(path: Path, requested: dict, rebuild: bool, layouts: dict | None = None) -> dict:
@@ -162,15 +193,47 @@ def _writes_fail_with_efbig() -> Iterator[None]:
 
 def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: bool, method: str,
            backend: str | None, scheduler: str | None, bucket_items: int | None, layout: str = "auto") -> None:
-    """Build and commit the ``wanted`` tables (the caller holds the store's lock)."""
+    """Build and commit the ``wanted`` tables (the caller holds the store's lock). When it
+    stops early (a full disk, Ctrl-C), its error says what this build kept: the tables it
+    committed, counted as they are committed and, for tables the store lacked before,
+    also found in the store (so that a Ctrl-C just after a commit still counts it)."""
     todo = [m for m in ms if wanted[m]]
     if not todo:
         return
     wd = workdir_for(path)
-    fanout = Fanout(n_jobs, backend)
-    # estimates first: they refuse what cannot fit on disk, and their small probe builds
-    # compile the kernels, so that compile time is not counted as the first table's
     pairs = [(m, t) for m in todo for t in wanted[m]]
+    existed = path.exists()
+    before = _in_store(path, pairs)           # tables replaced (--rebuild, another layout)
+    batch = Batch()
+    try:
+        _build_and_commit(path, todo, wanted, pairs, batch, n_jobs, progress, method, backend, scheduler,
+                          bucket_items, layout)
+    except DiskFullError as e:
+        _remove_partial_checkpoints(wd)
+        kept = _kept(path, pairs, batch, before)
+        raise DiskFullError(f"{e}; {kept_message(path, wd, len(kept), str(e), existed)}") from None
+    except OSError as e:  # work folder or checkpoint not writable
+        full = disk_error(e, e.filename or wd, path.parent)
+        if full is not None:
+            _remove_partial_checkpoints(wd)
+            kept = _kept(path, pairs, batch, before)
+            raise DiskFullError(f"{full}; {kept_message(path, wd, len(kept), str(full), existed)}") from None
+        raise StoreError(f"cannot write {path} or its work folder {wd}: {e.strerror or e}; "
+                         f"tables already in the store are unchanged") from None
+    except KeyboardInterrupt:
+        kept = _kept(path, pairs, batch, before)
+        raise KeyboardInterrupt(interrupted_message(path, wd, len(kept), existed, len(pairs) - len(kept))) from None
+    if wd.exists() and not any(wd.iterdir()):
+        wd.rmdir()
+
+
+def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list, batch: Batch, n_jobs: int,
+                      progress: bool, method: str, backend: str | None, scheduler: str | None,
+                      bucket_items: int | None, layout: str) -> None:
+    """The work of :func:`_build`: estimates, then the tables built and committed in batches."""
+    wd = workdir_for(path)
+    fanout = Fanout(n_jobs, backend)
+    # estimates first: they refuse what cannot fit on disk
     plans = [estimate(m, t, fanout.workers, method, layout) for m, t in pairs]
     if bucket_items is not None:     # an explicit work unit checkpoints every table it builds
         plans = [dataclasses.replace(p, checkpoints=int(p.stored * 1.4)) for p in plans]
@@ -183,8 +246,6 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
     client = dask_client(scheduler, n_jobs) if backend == "dask" else None
     options = BuildOptions(fanout=fanout, method=method, progress=progress, workdir=wd,
                            bucket_items=bucket_items, concatenate=False, layout=layout)
-    committed = 0
-    batch = Batch()
     try:
         stored = {m: sum(p.stored for p, (mm, _) in zip(plans, pairs) if mm is m) for m in todo}
         # what stores nothing (oracles, implicit tables) first, since a commit may copy the store;
@@ -199,30 +260,34 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
                 break
             except (KeyboardInterrupt, Exception) as e:     # building failed: keep the tables built
                 if not isinstance(e, (DiskFullError, OSError)):
-                    committed += batch.commit(path, wd, progress, final=True)
+                    batch.commit(path, wd, progress, final=True)
                 raise
             batch.add(table, time.perf_counter() - t0, before.get(str(table.measure), 0.0))
             if batch.due():
-                committed += batch.commit(path, wd, progress)
+                batch.commit(path, wd, progress)
             t0 = time.perf_counter()
-        committed += batch.commit(path, wd, progress, final=True)
-    except DiskFullError as e:
-        _remove_partial_checkpoints(wd)
-        raise DiskFullError(f"{e}; {kept_message(path, wd, committed, str(e))}") from None
-    except OSError as e:  # work folder or checkpoint not writable
-        full = disk_error(e, e.filename or wd, path.parent)
-        if full is not None:
-            _remove_partial_checkpoints(wd)
-            raise DiskFullError(f"{full}; {kept_message(path, wd, committed, str(full))}") from None
-        raise StoreError(f"cannot write {path} or its work folder {wd}: {e.strerror or e}; "
-                         f"tables already in the store are unchanged") from None
-    except KeyboardInterrupt:
-        raise KeyboardInterrupt(interrupted_message(path, wd, committed + batch.late)) from None
+        batch.commit(path, wd, progress, final=True)
     finally:
         if client is not None:
             client.close()
-    if wd.exists() and not any(wd.iterdir()):
-        wd.rmdir()
+
+
+def _in_store(path: Path, pairs: list) -> set[str]:
+    """The names of the tables ``pairs`` ((measure, table recall base)) complete in the
+    store at ``path`` (none when it cannot be read)."""
+    if not path.exists():
+        return set()
+    try:
+        store = Store(path)
+        return {table_name(str(m), t) for m, t in pairs if store.has(m, t)}
+    except Exception:           # a store that cannot be read keeps nothing this build could count
+        return set()
+
+
+def _kept(path: Path, pairs: list, batch: Batch, before: set[str]) -> set[str]:
+    """The tables of ``pairs`` this build committed: those its batches committed, and those
+    not in the store before (``before``) that are there now."""
+    return set(batch.done) | (_in_store(path, pairs) - before)
 
 
 #: A build commits the tables it has built once they took this long to build (or at its
@@ -245,7 +310,7 @@ class Batch:
         self.measure: list = []          # the current measure's per-vector tables
         self.measure_spent = 0.0
         self._before = 0.0
-        self.late = 0                    # tables of a commit that a Ctrl-C met after its commit point
+        self.done: list[str] = []        # names of the tables committed (a Ctrl-C after a commit included)
 
     def add(self, table: Table, seconds: float, before: float = 0.0) -> None:
         """Add a table built in ``seconds`` (``before``: seconds of its checkpoints)."""
@@ -276,19 +341,22 @@ class Batch:
 
     def commit(self, path: Path, wd: Path, progress: bool, final: bool = False) -> int:
         """Commit the finished tables (``final``: also the current measure's, at the end
-        of a build), delete their checkpoints; how many were committed."""
+        of a build), delete their checkpoints; how many were committed. They count as
+        committed (:attr:`done`) from the commit point on, whatever interrupts what follows."""
         if final:
             self._close_measure()
         tables = self.tables
         if not tables:
             return 0
+        interrupted = False
         try:
             commit_checked(path, tables, self.seconds, progress=progress)
         except journal.CommittedInterrupt:
-            self.late += len(tables)           # committed all the same: the build's message counts them
-            self._committed(tables, wd)
-            raise KeyboardInterrupt from None
+            interrupted = True                # committed all the same: the build's message counts them
+        self.done.extend(table_name(str(t.measure), t.table_rb) for t in tables)
         self._committed(tables, wd)
+        if interrupted:
+            raise KeyboardInterrupt from None
         return len(tables)
 
     def _committed(self, tables: list, wd: Path) -> None:
@@ -402,21 +470,29 @@ def announce(plans: list[Estimate], wd: Path) -> None:
         print(f"irscale: checkpoints in {wd}; an interrupted build resumes when run again", file=sys.stderr)
 
 
-def kept_message(path: Path, wd: Path, committed: int, why: str = "") -> str:
+def _unchanged(path: Path, existed: bool) -> str:
+    """What a build that committed nothing left of the store."""
+    return f"{path} is unchanged" if existed else f"nothing was written ({path} was not created)"
+
+
+def kept_message(path: Path, wd: Path, committed: int, why: str = "", existed: bool = True) -> str:
     """What a build stopped by a full disk (or a file-size limit, when ``why`` says so)
-    keeps, and how to go on."""
+    keeps, and how to go on (``existed``: whether the store existed when it started)."""
     kept = f"{committed} table(s) committed to {path} by this run are kept" if committed else \
-        f"{path} is unchanged"
+        _unchanged(path, existed)
     held = sum(f.stat().st_size for f in wd.rglob("*") if f.is_file()) if wd.exists() else 0
     saved = f"; finished checkpoints in {wd} ({size(held)}) are kept" if held else ""
     fix = "raise the file-size limit (ulimit -f)" if "file size limit" in why else "free some space"
-    return f"{kept}{saved}; {fix} and run the same build again to resume"
+    again = "run the same build again to resume" if committed or held else "run the build again"
+    return f"{kept}{saved}; {fix} and {again}"
 
 
-def interrupted_message(path: Path, wd: Path, committed: int) -> str:
-    """What an interrupted build leaves and how to resume it."""
+def interrupted_message(path: Path, wd: Path, committed: int, existed: bool = True, left: int = 1) -> str:
+    """What an interrupted build leaves and, when it leaves something to resume from
+    (committed tables, finished checkpoints) and tables to build (``left``), how to resume
+    it. ``existed``: whether the store existed when the build started."""
     kept = f"{committed} table(s) committed to {path} by this run are kept" if committed else \
-        f"{path} is unchanged"
+        _unchanged(path, existed)
     parts = []
     if wd.exists():
         for sub in sorted(wd.iterdir()):
@@ -424,4 +500,5 @@ def interrupted_message(path: Path, wd: Path, committed: int) -> str:
             if status is not None and status.done:
                 parts.append(f"{status.label}: {status.done} of {status.total} buckets, {size(status.bytes)}")
     saved = f"; checkpoints in {wd} ({'; '.join(parts)})" if parts else ""
-    return f"interrupted: {kept}{saved}; run the same build again to resume"
+    resume = "; run the same build again to resume" if (committed or parts) and left else ""
+    return f"interrupted: {kept}{saved}{resume}"

@@ -120,3 +120,57 @@ def test_hasse_written(tmp_path):
     svg = open(f"{prefix}.svg").read()
     for r in itertools.product((0, 1), repeat=3):
         assert "".join(map(str, r)) in svg          # node labels kept as text (svg.fonttype none)
+
+
+# -- issue 29: the runs of length 4 follow the measures analysed --------------------------------
+def test_length4_measures_keep_parameters_and_name_what_is_left_out():
+    shown, left = figures.length4_measures(["nDCG(b=2)@10", "AP@10", "AP@1000", "Twist@10",
+                                            "nDCG_trec(gains=(0,1,2))@20", "RBP(gains=(0,1,2,3,4,5),p=0.8)@10"])
+    assert shown == ["nDCG(b=2)@4", "AP@4", "nDCG_trec(gains=(0,1,2))@4"]      # AP@10 and AP@1000 meet at AP@4
+    reasons = dict(left)
+    assert set(reasons) == {"Twist@10", "RBP(gains=(0,1,2,3,4,5),p=0.8)@10"}
+    assert "per-topic" in reasons["Twist@10"] and "1,296 runs" in reasons["RBP(gains=(0,1,2,3,4,5),p=0.8)@10"]
+    assert figures.length4_measures(["P", "RBP(p=0.5)"]) == (["P@4", "RBP(p=0.5)@4"], [])
+
+
+def test_runs_length4_data_graded_and_truncated():
+    from naive import gnDCG_trec, graded_runs, unq_ranks
+    g, u = figures.runs_length4_data(["nDCG_trec(gains=(0,1,2))@20", "DCGU@10"])
+    assert g["measure"] == "nDCG_trec(gains=(0,1,2))@4" and g["rb"] == (4, 4) and g["levels"] == 3
+    runs = [tuple(r) for r in g["runs"].tolist()]
+    assert runs == graded_runs(3, 4) and len(runs) == 81 and g["labels"][5] == "0012"
+    vals = [gnDCG_trec((0, 1, 2))(r, (4, 4)) for r in runs]
+    distinct, ranks = unq_ranks(vals)
+    assert g["k"] == len(distinct) and g["ranks"].tolist() == ranks
+    assert np.allclose(g["values"], [float(v) for v in vals], rtol=1e-13, atol=0)
+    assert u["run_space"] == "truncated" and len(u["runs"]) == 31
+    assert u["labels"][0] == "∅"          # the empty ranking; then 2 of length 1, 4 of length 2, ...
+    assert sorted(map(len, u["labels"][1:])) == [1] * 2 + [2] * 4 + [3] * 8 + [4] * 16
+    assert figures.runs_description(g) == "81 graded runs of length 4 with grades 0–2"
+    assert figures.runs_description(u) == "31 binary rankings of length 0 to 4"
+
+
+def test_graded_panel_drawn_without_labels(tmp_path):
+    prefix = tmp_path / "runs4g"
+    check_written(figures.plot_runs_length4(prefix, ["AP@10", "nDCG_trec(gains=(0,1,2))@10"]), prefix)
+    svg = open(f"{prefix}.svg").read()
+    assert "0101" in svg                     # the binary runs are labelled
+    assert "0012" not in svg and "2100" not in svg and "not labelled" in svg
+    assert "81 graded runs with grades 0–2" in svg
+
+
+def test_length4_figures_text(tmp_path):
+    figs = figures.length4_figures(["AP@10", "nDCG(b=2)@10", "Twist@10"], tmp_path)
+    (cap_runs, png_runs, note_runs), (cap_hasse, png_hasse, note_hasse) = figs
+    assert png_runs == "runs-length4.png" and (tmp_path / png_runs).is_file()
+    assert "AP@4" in cap_runs and "nDCG(b=2)@4" in cap_runs and "RBP" not in cap_runs
+    assert "16 binary runs" in note_runs and "Left out: Twist@10 (per-topic" in note_runs
+    assert png_hasse == "hasse4.png" and (tmp_path / png_hasse).is_file() and "AP@4, nDCG(b=2)@4" in note_hasse
+    # graded measures only: no Hasse diagram of binary runs, and the report says why
+    out = tmp_path / "graded"
+    figs = figures.length4_figures(["nDCG_trec(gains=(0,1,2))@20"], out)
+    assert len(figs) == 2 and figs[0][1] == "runs-length4.png" and "81 graded runs" in figs[0][2]
+    assert figs[1][1] is None and "No Hasse diagram" in figs[1][2] and not (out / "hasse4.png").exists()
+    # nothing can be drawn at length 4
+    figs = figures.length4_figures(["Twist@10"], tmp_path / "none")
+    assert len(figs) == 1 and figs[0][1] is None and "Twist@10" in figs[0][2]

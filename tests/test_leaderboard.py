@@ -70,7 +70,7 @@ def _reference(scores, measure, baseline, alpha=0.05, correction="holm"):
 
 @pytest.fixture(scope="module")
 def trec8_board(tmp_path_factory):
-    qrels, runs = _trec8_runs(24)
+    qrels, runs = _trec8_runs(12)
     store = tmp_path_factory.mktemp("board") / "t.h5"
     baseline = "CL99SD"
     with warnings.catch_warnings():

@@ -422,8 +422,13 @@ def test_build_reads_the_top_level_of_names_from_its_qrels(tmp_path, capsys):
     out = tmp_path / "t.h5"
     assert main(["build", "-q", "-m", "irm:nDCG@5", "--qrels", str(qrels), "--out", str(out)]) == 0
     assert {t["measure"] for t in irscale.open_store(out).tables()} == {"nDCG_trec(gains=(0,1,2))@5"}
-    assert main(["build", "-q", "-m", "irm:nDCG@5", "--out", str(tmp_path / "u.h5")]) == 2
-    assert "top_level" in capsys.readouterr().err
+    capsys.readouterr()
+    # without qrels: read on binary qrels, saying so (per-grade counts given with --rb set the levels)
+    assert main(["build", "-q", "-m", "irm:nDCG@5", "--out", str(tmp_path / "u.h5")]) == 0
+    assert "read on binary qrels" in capsys.readouterr().err
+    assert {t["measure"] for t in irscale.open_store(tmp_path / "u.h5").tables()} == {"nDCG_trec@5"}
+    assert main(["build", "-q", "-m", "nDCG@5", "--rb", "(1,1)", "--out", str(tmp_path / "v.h5")]) == 0
+    assert {t["measure"] for t in irscale.open_store(tmp_path / "v.h5").tables()} == {"nDCG_trec(gains=(0,1,2))@5"}
 
 
 @pytest.mark.parametrize("text,needle,absent", [

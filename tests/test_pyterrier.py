@@ -337,6 +337,7 @@ def test_no_java_and_no_network(data, tmp_path):
 TREC8_RUNS = ["input.CL99SD.gz", "input.AntHoc1.gz", "input.Dm8Nbn.gz", "input.8manexT3D1N0.gz"]
 
 
+@pytest.mark.slow
 def test_trec8_runs(tmp_path):
     """Four TREC-8 ad hoc runs (50 topics, 1000 documents a topic): the Scaled(AP@10) column,
     its baseline columns and AP@10 against transform, scipy, statsmodels and ir_measures."""

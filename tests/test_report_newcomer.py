@@ -145,3 +145,16 @@ def test_pair_sentence_never_names_one_pair_both_ways(tmp_path):
                         _pairs([0.0, 0.0, 0.0]), pd.DataFrame())
     assert "most towards" not in write_report(analysis, tmp_path).read_text()
 
+
+
+def test_figure_notes_and_figures_left_out(tiny, tmp_path):
+    """A figure may come with a note saying what it shows; a figure left out is a note alone."""
+    _, _, scores = tiny
+    result = analyze(scores, tests=(), transforms="none")
+    text = write_report(result, tmp_path, figures=[("Runs", "runs-length4.png", "Shown: AP@4. Left out: Twist@10."),
+                                                   ("Hasse diagram", None, "No Hasse diagram: graded runs only."),
+                                                   ("Plain", "plain.png")]).read_text()
+    figures = text.split("## Figures", 1)[1]
+    assert "![Runs](runs-length4.png)" in figures and "Shown: AP@4. Left out: Twist@10." in figures
+    assert "No Hasse diagram: graded runs only." in figures and "![Hasse diagram]" not in figures
+    assert "![Plain](plain.png)" in figures

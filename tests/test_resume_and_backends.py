@@ -40,7 +40,7 @@ def test_kill_after_some_buckets_then_resume(tmp_path, reference):
             if len(saved) == 7:             # in the middle of the first table
                 os.kill(os.getpid(), signal.SIGKILL)
         split.BucketResult.save = save
-        irscale.build_store({str(path)!r}, {MEASURES!r}, bucket_items={BUCKET}, layout="table")
+        irscale.build_store({str(path)!r}, {MEASURES!r}, bucket_items={BUCKET}, layout="table", n_jobs=1)
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
@@ -57,10 +57,10 @@ def test_kill_after_some_buckets_then_resume(tmp_path, reference):
         return real(*args, **kw)
     split.process_bucket = counting
     try:
-        irscale.build_store(path, MEASURES, bucket_items=BUCKET, layout="table")
+        irscale.build_store(path, MEASURES, bucket_items=BUCKET, layout="table", n_jobs=1)
         resumed = len(calls)
         calls.clear()
-        irscale.build_store(tmp_path / "fresh.h5", MEASURES, bucket_items=BUCKET, layout="table")
+        irscale.build_store(tmp_path / "fresh.h5", MEASURES, bucket_items=BUCKET, layout="table", n_jobs=1)
         total = len(calls)
     finally:
         split.process_bucket = real

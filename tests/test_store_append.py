@@ -121,6 +121,7 @@ def test_a_writer_dying_at_any_step_leaves_the_old_store_or_the_new_one(tmp_path
     assert journal.end_of_data(store) == store.stat().st_size
 
 
+@pytest.mark.slow      # 13-27 s: readers in another process during 12 commits (CI runs it)
 def test_readers_never_see_a_half_done_commit(tmp_path, store):
     """A reader process lists the store and reads its tables while this one appends
     tables one by one: no error, and the tables only ever grow."""

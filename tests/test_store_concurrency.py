@@ -130,7 +130,7 @@ def test_lock_of_a_killed_build_does_not_block_the_next(tmp_path):
             if len(saved) == 3:              # in the middle of the table, lock held
                 os.kill(os.getpid(), signal.SIGKILL)
         split.BucketResult.save = save
-        irscale.build_store({str(path)!r}, "AP@16", bucket_items=3000)
+        irscale.build_store({str(path)!r}, "AP@16", bucket_items=3000, n_jobs=1)
     """
     p = _child(script, tmp_path)
     _, err = p.communicate(timeout=120)

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import click
 
-from irscale.commands.options import ManyValues, check_jobs, print_warnings
+from irscale.commands.options import ManyValues, check_jobs, jobs_option, print_warnings
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis.analyze import analyze, load_scores
 from irscale.scales.analysis.axioms import add_axioms
 from irscale.scales.analysis.figures import (
+    length4_figures,
     measure_in_scores,
-    plot_hasse,
-    plot_runs_length4,
     plot_transforms,
     plot_value_distributions,
 )
+from irscale.scales.analysis.leaderboard import leaderboard
 from irscale.scales.analysis.report import write_report
 from irscale.scales.analysis.spacing import store_spacing
 from irscale.scales.measures.parse import parse_measure
@@ -57,20 +57,22 @@ from irscale.store.reader import Store, open_store
               help="Write the per-pair tables (conclusion_pairs.parquet, inference_pairs.parquet; large for "
                    "hundreds of runs).")
 @click.option("--title", help="Title of report.md (default: the scores files, numbers of runs and topics).")
-@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Worker processes.")
+@jobs_option("Worker processes of the analyses")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def command(scores: tuple[str, ...], out: str, stores: tuple[str, ...], tests: str | None, transforms: str | None,
             reference: tuple[str, ...], leave_one_out: bool, baseline: str | None, permutations: int,
             resamples: int, confidence: float, seed: int, remove_run: str | None, figure_measure: str | None,
-            pair_tables: bool, title: str | None, jobs: int, quiet: bool) -> None:
+            pair_tables: bool, title: str | None, jobs: int | None, quiet: bool) -> None:
     """Kendall tau and significance analyses of SCORES (files written by 'irscale transform'
-    with --store; several files are concatenated), with a markdown report.
+    with --store; several files are concatenated), with a markdown report. Measures without
+    scaled values (no scale at their N, such as map) are left out of the raw-vs-scaled
+    analyses and compared under raw and the standardisations, with a warning.
 
     Also compares transforms (raw, unq, midrank, zscore, zscore-cdf, std-linear, ecdf):
     which decisions of every test survive every transform, what removing a run changes,
     and under each transform Holm/BH corrections, randomised Tukey HSD, Cohen's d and
     paired bootstrap intervals."""
-    check_jobs(jobs)
+    jobs = check_jobs(jobs)
     opened = [open_store(p) for p in stores]
     table = load_scores(scores)
     chosen = None if tests is None else ([] if tests.strip().lower() == "none" else
@@ -86,14 +88,34 @@ def command(scores: tuple[str, ...], out: str, stores: tuple[str, ...], tests: s
                          remove_run=remove_run, pair_tables=pair_tables)
     print_warnings(caught)
     result.save(out)
-    spacing, figures = _spacing_and_figures(opened, list(dict.fromkeys(result.tau_scaled["measure"])), out)
+    measures = result.meta.get("measures") or list(dict.fromkeys(result.tau_scaled["measure"]))
+    spacing, figures = _spacing_and_figures(opened, measures, out)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         figures = _transform_figure(table, result, figure_measure, list(reference), out) + figures
     print_warnings(caught)
-    path = write_report(result, out, spacing=spacing, figures=figures, title=title)
+    preamble = _leaderboard(table, baseline, out)
+    path = write_report(result, out, spacing=spacing, figures=figures, title=title, preamble=preamble)
     click.echo(f"{path}: {len(result.tau_scaled)} measure rows, {len(result.significance)} test rows, "
                f"{result.seconds:.0f} s")
+
+
+def _leaderboard(table, baseline: str | None, out: str | Path) -> str:
+    """Write the leaderboard of the scores (``leaderboard.md`` and ``.csv`` in ``out``: the
+    systems, best first, raw and scaled means, significance against ``baseline`` or every
+    pair, as ``irscale compare`` prints it) and return the report's paragraph linking it.
+    Scores of several scaling modes give the leaderboard of the ``feasible`` one."""
+    modes = list(dict.fromkeys(table["rb_scale"].astype(str))) if "rb_scale" in table.columns else []
+    mode = "feasible" if "feasible" in modes else (modes[0] if modes else None)
+    rows = table if mode is None else table[table["rb_scale"].astype(str) == mode]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrscaleWarning)
+        board = leaderboard(rows, baseline=baseline)
+    board.save(Path(out) / "leaderboard.md")
+    board.save(Path(out) / "leaderboard.csv")
+    return (f"Which systems are best, by how much and which beat {'the baseline' if baseline else 'which'}: "
+            f"[leaderboard.md](leaderboard.md) ({'scales ' + mode if mode else 'raw scores'}; also "
+            f"leaderboard.csv). `irscale compare` gives it from qrels and runs in one command.")
 
 
 def _canonical(name: str) -> str | None:
@@ -103,11 +125,12 @@ def _canonical(name: str) -> str | None:
         return None
 
 
-def _spacing_and_figures(stores: list[Store], measures: list[str], out: str | Path
-                         ) -> tuple[list[dict], list[tuple[str, str]]]:
+def _spacing_and_figures(stores: list[Store], measures: list[str], out: str | Path) -> tuple[list[dict], list[tuple]]:
     """Spacing rows of the stores' tables and the report's figures (PNG and SVG in out),
     nothing without stores. The value distribution shows the analysed measures that have a
-    table in the stores (every table of the stores when none has)."""
+    table in the stores (every table of the stores when none has); the runs of length 4
+    and the Hasse diagram show the analysed measures at length 4
+    (:func:`~irscale.scales.analysis.figures.length4_figures`)."""
     if not stores:
         return [], []
     out = Path(out)
@@ -131,9 +154,7 @@ def _spacing_and_figures(stores: list[Store], measures: list[str], out: str | Pa
                                          measures=families, ns=ns, out_prefix=out / "value-distributions")
         figures.append((f"Values against the fraction of runs ({', '.join(families)}; "
                         f"N = {', '.join(map(str, ns))})", _png(paths)))
-    figures.append(("Ordering and spacing of the 16 runs of length 4", _png(plot_runs_length4(out / "runs-length4"))))
-    figures.append(("Hasse diagram of the partial order of binary runs of length 4", _png(plot_hasse(out / "hasse4"))))
-    return spacing, figures
+    return spacing, figures + length4_figures(measures, out)
 
 
 def _transform_figure(table, result, measure: str | None, reference: list[str], out: str | Path

@@ -10,11 +10,11 @@ import warnings
 
 import click
 
-from irscale.commands.options import check_jobs, measure_names, parse_rbs, warnings_said
+from irscale.commands.options import check_jobs, jobs_option, measure_names, parse_rbs, warnings_said
 from irscale.enumerate.lazy import lazy_module
 from irscale.scales.measures.aliases import DEFAULT_NAMES, NAMES
 from irscale.scales.measures.user_names import parse_user_measures
-from irscale.store.fill import build_store
+from irscale.store.fill import BuildReport, build_store
 
 # qrels files are read with pandas: imported only when a build reads one (--qrels)
 qrels_module = lazy_module("irscale.scales.runs.qrels")
@@ -39,7 +39,7 @@ judging = lazy_module("irscale.scales.runs.judging")
               help="With --qrels: fold qrels levels above this grade into it (as transform --max-grade).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
               help="Table file (HDF5) to create or extend.")
-@click.option("--jobs", "-j", default=1, show_default=True, type=int, help="Parallel workers (joblib; -1: all cores).")
+@jobs_option("Parallel workers; small tables are built in this process whatever it says")
 @click.option("--rebuild", is_flag=True, help="Rebuild tables already in the file.")
 @click.option("--backend", type=click.Choice(["loky", "threading", "dask"]), default=None,
               help="Where workers run: local processes (loky, default), threads, or a dask.distributed cluster.")
@@ -64,12 +64,12 @@ judging = lazy_module("irscale.scales.runs.judging")
                    "trec_eval's names are read as trec_eval's in any.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
 def command(measures: str | None, preset: str | None, depth: int | None, rb_text: str, qrels: str | None,
-            max_grade: int | None, out: str, jobs: int, rebuild: bool, backend: str | None, scheduler: str | None,
-            method: str, layout: str, bucket_items: int | None, wait: float | None, vocabulary: str,
-            quiet: bool) -> None:
+            max_grade: int | None, out: str, jobs: int | None, rebuild: bool, backend: str | None,
+            scheduler: str | None, method: str, layout: str, bucket_items: int | None, wait: float | None,
+            vocabulary: str, quiet: bool) -> None:
     """Enumerate every run of length N and write the measures' tables to OUT."""
     names = measure_names(measures, preset, depth)
-    check_jobs(jobs)
+    jobs = check_jobs(jobs)
     q = qrels_module.read_qrels(qrels) if qrels is not None else None
     request = parse_rbs(rb_text)
     with warnings_said():
@@ -100,12 +100,20 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
     if q is not None:                 # the per-grade counts of its topics (and, above, the top level of names)
         for m in per_vector:
             vectors[str(m)] = vectors.get(str(m), []) + judging.qrels_table_rbs(q, m, max_grade)
+    report = BuildReport()
     store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild, backend=backend,
                         scheduler=scheduler, method=method, bucket_items=bucket_items, rb_counts=vectors or None,
-                        wait=wait, layout=layout)
-    done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
-    click.echo(f"{out}: {_count(len(done), 'table')} for {_count(len(ms), 'measure')} "
-               f"({_count(len(store.tables()), 'table')} in the file)")
+                        wait=wait, layout=layout, report=report)
+    in_file = _count(len(store.tables()), "table")
+    built, found = len(report.built), len(report.found)
+    if found and not built:
+        what = f"the table of {report.found[0]} is" if found == 1 else f"all {found} tables"
+        click.echo(f"{out}: {what} already built ({in_file} in the file)")
+    elif found:
+        click.echo(f"{out}: {_count(built, 'table')} built, {found} already built ({in_file} in the file)")
+    else:
+        done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
+        click.echo(f"{out}: {_count(len(done), 'table')} for {_count(len(ms), 'measure')} ({in_file} in the file)")
 
 
 def _read_names(names: list[str], vocabulary: str, q, max_grade: int | None, request) -> list:

@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from irscale.commands.options import ManyValues, check_jobs, warnings_said
+from irscale.commands.options import ManyValues, check_jobs, jobs_option, warnings_said
 from irscale.enumerate.lazy import lazy_module
 from irscale.scales.measures.aliases import DEFAULT_NAMES, NAMES
 
@@ -70,8 +70,7 @@ MAX_BUILD_SECONDS = 60.0
 @click.option("--permutations", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Permutations of --test tukey-hsd.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of --test tukey-hsd.")
-@click.option("--jobs", "-j", default=None, type=int,
-              help="Workers building missing scales (default: every core this process may use).")
+@jobs_option("Workers building missing scales")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings (the table is printed).")
 def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | None, store_path: str | None,
             test: str, correction: str, alpha: float, confidence: float, outs: tuple[str, ...], yes: bool,
@@ -86,8 +85,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | No
     \b
     irscale compare --qrels qrels.txt --runs runs/ -m "nDCG@10,P@5,RR,AP@10" --baseline bm25 -o board.md
     """
-    if jobs is not None:
-        check_jobs(jobs)
+    jobs = check_jobs(jobs)
     for name, level in (("--alpha", alpha), ("--confidence", confidence)):
         if not 0 < level < 1:
             raise click.BadParameter(f"must lie between 0 and 1, got {level}", param_hint=name)

@@ -15,8 +15,9 @@ def command() -> None:
         rb = "needs --rb" if cls.rb_dependent else ""
         click.echo(f"{cls.example():22s} {cls.summary}  {rb}".rstrip())
     click.echo("")
-    click.echo("Names of ir_measures and trec_eval (transform --names ir_measures|trec_eval, or irm: / trec: before a "
-               "name; T = the qrels' highest relevance level, depth = the runs' ranking length):")
+    click.echo("Names of ir_measures and trec_eval, which every command reads as they mean them (irscale: before a "
+               "name, or --names irscale, for irscale's own reading; T = the qrels' highest relevance level, "
+               "depth = the runs' ranking length):")
     rows = mapping_rows()
     width = max(len(example) for _, example, _, _ in rows)
     for tool, example, maps_to, _meaning in rows:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import re
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Literal
 
 import click
 
+from irscale.enumerate.jobs import available_cores
 from irscale.presets import preset_measures
 from irscale.scales.measures.parse import split_measures
 
@@ -80,9 +81,24 @@ def measure_names(measures: str | None, preset: str | None, depth: int | None) -
     return names
 
 
-def check_jobs(jobs: int) -> None:
+def jobs_option(what: str = "Parallel workers") -> Callable:
+    """The ``--jobs``/``-j`` option (``what`` it counts starts its help): an integer, -1 for
+    all cores (joblib's count), or by default None, which :func:`check_jobs` turns into the
+    number of cores this process may use (:func:`~irscale.enumerate.jobs.available_cores`,
+    shown in the help)."""
+    return click.option("--jobs", "-j", default=None, type=int, metavar="N",
+                        help=f"{what} (joblib; -1: all cores). Default: the cores this process may use "
+                             f"({available_cores()} here).")
+
+
+def check_jobs(jobs: int | None) -> int:
+    """The workers ``--jobs`` asks for: its value, checked (a positive number or -1), or
+    without it the cores this process may use."""
+    if jobs is None:
+        return available_cores()
     if jobs == 0 or jobs < -1:
         raise click.BadParameter("--jobs must be a positive number or -1", param_hint="--jobs")
+    return jobs
 
 
 def print_warnings(caught: Iterable[warnings.WarningMessage]) -> None:

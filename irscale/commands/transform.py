@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import click
 
-from irscale.commands.options import ManyValues, check_jobs, measure_names, warnings_said
+from irscale.commands.options import ManyValues, check_jobs, jobs_option, measure_names, warnings_said
 from irscale.enumerate.lazy import lazy_module
 from irscale.scales.measures.aliases import DEFAULT_NAMES, NAMES
 from irscale.scales.runs.scores import check_output
@@ -34,7 +34,8 @@ MISSING_TOPICS = ("zero", "skip")
 @click.option("--midranks", is_flag=True, help="Also write mid-ranks (for comparing tie strategies; one pass over "
                                                 "each table's run counts).")
 @click.option("--build-missing", is_flag=True,
-              help="Build tables missing from --store on the fly (up to 2^24 runs: binary N <= 24).")
+              help="Build tables missing from --store on the fly, when they take about 15 s at most (P, R, RR: any N "
+                   "up to 32; AP: N <= 24); bigger ones are refused with the irscale build command.")
 @click.option("--max-grade", type=click.IntRange(min=1), default=None,
               help="Fold qrels levels above this grade into it (graded measures fold levels above their own top "
                    "grade anyway; binary measures count levels >= 1 as relevant).")
@@ -61,8 +62,7 @@ MISSING_TOPICS = ("zero", "skip")
 @click.option("--reference", type=click.Path(dir_okay=False),
               help="Scores file of other runs to standardise against (default: the runs given).")
 @click.option("--leave-one-out", is_flag=True, help="ECDF of each run without its own score (Urbano et al.).")
-@click.option("--jobs", "-j", default=None, type=int,
-              help="Workers building missing tables (default: every core this process may use).")
+@jobs_option("Workers building missing tables")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
 def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str | None, depth: int | None,
             store_path: str | None, out: str, rb_scale: str, raw_only: bool, midranks: bool, build_missing: bool,
@@ -77,8 +77,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
     N; unjudged = non-relevant).
     """
     names = measure_names(measures, preset, depth)
-    if jobs is not None:
-        check_jobs(jobs)
+    jobs = check_jobs(jobs)
     if store_path is None and build_missing:
         raise click.UsageError("--build-missing needs --store (the file to build the tables into)")
     check_output(out)

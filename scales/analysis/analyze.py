@@ -22,6 +22,21 @@ For every cutoff N and scaling mode (``rb_scale``) in the table, and every measu
 
 Systems are the table's runs, topics its topics; every run must have a score on every
 topic (``irscale transform`` guarantees it).
+
+Partly scaled scores
+    A measure without a scale (no table at its N, e.g. ``map`` = AP@1000 beyond N = 32, or
+    scores written with ``--raw-only`` and concatenated with scaled ones) has an empty
+    ``scaled`` column. It is left out of analyses 1-4, which compare each measure with its
+    scaled version (the measure pairs of 3 too: their scaled half would be empty), with an
+    :class:`~irscale.errors.IrscaleWarning` naming it and why, recorded in
+    ``meta["left_out"]`` (the report says it). It stays in the comparison of transforms
+    (5) under the transforms that need no scale: raw and the standardisations, which are
+    computed from the raw scores; a decision of such a measure is scale-free when those
+    transforms agree on it (the report says so). Likewise a measure without mid-ranks
+    (transformed without ``--midranks``) has an empty mid-rank tau and is compared without
+    the midrank transform, with a warning. Only when no measure has scaled values does the
+    analysis refuse (:class:`~irscale.errors.IrscaleError` naming the measures and how to
+    get scales).
 """
 from __future__ import annotations
 
@@ -30,7 +45,7 @@ import numbers
 import time
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -40,9 +55,10 @@ from joblib import Parallel, delayed
 from irscale.enumerate.progress import progress_bar
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis import agreement
-from irscale.scales.analysis.matrices import choose_transforms, matrices
+from irscale.scales.analysis.matrices import choose_transforms, matrices, measure_transforms
 from irscale.scales.analysis.significance import TESTS, check_fraction, pairwise_significance
 from irscale.scales.analysis.transforms_compared import Options, compact, compare_measure
+from irscale.scales.measures.parse import parse_measure
 from irscale.scales.runs.scores import COLUMNS, read_scores
 
 #: Significance level of every test.
@@ -152,9 +168,6 @@ def _check_columns(scores: pd.DataFrame) -> None:
 def _check_scores(scores: pd.DataFrame, tests: tuple[str, ...]) -> None:
     if scores.empty:
         raise IrscaleError("the scores table is empty")
-    if scores["scaled"].isna().any():
-        raise IrscaleError("the scores have no scaled values (written without --store or with --raw-only): "
-                           "run 'irscale transform' with --store")
     for (mode, measure), rows in scores.groupby(["rb_scale", "measure"], sort=True):
         runs, topics = rows["run"].unique(), rows["topic"].nunique()
         if len(runs) < 2:
@@ -165,10 +178,112 @@ def _check_scores(scores: pd.DataFrame, tests: tuple[str, ...]) -> None:
                                "hold 1; give more topics or skip the tests (--tests none, or tests=())")
 
 
-def _drop_undefined(scores: pd.DataFrame) -> pd.DataFrame:
+#: Why a measure that has scales has no scaled values in the scores.
+WITHOUT_STORE = "transformed without --store or with --raw-only"
+
+
+def _no_scale_reason(measure: str, partly: bool) -> str:
+    """Why a measure's scaled column is empty: it has no scale (the measure says why), or
+    the scores were written without one."""
+    if partly:
+        return "scaled on some rows only (scores of several transforms mixed)"
+    try:
+        reason = parse_measure(measure).scales_reason()
+    except IrscaleError:
+        reason = None
+    return f"no scale: {reason}" if reason else WITHOUT_STORE
+
+
+def _coverage(scores: pd.DataFrame) -> list[dict]:
+    """What each (rb_scale, measure) group lacks: ``lacks`` "scaled" (some row without a
+    scaled value) or "midrank" (scaled, but some row without a mid-rank), with the reason;
+    groups lacking nothing are not listed."""
+    flags = scores.assign(_s=scores["scaled"].notna(), _m=scores["midrank"].notna())
+    out = []
+    for (mode, measure), g in flags.groupby(["rb_scale", "measure"], sort=False):
+        if not g["_s"].all():
+            out.append({"measure": str(measure), "rb_scale": str(mode), "lacks": "scaled",
+                        "reason": _no_scale_reason(str(measure), bool(g["_s"].any()))})
+        elif not g["_m"].all():
+            out.append({"measure": str(measure), "rb_scale": str(mode), "lacks": "midrank",
+                        "reason": "transformed without --midranks" if not g["_m"].any() else
+                        "mid-ranks on some rows only (scores of several transforms mixed)"})
+    return out
+
+
+def _collapse(scores: pd.DataFrame, rows: list[dict]) -> list[dict]:
+    """The rows of :func:`_coverage` merged per (measure, lacks, reason): ``rb_scale`` the
+    list of modes, ``name`` the measure alone when every scaling mode it has in the scores
+    is listed, else with its modes ("AP@10 (common)")."""
+    modes = scores.groupby("measure", sort=False)["rb_scale"].agg(lambda v: set(map(str, v))).to_dict()
+    by: dict = {}
+    for r in rows:
+        by.setdefault((r["measure"], r["lacks"], r["reason"]), []).append(r["rb_scale"])
+    return [{"name": m if set(ms) >= modes.get(m, set()) else f"{m} ({', '.join(sorted(ms))})", "measure": m,
+             "rb_scale": sorted(ms), "lacks": lacks, "reason": reason}
+            for (m, lacks, reason), ms in by.items()]
+
+
+def describe_left_out(rows: list[dict]) -> str:
+    """"A, B (reason 1); C (reason 2)": the names of :func:`_collapse` rows grouped by reason."""
+    by: dict = {}
+    for r in rows:
+        by.setdefault(r["reason"], []).append(r["name"])
+    return "; ".join(f"{', '.join(names)} ({reason})" for reason, names in by.items())
+
+
+def _split_scaled(scores: pd.DataFrame, left_out: list[dict], options: Options | None) -> pd.DataFrame:
+    """The rows of the measures with scaled values; a warning names the others (and the
+    measures without mid-ranks) and says what is done with them; an
+    :class:`~irscale.errors.IrscaleError` when no measure has scaled values."""
+    unscaled = [r for r in left_out if r["lacks"] == "scaled"]
+    gone = {(mode, r["measure"]) for r in unscaled for mode in r["rb_scale"]}
+    keep = ~pd.Series(list(zip(scores["rb_scale"].astype(str), scores["measure"].astype(str))),
+                      index=scores.index).isin(gone)
+    if not keep.any():
+        beyond = any(r["reason"].startswith("no scale") for r in unscaled)
+        raise IrscaleError("the scores have no scaled values for any measure, so none can be compared with its "
+                           f"interval scale: {describe_left_out(unscaled)}; transform with 'irscale transform ... "
+                           "--store STORE' (tables from 'irscale build')"
+                           + (", at a cutoff that has scales" if beyond else ""))
+    if unscaled:
+        one = len(unscaled) == 1
+        warnings.warn(f"{describe_left_out(unscaled)}: {'its' if one else 'their'} scaled column is empty, so "
+                      f"{'it is' if one else 'they are'} left out of the analyses of each measure against its "
+                      f"scaled version (tau, topic check, measure pairs, significance tests)"
+                      + _fallback_text(options), IrscaleWarning, stacklevel=3)
+    no_mid = [r for r in left_out if r["lacks"] == "midrank"]
+    if no_mid:
+        midrank = options is not None and "midrank" in options.transforms
+        warnings.warn(f"{describe_left_out(no_mid)}: no mid-ranks, so no mid-rank tau"
+                      + (" and no midrank transform" if midrank else "")
+                      + (" for it" if len(no_mid) == 1 else " for them") + " (transform with --midranks)",
+                      IrscaleWarning, stacklevel=3)
+    return scores[keep]
+
+
+def raw_only_transforms(transforms: Iterable[str]) -> tuple[str, ...]:
+    """The transforms a measure without scaled values is compared under: those of
+    ``transforms`` that need no scale (raw and the standardisations), or none when that
+    leaves raw alone while others were asked for."""
+    kept = tuple(t for t in transforms if t not in ("unq", "midrank"))
+    return kept if len(kept) > 1 or tuple(transforms) == kept else ()
+
+
+def _fallback_text(options: Options | None) -> str:
+    if options is None:
+        return ""
+    kept = raw_only_transforms(options.transforms)
+    if not kept:
+        return "; and of the comparison of transforms (none of those asked for but raw applies without a scale)"
+    return f"; compared under {', '.join(kept)} only"
+
+
+def _drop_undefined(scores: pd.DataFrame, dropped: list[dict] | None = None) -> pd.DataFrame:
     """Leave out the topics on which a measure is undefined (no raw score for any run,
     e.g. Twist with N < 2 RB), with a warning; a measure left with fewer than 2 topics is
-    left out whole."""
+    left out whole (and listed in ``dropped`` as :func:`_collapse` rows, ``lacks``
+    "topics")."""
     if "raw" not in scores.columns or not scores["raw"].isna().any():
         return scores
 
@@ -182,6 +297,10 @@ def _drop_undefined(scores: pd.DataFrame) -> pd.DataFrame:
                       IrscaleWarning, stacklevel=3)
         if left < 2:
             out = out[out["measure"] != measure]
+            if dropped is not None:
+                dropped.append({"name": str(measure), "measure": str(measure),
+                                "rb_scale": sorted(map(str, rows["rb_scale"].unique())), "lacks": "topics",
+                                "reason": f"undefined on {rows['topic'].nunique()} topic(s), {left} left"})
     return out
 
 
@@ -261,7 +380,9 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
     scores : DataFrame, path or paths
         Output of :func:`irscale.transform` (with ``store``; ``midranks=True`` for the
         mid-rank tau), possibly several cutoffs and both ``rb_scale`` modes concatenated;
-        or scores files (:func:`load_scores`).
+        or scores files (:func:`load_scores`). Measures without scaled values or mid-ranks
+        are analysed under what they allow, with a warning (see "Partly scaled scores" in
+        the module docstring; ``meta["left_out"]`` lists them).
     tests : sequence of str, optional
         Significance tests (default: all of :data:`irscale.scales.analysis.significance.TESTS`;
         an empty sequence skips them).
@@ -301,9 +422,9 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
     Raises
     ------
     IrscaleError
-        When the scores cannot be analysed (no scaled values, a single run, a single
-        topic with significance tests, an unknown test or transform, a baseline that is
-        not a run).
+        When the scores cannot be analysed (no measure with scaled values, a single run,
+        a single topic with significance tests, an unknown test or transform, a baseline
+        that is not a run).
     SelfCheckError
         When the topic-by-topic tau is not 1 somewhere, or the sign or Friedman test
         changes a decision under a transform that keeps every topic's order.
@@ -316,7 +437,8 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
         scores = load_scores(paths)
     sources = None if sources is None else [str(x) for x in sources]
     _check_columns(scores)
-    scores = _drop_undefined(scores)
+    dropped: list[dict] = []
+    scores = _drop_undefined(scores, dropped)
     tests = TESTS if tests is None else tuple(tests)
     unknown = sorted(set(tests) - set(TESTS))
     if unknown:
@@ -329,18 +451,16 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
         warnings.warn("the transforms are not compared: a measure has a single topic (standardisations, "
                       "effect sizes and intervals need at least 2)", IrscaleWarning, stacklevel=2)
         options = None
+    left_out = dropped + _collapse(scores, _coverage(scores))
+    scaled_scores = _split_scaled(scores, left_out, options)
     reference = _load_reference(reference) if options is not None else None
     jobs = []
-    for (n, mode), group in scores.groupby(["n", "rb_scale"], sort=True):
+    for (n, mode), group in scaled_scores.groupby(["n", "rb_scale"], sort=True):
         for measure in group["measure"].unique():
             jobs.append((int(n), mode, measure, group[group["measure"] == measure]))
-    compare_jobs = []
-    if options is not None:
-        for n, group in scores.groupby("n", sort=True):
-            for measure in group["measure"].unique():
-                compare_jobs.append((int(n), measure, group[group["measure"] == measure]))
+    compare_jobs = _compare_jobs(scores, options) if options is not None else []
     tasks = [delayed(_analyze_measure)(g, m, tests, alpha) for _, _, m, g in jobs]
-    tasks += [delayed(compare_measure)(g, n, m, options, reference) for n, m, g in compare_jobs]
+    tasks += [delayed(compare_measure)(g, n, m, o, reference) for n, m, g, o in compare_jobs]
     results = Parallel(n_jobs=n_jobs)(progress_bar(iterable=tasks, desc="analysing", unit="job", disable=not progress))
     compared = results[len(jobs):]
     results = results[:len(jobs)]
@@ -364,6 +484,7 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
         extra[key] = _categorical(pd.concat(frames, ignore_index=True)) if frames else pd.DataFrame()
     meta = {"alpha": alpha, "tests": list(tests), "runs": int(scores["run"].nunique()),
             "topics": int(scores["topic"].nunique()),
+            "measures": [str(m) for m in dict.fromkeys(scores["measure"])], "left_out": left_out,
             **({"sources": sources} if sources is not None else {})}
     if options is not None:
         ref_runs = set() if reference is None else set(reference["run"].astype(str))
@@ -376,6 +497,27 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
                      len(ref_runs & set(scores["run"].astype(str)))})
     return Analysis(pd.DataFrame(tau_rows), pd.DataFrame(pair_rows), pd.DataFrame(sig_rows),
                     time.perf_counter() - start, meta, **extra)
+
+
+def _compare_jobs(scores: pd.DataFrame, options: Options) -> list[tuple]:
+    """(n, measure, rows, options) of every comparison of transforms: per cutoff and
+    measure, the scaling modes that allow the same transforms together
+    (:func:`~irscale.scales.analysis.matrices.measure_transforms`; a measure without
+    scaled values under raw and the standardisations, :func:`raw_only_transforms`; a
+    group left with raw alone is not compared)."""
+    jobs = []
+    for n, group in scores.groupby("n", sort=True):
+        for measure in group["measure"].unique():
+            rows = group[group["measure"] == measure]
+            by: dict = {}
+            for mode, part in rows.groupby("rb_scale", sort=True):
+                allowed = measure_transforms(part, options.transforms)
+                if len(allowed) > 1 or allowed == options.transforms:     # raw alone compares nothing
+                    by.setdefault(allowed, []).append(mode)
+            for allowed, modes in by.items():
+                jobs.append((int(n), measure, rows[rows["rb_scale"].isin(modes)],
+                             options if allowed == options.transforms else replace(options, transforms=allowed)))
+    return jobs
 
 
 def _sorted(frame: pd.DataFrame) -> pd.DataFrame:

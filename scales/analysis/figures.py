@@ -11,6 +11,7 @@ as ``<out_prefix>.png`` and ``<out_prefix>.svg`` and returns the two paths.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from collections import defaultdict
@@ -33,6 +34,12 @@ if TYPE_CHECKING:
 
 PAPER_MEASURES = ("P", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "RR", "DCG(b=2)", "DCG(b=10)")
 RUN4_MEASURES = ("P", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8)", "DCG(b=2)")
+#: Largest run space :func:`plot_runs_length4` draws (5 grades at length 4: 625 runs).
+MAX_RUNS_DRAWN = 1024
+#: Largest run space whose runs are labelled (binary runs, truncated binary rankings);
+#: larger ones (graded runs) are drawn as markers and lines only.
+MAX_RUNS_LABELLED = 32
+_LABEL_PT, _PANEL_W_IN, _XLO, _XHI = 7.0, 11.6, -0.03, 1.03      # label font, panel width (in), x range
 
 _RC = {"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "legend.fontsize": 9,
        "xtick.labelsize": 9, "ytick.labelsize": 9, "svg.fonttype": "none"}
@@ -176,71 +183,147 @@ def _spread(xs, w, lo, hi):
     return out
 
 
+def _at_length(name: str, n: int):
+    """The measure ``name`` (a full name, "nDCG(b=2)@10", or a family, "RBP(p=0.5)") with
+    cutoff ``n``, its parameters kept."""
+    if "@" in name:
+        return dataclasses.replace(parse_measure(name), n=n)
+    return parse_measure(f"{name}@{n}")
+
+
+def length4_measures(measures: Iterable[str], n: int = 4, max_runs: int = MAX_RUNS_DRAWN
+                     ) -> tuple[list[str], list[tuple[str, str]]]:
+    """The measures of :func:`plot_runs_length4` for ``measures`` (full names such as those
+    of a scores table, or families): each at length ``n`` with its parameters
+    (nDCG(b=2)@10 -> nDCG(b=2)@4; names that meet there are drawn once), and the ones
+    left out with the reason: measures without a common scale (per-topic tables, e.g.
+    Twist), run spaces of more than ``max_runs`` runs, or no scale at length ``n``."""
+    kept, left = [], []
+    for name in dict.fromkeys(str(x) for x in measures):
+        try:
+            m = _at_length(name, n)
+            if not m.has_common_scale():
+                raise IrscaleError("per-topic tables: no scale without a topic's recall base")
+            if m.id_count() > max_runs:
+                raise IrscaleError(f"{m.id_count():,} runs of length {n}, too many to draw")
+            scale(m, rb=m.common_rb())
+        except IrscaleError as exc:
+            left.append((name, str(exc).split(": ", 1)[-1] if str(exc).startswith(name) else str(exc)))
+            continue
+        if str(m) not in kept:
+            kept.append(str(m))
+    return kept, left
+
+
+def _run_labels(runs: np.ndarray) -> list[str]:
+    """Relevance strings, rank 1 first; a truncated ranking stops at its last document
+    (the empty ranking is "∅")."""
+    return ["".join(str(int(x)) for x in r if x >= 0) or "∅" for r in runs]
+
+
 def runs_length4_data(measures: Iterable[str] = RUN4_MEASURES, n: int = 4) -> list[dict]:
-    """For each measure: the binary runs of length ``n`` (r_1 first), their values
-    (``irscale.scale(f"{m}@{n}")``, RB-dependent measures with rb = n), unq ranks
-    (:meth:`Scale.rank_runs`), K, the values normalised to [0, 1] by (v - min)/(max - min)
-    and the unq positions (rank - 1)/(K - 1)."""
-    runs = np.array(list(itertools.product((0, 1), repeat=n)), dtype=np.int64)
+    """For each measure (family names or full names, at length ``n`` by
+    :func:`length4_measures`' rule): every run of its run space at length ``n`` (binary
+    runs, graded runs with grades 0..G, or truncated rankings of length 0..n; r_1 first,
+    in run id order), their values (RB-dependent measures at their common recall base), unq
+    ranks, K, the values normalised to [0, 1] by (v - min)/(max - min) and the unq
+    positions (rank - 1)/(K - 1); ``levels`` and ``run_space`` say which runs these are."""
     out = []
     for m in measures:
-        mm = parse_measure(f"{m}@{n}")
+        mm = _at_length(str(m), n)
         rb = mm.common_rb()
         s = scale(mm, rb=rb)
-        ranks = s.rank_runs(runs)
+        ids = np.arange(mm.id_count(), dtype=np.int64)
+        runs = np.asarray(mm.runs_of_ids(ids)).astype(np.int64)
+        ranks = s.rank_ids(ids)
         vals = s.values[ranks - 1]
         span = vals.max() - vals.min()
-        out.append(dict(measure=str(mm), name=m, rb=rb, k=s.k, runs=runs, labels=[_run_label(r) for r in runs],
+        name = str(mm).rsplit("@", 1)[0] if "@" in str(m) else str(m)      # the family as given
+        out.append(dict(measure=str(mm), name=name, rb=rb, k=s.k, runs=runs, ids=ids,
+                        labels=_run_labels(runs), levels=mm.levels, run_space=mm.run_space,
                         values=vals, ranks=ranks, x_value=(vals - vals.min()) / span if span > 0 else 0 * vals,
                         x_unq=(ranks - 1) / (s.k - 1) if s.k > 1 else 0.0 * ranks))
     return out
 
 
+def runs_description(d: dict, brief: bool = False) -> str:
+    """What the runs of one :func:`runs_length4_data` entry are, in words (``brief``:
+    without the length, for a panel title)."""
+    n, count = d["runs"].shape[1], len(d["runs"])
+    length = "" if brief else f" of length {n}"
+    if d["run_space"] == "truncated":
+        return f"{count} {'binary ' if d['levels'] == 2 else ''}rankings of length 0 to {n}"
+    if d["levels"] > 2:
+        return f"{count} graded runs{length} with grades 0–{d['levels'] - 1}"
+    return f"{count} binary runs{length}"
+
+
+def _label_width(n: int) -> float:
+    """Width of a run's label in x units of a :func:`plot_runs_length4` panel."""
+    return (n * 0.62 * _LABEL_PT + 3) / (_PANEL_W_IN * 72.0) * (_XHI - _XLO)
+
+
+def _labelled(d: dict) -> bool:
+    """Whether a panel's runs are labelled: few runs, and the groups of tied runs fit side
+    by side."""
+    return (len(d["runs"]) <= MAX_RUNS_LABELLED
+            and np.unique(d["ranks"]).size * _label_width(d["runs"].shape[1]) <= _XHI - _XLO)
+
+
 def plot_runs_length4(out_prefix: str | os.PathLike, measures: Iterable[str] = RUN4_MEASURES) -> list[str]:
-    """The 16 binary runs of length 4 on each measure's scale: one row per measure; the
-    upper line places each run at its value on a [min, max]-normalised axis, the lower
-    line at its unq position (rank - 1)/(K - 1) (equally spaced ranks); tied runs are
-    stacked, labelled by their relevance strings (rank 1 first), and a line joins each
-    run's two positions (coloured by its number of relevant documents). AP with RB = 4."""
+    """The runs of length 4 on each measure's scale (:func:`runs_length4_data`; binary runs
+    by default): one row per measure; the upper line places each run at its value on a
+    [min, max]-normalised axis, the lower line at its unq position (rank - 1)/(K - 1)
+    (equally spaced ranks), and a line joins each run's two positions (coloured by its
+    number of relevant documents). Tied runs are stacked, labelled by their relevance
+    strings (rank 1 first), when the panel has at most :data:`MAX_RUNS_LABELLED` runs whose
+    groups fit side by side; larger run spaces (graded runs: 81 with grades 0-2) are drawn
+    as markers and lines only, which the panel's title says. RB-dependent measures at
+    their common recall base (AP with RB = 4)."""
     plt = _plt()
     from matplotlib.lines import Line2D
     data = runs_length4_data(measures)
-    n = len(data[0]["labels"][0])
+    if not data:
+        raise ValueError("no measure to draw")
+    n = max(d["runs"].shape[1] for d in data)
     cmap = plt.get_cmap("plasma")
     colors = [cmap(0.85 * c / n) for c in range(n + 1)]
-    fs = 7.0
+    fs = _LABEL_PT
     line_pts = fs * 1.15                       # stacked label pitch, points
     half = 11.0                                # distance of each line from the panel middle, points
-    stack = max(max(np.unique(d["ranks"], return_counts=True)[1]) for d in data)
-    ax_h_in = (2 * (half + 7 + stack * line_pts) + 8) / 72.0
-    fig_w, panel_h, top, bottom, left, right = 13.0, ax_h_in + 0.42, 1.0, 0.75, 0.95, 0.45
-    fig_h = top + bottom + panel_h * len(data)
+    top, bottom, left, right = 1.0, 0.75, 0.95, 0.45
+    ax_w_in, fig_w = _PANEL_W_IN, _PANEL_W_IN + left + right
+    xlo, xhi = _XLO, _XHI
+    wlab = _label_width(n)
+    labelled = [_labelled(d) for d in data]
+    heights = [(2 * (half + 7 + (max(np.unique(d["ranks"], return_counts=True)[1]) if lab else 0.5) * line_pts)
+                + 8) / 72.0 for d, lab in zip(data, labelled)]
+    fig_h = top + bottom + sum(h + 0.42 for h in heights)
     with plt.rc_context(_RC):
         fig = plt.figure(figsize=(fig_w, fig_h))
-        ax_w_in = fig_w - left - right
-        for i, d in enumerate(data):
-            b = bottom + panel_h * (len(data) - 1 - i)
+        b = fig_h - top
+        for i, (d, lab, ax_h_in) in enumerate(zip(data, labelled, heights)):
+            b -= ax_h_in + 0.42
             ax = fig.add_axes([left / fig_w, b / fig_h, ax_w_in / fig_w, ax_h_in / fig_h])
             H = ax_h_in * 72.0                       # y data units = points
-            xlo, xhi = -0.03, 1.03
             ax.set_xlim(xlo, xhi)
             ax.set_ylim(0, H)
-            wlab = (4 * 0.62 * fs + 3) / (ax_w_in * 72.0) * (xhi - xlo)   # label width in x units
             y_val, y_unq = H / 2 + half, H / 2 - half
             for y in (y_val, y_unq):
                 ax.plot([0, 1], [y, y], color="0.55", lw=0.8, zorder=1)
-            pop = d["runs"].sum(axis=1)
+            pop = (d["runs"] > 0).sum(axis=1)
+            many = len(pop) > MAX_RUNS_LABELLED
             for j in range(len(pop)):
-                ax.plot([d["x_value"][j], d["x_unq"][j]], [y_val, y_unq], color=colors[pop[j]], lw=0.9,
-                        alpha=0.75, zorder=2)
+                ax.plot([d["x_value"][j], d["x_unq"][j]], [y_val, y_unq], color=colors[pop[j]],
+                        lw=0.6 if many else 0.9, alpha=0.5 if many else 0.75, zorder=2)
             for xs, y in ((d["x_value"], y_val), (d["x_unq"], y_unq)):
-                ax.scatter(xs, np.full(len(pop), y), s=14, c=[colors[p] for p in pop], zorder=3,
+                ax.scatter(xs, np.full(len(pop), y), s=9 if many else 14, c=[colors[p] for p in pop], zorder=3,
                            edgecolors="k", linewidths=0.4)
             groups = defaultdict(list)             # tied runs share a rank; listed by run id, descending
-            for j in np.argsort(-(d["runs"] @ (2 ** np.arange(n)[::-1])), kind="stable"):
+            for j in np.argsort(-d["ids"], kind="stable"):
                 groups[int(d["ranks"][j])].append(j)
             keys = sorted(groups)
-            for xs, y0, sign in ((d["x_value"], y_val, 1), (d["x_unq"], y_unq, -1)):
+            for xs, y0, sign in ((d["x_value"], y_val, 1), (d["x_unq"], y_unq, -1)) if lab else ():
                 gx = np.array([xs[groups[k][0]] for k in keys])
                 lx = _spread(gx, wlab, xlo + wlab / 2, xhi - wlab / 2)
                 for k, x_marker, x_lab in zip(keys, gx, lx):
@@ -254,9 +337,9 @@ def plot_runs_length4(out_prefix: str | os.PathLike, measures: Iterable[str] = R
             ax.text(1.035, y_unq, "unq", fontsize=8, color="0.35", va="center", ha="left", clip_on=False)
             rb = f", RB = {d['rb']}" if d["rb"] is not None else ""
             tied = sum(len(g) for g in groups.values() if len(g) > 1)
-            ax.set_title(f"{d['measure']}{rb}:  K = {d['k']} distinct values"
+            ax.set_title(f"{d['measure']}{rb}: {runs_description(d, brief=True)}, K = {d['k']} distinct values"
                          + (f"  ({tied} of {len(pop)} runs share their value with another run)" if tied else
-                            "  (no ties)"), loc="left", fontsize=10)
+                            "  (no ties)") + ("" if lab else ";  not labelled"), loc="left", fontsize=10)
             for sp in ("left", "right", "top"):
                 ax.spines[sp].set_visible(False)
             ax.set_yticks([])
@@ -269,15 +352,57 @@ def plot_runs_length4(out_prefix: str | os.PathLike, measures: Iterable[str] = R
                 ax.tick_params(labelbottom=False)
         handles = [Line2D([], [], color=colors[c], marker="o", mec="k", mew=0.4, lw=1.2, label=f"{c}")
                    for c in range(n + 1)]
-        fig.text(left / fig_w, 1 - 0.3 / fig_h, f"The {2 ** n} binary runs of length {n} on each measure's raw "
-                 f"scale and on its unq interval scale (labels: relevance of ranks 1..{n}, left to right)",
+        fig.text(left / fig_w, 1 - 0.3 / fig_h, f"The runs of length {n} on each measure's raw scale and on its "
+                 f"unq interval scale (labels: relevance of ranks 1..{n}, left to right)",
                  fontsize=12, ha="left", va="center")
         fig.legend(handles=handles, title=None, ncol=n + 1, loc="center left",
-                   bbox_to_anchor=(left / fig_w + 0.21, 1 - 0.66 / fig_h), fontsize=8, frameon=False,
+                   bbox_to_anchor=(left / fig_w + 0.26, 1 - 0.66 / fig_h), fontsize=8, frameon=False,
                    handlelength=1.8, columnspacing=1.2)
-        fig.text(left / fig_w, 1 - 0.66 / fig_h, "colour: relevant documents in the run", fontsize=9,
+        fig.text(left / fig_w, 1 - 0.66 / fig_h, "colour: relevant documents (grade ≥ 1) in the run", fontsize=9,
                  ha="left", va="center")
         return _save(fig, out_prefix)
+
+
+def length4_figures(measures: Iterable[str], folder: str | os.PathLike, n: int = 4) -> list[tuple]:
+    """The figures of runs of length ``n`` for the measures analysed (full names): the
+    runs on each measure's scale (:func:`plot_runs_length4`, ``runs-length4``) and the
+    Hasse diagram of binary runs (:func:`plot_hasse`, ``hasse4``), drawn into ``folder``.
+    Returns (caption, PNG file name or None, note) per figure: the note says what is
+    shown and which measures are left out and why (None: the figure is left out)."""
+    folder = os.fspath(folder)
+    names = [str(m) for m in dict.fromkeys(measures)]
+    shown, left = length4_measures(names, n)
+    left_text = ("" if not left else " Left out: " + "; ".join(f"{m} ({why})" for m, why in left) + ".")
+    if not shown:
+        return [(f"Runs of length {n}", None, f"No figure of runs of length {n}: no measure analysed can be "
+                 f"evaluated there.{left_text}")]
+    data = runs_length4_data(shown, n)
+    kinds: dict = {}
+    for d in data:
+        kinds.setdefault((runs_description(d), _labelled(d)), []).append(d["measure"])
+    parts = [f"{', '.join(ms)} over the {what}" + ("" if lab else ", as markers and lines only (too many runs "
+                                                          "to label)") for (what, lab), ms in kinds.items()]
+    rbs = ", ".join(str(r) for r in dict.fromkeys(d["rb"] for d in data if d["rb"] is not None))
+    rb = f" (RB-dependent ones at their common recall base, RB = {rbs})" if rbs else ""
+    path = plot_runs_length4(os.path.join(folder, f"runs-length{n}"), shown)
+    out = [(f"Runs of length {n} under {', '.join(shown)}: each run placed by its value (upper line) and by its "
+            "unq rank (lower line)", os.path.basename(path[0]),
+            f"The measures analysed, at length {n} with their parameters{rb}: " + "; ".join(parts) + "."
+            + left_text)]
+    binary = [d["measure"] for d in data if d["levels"] == 2 and d["run_space"] == "fixed"]
+    other = [d["measure"] for d in data if d["measure"] not in binary]
+    if not binary:
+        return out + [("Hasse diagram", None, f"No Hasse diagram: it orders binary runs of length {n}, and the "
+                       f"measures drawn ({', '.join(other)}) have other runs (graded runs or rankings of length 0 "
+                       f"to {n}), whose order has too many elements to draw readably.")]
+    path = plot_hasse(os.path.join(folder, f"hasse{n}"), n)
+    note = (f"The partial order of the {2 ** n} binary runs of length {n}, the runs of {', '.join(binary)}: "
+            "a ≤ b when, for every k, the top k of a hold at most as many relevant documents as the top k of b.")
+    if other:
+        note += (" " + ", ".join(f"{d['measure']} ({runs_description(d)})" for d in data if d["measure"] in other)
+                 + f" {'has' if len(other) == 1 else 'have'} other runs, not in it.")
+    return out + [(f"Hasse diagram of the partial order of binary runs of length {n}", os.path.basename(path[0]),
+                   note)]
 
 
 # -- Hasse diagram -----------------------------------------------------------------------------
@@ -410,7 +535,8 @@ def transform_figure_data(scores: pd.DataFrame, measure: str | None, transforms:
     rows = rows[rows.groupby("topic")["raw"].transform(lambda v: v.notna().any())]   # undefined topics out
     systems, topic_ids, raw, scaled, mid = matrices(rows, name)
     ref, same = reference_matrix(reference, name, topic_ids, systems) if reference is not None else (None, None)
-    mats = {"raw": raw, "unq": scaled, "midrank": mid, **standardised(raw, transforms, ref, same, leave_one_out)}
+    mats = {"raw": raw, "unq": None if np.isnan(scaled).any() else scaled, "midrank": mid,     # None: no scale
+            **standardised(raw, transforms, ref, same, leave_one_out)}
     distinct = np.array([np.unique(raw[t]).size for t in range(raw.shape[0])])
     candidates = np.flatnonzero(distinct >= min(3, distinct.max()))
     candidates = candidates[np.argsort(raw[candidates].mean(axis=1), kind="stable")]

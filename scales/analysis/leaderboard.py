@@ -63,6 +63,7 @@ from irscale.scales.analysis.significance import (
     signrank_pvalues,
     ttest_pvalues,
 )
+from irscale.scales.measures.parse import parse_measure
 from irscale.scales.runs.standardize import STANDARDISATIONS, standardize_matrix
 
 #: Paired tests of the leaderboard (``test``), each giving a p-value per pair of systems.
@@ -149,6 +150,16 @@ def _transforms(raw: np.ndarray, scaled: np.ndarray | None, midrank: np.ndarray 
     return out
 
 
+def _reason_of(measure: str) -> str:
+    """Why scores of ``measure`` have no scaled values: no scale exists for it, or the scores
+    were written without one."""
+    try:
+        why = parse_measure(measure).scales_reason()
+    except IrscaleError:
+        why = None
+    return why or "no scaled values in the scores (transform without a store, or with raw_only)"
+
+
 def _one_measure(rows: pd.DataFrame, measure: str, label: str, runs: list[str], baseline: str | None, test: str,
                  correction: str, alpha: float, confidence: float, permutations: int, seed: int):
     raw_m = _matrix(rows, "raw", runs)
@@ -169,7 +180,7 @@ def _one_measure(rows: pd.DataFrame, measure: str, label: str, runs: list[str], 
     reason = None
     if not has_scale:
         reason = str(rows["_reason"].iloc[0]) if "_reason" in rows and rows["_reason"].notna().any() else \
-            "no scaled values in the scores (transform without a store, or no scale exists for it)"
+            _reason_of(measure)
     summary = MeasureSummary(measure, label, has_scale, reason, n_topics, int((~complete).sum()))
     if n_topics == 0:
         raise IrscaleError(f"{label}: no topic where every system has a value; nothing to compare")
@@ -185,7 +196,14 @@ def _one_measure(rows: pd.DataFrame, measure: str, label: str, runs: list[str], 
         table["scaled_mean"] = table["ci_low"] = table["ci_high"] = np.nan
         table["scaled_rank"] = pd.array([pd.NA] * k, dtype="Int64")
     mats = _transforms(raw, scaled, mid)
-    if k < 2:
+    if k < 2 or n_topics < 2:            # nothing to test: one system, or one topic (no variance)
+        if baseline is not None:
+            table["p_value"] = table["raw_p_value"] = np.nan
+            table["decision"] = table["raw_decision"] = pd.array([pd.NA] * k, dtype="Int64")
+            table["differs"] = table["scale_free"] = pd.array([pd.NA] * k, dtype="boolean")
+        else:
+            for col in ("wins", "losses", "raw_wins", "raw_losses", "differs", "not_scale_free"):
+                table[col] = pd.array([pd.NA] * k, dtype="Int64")
         return summary, table, pd.DataFrame(), tuple(mats)
     i, j = pairs(k)
     if baseline is not None:
@@ -304,6 +322,9 @@ def leaderboard(scores: pd.DataFrame, measures: Iterable[str] | None = None, bas
         used.update(transforms)
     notes = [f"{s.label}: {s.left_out} topic(s) where some system has no value left out of its means and tests"
              for s in summaries if s.left_out]
+    notes += [f"{s.label}: one topic, so no confidence interval and no test" for s in summaries if s.topics < 2]
+    if len(runs) < 2:
+        notes.append("one run: nothing to compare it with")
     for note in notes:
         warnings.warn(note, IrscaleWarning, stacklevel=2)
     order = ("raw", "unq", "midrank", *STANDARDISATIONS)

@@ -186,7 +186,7 @@ def _cells(board: Leaderboard, s: MeasureSummary, row: pd.Series) -> list[str]:
         else:
             cells += [_arrow(row["decision"]), _p(row["p_value"])]
     else:
-        cells += [str(int(row["wins"])) if "wins" in row else "", str(int(row["losses"])) if "losses" in row else ""]
+        cells += [_rank(row.get("wins")), _rank(row.get("losses"))]
     if s.scaled:
         cells.append(_marks(row, board))
     return cells

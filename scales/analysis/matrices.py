@@ -37,28 +37,48 @@ def matrices(scores: pd.DataFrame, measure: str
     return list(raw.columns), list(raw.index), raw.to_numpy(), scaled.to_numpy(), mid
 
 
+def _complete(scores: pd.DataFrame, column: str) -> pd.Series:
+    """Per (rb_scale, measure) group: whether every row has a value in ``column``."""
+    if column not in scores.columns or scores.empty:
+        return pd.Series(dtype=bool)
+    keys = [k for k in ("rb_scale", "measure") if k in scores.columns]
+    return scores[column].notna().groupby([scores[k] for k in keys], sort=False).all()
+
+
 def available_transforms(scores: pd.DataFrame) -> tuple[str, ...]:
-    """The transforms a scores table allows: raw, unq (with scaled values), midrank (with
-    mid-ranks) and every standardisation."""
+    """The transforms a scores table allows: raw, unq (when some measure has scaled
+    values on every row), midrank (when some measure has mid-ranks on every row) and every
+    standardisation. Which measure allows which: :func:`measure_transforms`."""
     out = ["raw"]
-    if "scaled" in scores.columns and scores["scaled"].notna().any():
+    if _complete(scores, "scaled").any():
         out.append("unq")
-    if "midrank" in scores.columns and scores["midrank"].notna().all():
+    if _complete(scores, "midrank").any():
         out.append("midrank")
     return tuple(out) + STANDARDISATIONS
 
 
+def measure_transforms(rows: pd.DataFrame, transforms: Iterable[str]) -> tuple[str, ...]:
+    """Those of ``transforms`` that the scores of one measure in one scaling mode allow:
+    unq needs a scaled value on every row, midrank a mid-rank on every row; raw and the
+    standardisations (computed from the raw scores) always apply."""
+    need = {"unq": "scaled", "midrank": "midrank"}
+    return tuple(t for t in transforms
+                 if t not in need or (need[t] in rows.columns and rows[need[t]].notna().all() and not rows.empty))
+
+
 def choose_transforms(scores: pd.DataFrame, transforms: Iterable[str] | str | None) -> tuple[str, ...]:
     """The transforms to compare: all available ones by default, raw first; a transform
-    asked for that the scores do not allow is an :class:`~irscale.errors.IrscaleError`."""
+    asked for that no measure of the scores allows is an
+    :class:`~irscale.errors.IrscaleError` (one that some measures allow is compared on
+    those: :func:`measure_transforms`)."""
     have = available_transforms(scores)
     if transforms is None:
         return have
     chosen = check_transforms(transforms)
     lacking = [t for t in chosen if t not in have]
     if lacking:
-        why = {"unq": "the scores have no scaled values (transform with --store)",
-               "midrank": "the scores have no mid-ranks (transform with --midranks)"}
+        why = {"unq": "no measure of the scores has scaled values (transform with --store)",
+               "midrank": "no measure of the scores has mid-ranks (transform with --midranks)"}
         raise IrscaleError("; ".join(f"transform {t} is not available: {why[t]}" for t in lacking))
     return tuple(dict.fromkeys(("raw",) + chosen))
 

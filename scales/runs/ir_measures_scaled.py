@@ -144,7 +144,7 @@ class Scaled(IrMeasure):
         Topics without relevant documents: scored 0 (ir_measures' convention, default)
         or left out (NaN per query, not in the mean).
     build_missing : bool
-        Build tables missing from the store (run spaces of up to 2^24 runs).
+        Build tables missing from the store when that takes about 15 s at most.
     """
 
     __name__ = "Scaled"
@@ -159,7 +159,7 @@ class Scaled(IrMeasure):
                               desc="scale of recall-base dependent measures"),
         "empty_topics": ParamInfo(dtype=str, choices=tuple(reversed(EMPTY_TOPICS)), default="zero",
                                   desc="topics without relevant documents: scored 0 or left out"),
-        "build_missing": ParamInfo(dtype=bool, default=False, desc="build missing tables (N <= 24)"),
+        "build_missing": ParamInfo(dtype=bool, default=False, desc="build missing tables (about 15 s at most)"),
     }
     DEFAULT = math.nan      # a topic without a value (see the module docstring)
 

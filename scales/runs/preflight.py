@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from irscale.enumerate.jobs import available_cores
 from irscale.enumerate.lazy import lazy_module
 from irscale.errors import IrscaleWarning, StoreError, TableNotFoundError
 from irscale.scales.measures.aliases import MissingFactError
@@ -168,7 +169,7 @@ def plan_build(missing: dict[Measure, list], n_jobs: int | None) -> tuple[float,
     ``missing`` with ``n_jobs`` workers (None or -1: every core); tables of at most
     :data:`QUICK_RUNS` runs are not estimated (they count :data:`QUICK_SECONDS_PER_RUN`
     per run: two seconds at most)."""
-    workers = len(os.sched_getaffinity(0)) if n_jobs in (None, -1) else n_jobs   # TODO enumerate.jobs
+    workers = available_cores() if n_jobs in (None, -1) else n_jobs
     seconds, stored, lines = 0.0, 0, []
     for m, rbs in missing.items():
         for t in rbs:
@@ -214,7 +215,7 @@ def build_tables(path: str | os.PathLike, missing: dict[Measure, list], n_jobs: 
                  progress: bool) -> Store:
     """Build the tables ``missing`` into the store at ``path`` and open it (``n_jobs``:
     workers, None or -1 for every core the process may use)."""
-    return fill.build_store(path, list(missing), n_jobs=-1 if n_jobs is None else n_jobs, progress=progress,
+    return fill.build_store(path, list(missing), n_jobs=n_jobs, progress=progress,
                        rbs={str(m): rbs for m, rbs in missing.items()})
 
 

@@ -233,7 +233,8 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     midranks : bool
         Also fill the ``midrank`` column (one pass over each table's run counts).
     build_missing : bool
-        Build tables missing from ``store`` (N <= 24) instead of failing.
+        Build tables missing from ``store`` when they take about 15 s at most
+        (:data:`~irscale.scales.runs.preflight.BUILD_ON_THE_FLY_SECONDS`) instead of failing.
     max_grade : int, optional
         Fold qrels levels above this grade into it before anything else (each measure
         then folds levels above its own top grade G into G).

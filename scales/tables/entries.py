@@ -24,15 +24,19 @@ from typing import Any
 
 import numpy as np
 
+from irscale.enumerate.interpreted import tiered
+from irscale.enumerate.lazy import lazy_module
 from irscale.errors import CorruptStoreError
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.measure import Measure
-from irscale.scales.tables import lookup_kernels as lk
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.entry_build import build_entry_tables
 from irscale.scales.tables.entry_scale import BlockGuard
 from irscale.scales.tables.entry_table import EntryTable, streaming_index
 from irscale.scales.tables.scale import BuildSettings, TableSink, TableSource
+
+#: The lookup kernels (small calls run interpreted: :mod:`irscale.enumerate.interpreted`).
+lk = tiered(lazy_module("irscale.scales.tables.lookup_kernels"))
 
 
 class EntriesLayout:

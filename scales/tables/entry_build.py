@@ -22,10 +22,11 @@ from pathlib import Path
 import numpy as np
 
 from irscale.enumerate.generic import DEFAULT_CHUNK, Distinct, enumerate_distinct, enumerate_feasible_distinct
+from irscale.enumerate.interpreted import tiered
+from irscale.enumerate.lazy import lazy_module
 from irscale.enumerate.reduce import KeyCodec
 from irscale.enumerate.runspace import count_dtype, decode_count_codes, id_dtype
 from irscale.enumerate.split import BucketResult, SavedBucket, smallest_gap, split_enumerate
-from irscale.enumerate.split_kernels import exact_keys
 from irscale.enumerate.splitform import SplitForm
 from irscale.enumerate.words import words_to_ints
 from irscale.errors import CertificationError, MeasureError
@@ -34,6 +35,9 @@ from irscale.scales.measures.measure import Measure
 from irscale.scales.tables.certificate import Certificate, value_order
 from irscale.scales.tables.entry_table import EntryTable, pack_strata
 from irscale.scales.tables.scale import BuildSettings
+
+#: The split kernels (small calls run interpreted: :mod:`irscale.enumerate.interpreted`).
+sk = tiered(lazy_module("irscale.enumerate.split_kernels"))
 
 
 def certificate_of(measure: KeyMeasure, sf: SplitForm, min_gap_raw: float, pair: tuple, redecided: int,
@@ -52,7 +56,7 @@ def certificate_of(measure: KeyMeasure, sf: SplitForm, min_gap_raw: float, pair:
     if sf.exact:
         keys = [int(sf.raw_of_ids(np.array([i]))[0]) for i in pair]
     else:
-        keys = words_to_ints(exact_keys(np.array(pair, dtype=np.int64), sf.KA, sf.KB, sf.state, sf.S))
+        keys = words_to_ints(sk.exact_keys(np.array(pair, dtype=np.int64), sf.KA, sf.KB, sf.state, sf.S))
     gap, text = spec.certified_gap(keys[0], keys[1], rb)
     if gap <= 0:
         raise CertificationError(f"{measure}: neighbouring distinct values out of order")

@@ -31,11 +31,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from irscale.enumerate.interpreted import tiered
+from irscale.enumerate.lazy import lazy_module
 from irscale.enumerate.runspace import refuse_infeasible
-from irscale.enumerate.split_kernels import exact_keys, grade_counts_ids, popcount_ids
 from irscale.errors import CorruptStoreError, RunError
-from irscale.scales.tables import lookup_kernels as lk
 from irscale.scales.tables.scale import BLOCK_VALUES, Scale, Table
+
+#: The lookup kernels (small calls run interpreted: :mod:`irscale.enumerate.interpreted`).
+lk = tiered(lazy_module("irscale.scales.tables.lookup_kernels"))
+sk = tiered(lazy_module("irscale.enumerate.split_kernels"))          # exact keys, strata of run ids
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -376,8 +380,8 @@ class EntryScale(Scale):
             raise RunError(f"run ids must be in [0, {self.measure.id_count()})")
         if self.table.table_rb is not None and q.size:   # the table holds only the runs feasible for rb
             grades = self.measure.levels - 1
-            refuse_infeasible(grade_counts_ids(q, self.measure.levels, self.n, grades), self.rb)
-        qkeys = exact_keys(q, sf.KA, sf.KB, sf.state, sf.S) if not sf.exact else np.zeros((q.size, 1), np.uint64)
+            refuse_infeasible(sk.grade_counts_ids(q, self.measure.levels, self.n, grades), self.rb)
+        qkeys = sk.exact_keys(q, sf.KA, sf.KB, sf.state, sf.S) if not sf.exact else np.zeros((q.size, 1), np.uint64)
         KA = sf.KA if not sf.exact else np.zeros((1, 1), np.uint64)
         KB = sf.KB if not sf.exact else np.zeros((1, 1, 1), np.uint64)
         order = np.argsort(sf.raw_of_ids(q), kind="stable")  # answer in value order (locality)
@@ -394,7 +398,7 @@ class EntryScale(Scale):
         ranks[order], status[order] = ranks_s, status_s
         if (status == 3).any():
             i = int(np.argmax(status == 3))
-            c = int(popcount_ids(q[i:i + 1], self.measure.levels, self.n)[0])
+            c = int(sk.popcount_ids(q[i:i + 1], self.measure.levels, self.n)[0])
             raise RunError(f"run {i} has {c} relevant documents, more than the recall base "
                            f"rb={self.rb}: it cannot occur for this topic")
         if (status != 0).any():  # cannot happen for a sound table

@@ -38,11 +38,15 @@ from typing import ClassVar
 
 import numpy as np
 
+from irscale.enumerate.interpreted import tiered
+from irscale.enumerate.lazy import lazy_module
 from irscale.enumerate.runspace import count_dtype, id_dtype
 from irscale.scales.measures.measure import RecallBase
-from irscale.scales.tables import lookup_kernels as lk
 from irscale.scales.tables.entry_scale import BlockGuard, EntryScale
 from irscale.scales.tables.scale import Table
+
+#: The lookup kernels (small calls run interpreted: :mod:`irscale.enumerate.interpreted`).
+lk = tiered(lazy_module("irscale.scales.tables.lookup_kernels"))
 
 
 @dataclasses.dataclass(kw_only=True)

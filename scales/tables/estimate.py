@@ -2,10 +2,10 @@
 
 The run count is exact (the size of the run space); the number of entries (distinct
 values, or (value, stratum) pairs) is extrapolated from the same measure at two small
-cutoffs, built in a fraction of a second (which also compiles the numba kernels the
-real build will use, so that compile time is not counted as the first table's build
-time); time comes from the layout's costs per run and per entry. Estimates are meant to tell minutes
-from hours and megabytes from gigabytes, not to be exact.
+cutoffs, built in a fraction of a second (the smaller without compiling a kernel:
+:mod:`irscale.enumerate.interpreted`); time comes from the layout's costs per run and per
+entry. Estimates are meant to tell minutes from hours and megabytes from gigabytes, not to
+be exact.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import functools
 import math
 
 from irscale.enumerate.memory import available_memory
-from irscale.enumerate.split import CHECKPOINT_ITEMS, MAX_HELD_BYTES
+from irscale.enumerate.split import CHECKPOINT_ITEMS, FANOUT_ITEMS, MAX_HELD_BYTES
 from irscale.errors import IrscaleError
 from irscale.scales.measures.measure import Measure
 from irscale.scales.tables.build_options import BuildOptions
@@ -95,9 +95,9 @@ def estimate(measure: Measure, table_rb: tuple[int, ...] | None = None, workers:
     chosen = layout_of(measure, layout, method)
     if chosen.name == "oracle":
         return Estimate(f"{measure} (rank oracle)", measure.table_runs(table_rb), 0, 0.0, max(1, workers), 0, 0, 0)
-    if measure.own_pass(table_rb):
-        workers = 1                      # feasible runs are enumerated in one process
     runs = measure.table_runs(table_rb)
+    if measure.own_pass(table_rb) or runs < FANOUT_ITEMS:
+        workers = 1                      # feasible runs, and small tables, are enumerated in one process
     entries, per_entry = runs, 8.0
     cutoffs = _probe_cutoffs(measure)
     if cutoffs is not None:

@@ -35,6 +35,11 @@ import numpy as np
 
 from irscale.enumerate.split_kernels import key_of_id
 
+#: Kernels whose Python source gives the same results run by the interpreter: small calls
+#: of them need no compiling (:mod:`irscale.enumerate.interpreted`; tests/test_interpreted.py).
+INTERPRETABLE = ("build_index", "rank_raw", "rank_ids", "build_run_index", "check_index", "scan_entries",
+                 "add_block_sums", "check_blocks")
+
 BLOCK = 1024
 RAW_BLOCK = 64
 FIRST = 0x80      # bit of a strata byte: the entry starts a new distinct value

@@ -31,12 +31,16 @@ import threading
 import mpmath
 import numpy as np
 
+from irscale.enumerate.interpreted import tiered
+from irscale.enumerate.lazy import lazy_module
 from irscale.enumerate.words import ints_to_words, words_to_ints
 from irscale.errors import CertificationError, MeasureError
 from irscale.scales.measures.groups import SIDE_LIMIT, Grouping, RankGroup
 from irscale.scales.measures.keys import MP_DIGITS, U
 from irscale.scales.measures.measure import Measure
-from irscale.scales.tables import oracle_kernels as ok
+
+#: The oracle kernels (small calls run interpreted: :mod:`irscale.enumerate.interpreted`).
+ok = tiered(lazy_module("irscale.scales.tables.oracle_kernels"))
 
 #: Largest number of distinct values an oracle lists (``values``, ``counts``).
 LIST_LIMIT = 1 << 22

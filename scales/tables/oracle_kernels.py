@@ -30,6 +30,10 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+#: Kernels whose Python source gives the same results run by the interpreter: small calls
+#: of them need no compiling (:mod:`irscale.enumerate.interpreted`; tests/test_interpreted.py).
+INTERPRETABLE = ("count_serial", "scan_serial")
+
 #: Queries a thread of :func:`scan_many` takes together.
 CHUNK = 64
 
