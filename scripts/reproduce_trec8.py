@@ -41,8 +41,7 @@ def main() -> int:
     from irscale.scales.analysis.analyze import analyze
     from irscale.scales.analysis.axioms import add_axioms
     from irscale.scales.analysis.figures import (
-        plot_hasse,
-        plot_runs_length4,
+        length4_figures,
         plot_transforms,
         plot_value_distributions,
     )
@@ -104,13 +103,10 @@ def main() -> int:
 
     figures = []
     ns = tuple(n for n in args.depths)
-    for caption, paths in (
-            (f"Values against the fraction of runs (N = {', '.join(map(str, ns))})",
-             plot_value_distributions(get_scale, ns=ns, out_prefix=report_dir / "value-distributions")),
-            ("Ordering and spacing of the 16 runs of length 4", plot_runs_length4(report_dir / "runs-length4")),
-            ("Hasse diagram of the partial order of binary runs of length 4", plot_hasse(report_dir / "hasse4"))):
-        png = [p for p in paths if str(p).endswith(".png")][0]
-        figures.append((caption, Path(png).name))
+    paths = plot_value_distributions(get_scale, ns=ns, out_prefix=report_dir / "value-distributions")
+    figures.append((f"Values against the fraction of runs (N = {', '.join(map(str, ns))})",
+                    Path([p for p in paths if str(p).endswith(".png")][0]).name))
+    figures += length4_figures(dict.fromkeys(scores["measure"].astype(str)), report_dir)   # the measures analysed
     top = max(args.depths)
     name, paths = plot_transforms(scores[scores.n == top], f"AP@{top}", analysis.meta["transforms"],
                                   report_dir / "transforms")

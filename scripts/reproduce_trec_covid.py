@@ -52,8 +52,7 @@ def main() -> int:
     from irscale.scales.analysis.analyze import analyze
     from irscale.scales.analysis.axioms import add_axioms
     from irscale.scales.analysis.figures import (
-        plot_hasse,
-        plot_runs_length4,
+        length4_figures,
         plot_transforms,
         plot_value_distributions,
     )
@@ -130,13 +129,11 @@ def main() -> int:
         return store.scale(m, m.common_rb()) if str(m) in measures else None
 
     figures = []
-    for caption, paths in (
-            (f"Values against the fraction of runs (common scales, N = {n})",
-             plot_value_distributions(get_scale, measures=[m.rsplit("@", 1)[0] for m in measures], ns=(n,),
-                                      out_prefix=report_dir / "value-distributions")),
-            ("Ordering and spacing of the 16 runs of length 4", plot_runs_length4(report_dir / "runs-length4")),
-            ("Hasse diagram of the partial order of binary runs of length 4", plot_hasse(report_dir / "hasse4"))):
-        figures.append((caption, Path([p for p in paths if str(p).endswith(".png")][0]).name))
+    paths = plot_value_distributions(get_scale, measures=[m.rsplit("@", 1)[0] for m in measures], ns=(n,),
+                                     out_prefix=report_dir / "value-distributions")
+    figures.append((f"Values against the fraction of runs (common scales, N = {n})",
+                    Path([p for p in paths if str(p).endswith(".png")][0]).name))
+    figures += length4_figures(measures, report_dir)               # the measures analysed, at length 4
     name, paths = plot_transforms(scores, graded, analysis.meta["transforms"], report_dir / "transforms")
     figures.insert(0, (f"{name}: per-topic scores under every transform against the raw scores, for four topics",
                        Path([p for p in paths if str(p).endswith(".png")][0]).name))
