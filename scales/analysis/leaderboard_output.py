@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from irscale.errors import OutputError
+from irscale.scales.runs.scores import check_writable, write_atomically
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -343,17 +344,10 @@ def as_dict(board: Leaderboard) -> dict:
 def check_path(path: str | os.PathLike) -> str:
     """The format of an output path (by suffix), failing before any work when the path
     cannot be written."""
-    p = Path(path)
-    fmt = FORMATS.get(p.suffix.lower())
+    fmt = FORMATS.get(Path(path).suffix.lower())
     if fmt is None:
         raise OutputError(f"{path}: unknown leaderboard format; use a name ending in {', '.join(FORMATS)}")
-    folder = p.parent if str(p.parent) else Path(".")
-    if p.is_dir():
-        raise OutputError(f"{path} is a folder")
-    if not folder.is_dir():
-        raise OutputError(f"{path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise OutputError(f"{path}: folder {folder} is not writable")
+    check_writable(path)
     return fmt
 
 
@@ -361,7 +355,6 @@ def save(board: Leaderboard, path: str | os.PathLike) -> None:
     """Write ``board`` to ``path`` in the format of its suffix (:data:`FORMATS`),
     atomically (a temporary file renamed into place)."""
     fmt = check_path(path)
-    p = Path(path)
     if fmt == "csv":
         flat = wide(board)
         flat.columns = [f"{m} {q}" for m, q in flat.columns]
@@ -374,15 +367,7 @@ def save(board: Leaderboard, path: str | os.PathLike) -> None:
         content = json.dumps(as_dict(board), indent=1, ensure_ascii=False) + "\n"
     else:
         content = text(board)
-    tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, p)
-    except OSError as e:
-        raise OutputError(f"{path}: cannot write ({e.strerror or e})") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    write_atomically(path, lambda tmp: tmp.write_text(content, encoding="utf-8"))
 
 
 __all__ = ["FORMATS", "WIDTH", "Leaderboard", "MeasureSummary", "as_dict", "check_path", "latex", "markdown", "render",

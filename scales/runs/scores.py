@@ -7,6 +7,7 @@ folder and renamed, so a failure leaves no partial file and keeps an older one.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -27,10 +28,10 @@ def output_format(path: str | os.PathLike) -> str:
                       f"{', '.join(OUTPUT_FORMATS)}")
 
 
-def check_output(path: str | os.PathLike) -> None:
-    """Fail early (before any work) when ``path`` cannot be written."""
+def check_writable(path: str | os.PathLike) -> None:
+    """Fail early (before any work) when a file cannot be written at ``path``: a folder
+    there, a missing or read-only folder."""
     path = Path(path)
-    output_format(path)
     folder = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise OutputError(f"{path} is a folder")
@@ -40,25 +41,41 @@ def check_output(path: str | os.PathLike) -> None:
         raise OutputError(f"{path}: folder {folder} is not writable")
 
 
-def write_scores(scores: pd.DataFrame, path: str | os.PathLike) -> None:
-    """Write a scores table atomically (temporary file in the same folder, then rename):
+def check_output(path: str | os.PathLike) -> None:
+    """Fail early (before any work) when ``path`` cannot be written."""
+    output_format(path)
+    check_writable(path)
+
+
+def write_atomically(path: str | os.PathLike, write: Callable[[Path], None]) -> None:
+    """Call ``write`` with a temporary path in the same folder, then rename it to ``path``:
     a failed or interrupted write leaves no partial file and keeps an older one."""
     path = Path(path)
-    fmt = output_format(path)
-    check_output(path)
+    check_writable(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    compression = "gzip" if path.name.lower().endswith(".gz") else None
     try:
-        if fmt == "parquet":
-            scores.to_parquet(tmp, index=False)
-        else:
-            scores.to_csv(tmp, index=False, sep="\t" if fmt == "tsv" else ",", compression=compression)
+        write(tmp)
         os.replace(tmp, path)
     except OSError as e:
         raise OutputError(f"{path}: cannot write ({e.strerror or e})") from None
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def write_scores(scores: pd.DataFrame, path: str | os.PathLike) -> None:
+    """Write a scores table atomically (temporary file in the same folder, then rename):
+    a failed or interrupted write leaves no partial file and keeps an older one."""
+    fmt = output_format(path)
+    compression = "gzip" if Path(path).name.lower().endswith(".gz") else None
+
+    def write(tmp: Path) -> None:
+        if fmt == "parquet":
+            scores.to_parquet(tmp, index=False)
+        else:
+            scores.to_csv(tmp, index=False, sep="\t" if fmt == "tsv" else ",", compression=compression)
+
+    write_atomically(path, write)
 
 
 def read_scores(path: str | os.PathLike) -> pd.DataFrame:
