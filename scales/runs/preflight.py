@@ -206,9 +206,10 @@ def check_missing(path: str | os.PathLike, missing: dict[Measure, list], build_m
         return
     seconds, stored, lines = plan_build(missing, n_jobs)
     if seconds > max_seconds:
+        detail = f" and {units.size(stored)}: {'; '.join(lines)}" if lines else ""
         raise TableNotFoundError(f"{path} has no table {what}, too large to build on the fly (about "
-                                 f"{units.duration(seconds)} and {units.size(stored)}: {'; '.join(lines)}); build it "
-                                 f"first with: {command}")
+                                 f"{units.duration(seconds)}{detail}; more than {units.duration(max_seconds)}); "
+                                 f"build it first with: {command}")
 
 
 def build_tables(path: str | os.PathLike, missing: dict[Measure, list], n_jobs: int | None,
