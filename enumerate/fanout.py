@@ -15,6 +15,7 @@ worker removes the results handed over to its dead parent (:mod:`irscale.enumera
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -44,7 +45,12 @@ def watch_parent(parent: int) -> None:
 
     A daemon thread polls :func:`os.getppid`; ``prctl(PR_SET_PDEATHSIG)`` is not used
     because Linux sends that signal when the *thread* that forked the worker ends, and
-    loky forks workers from its manager thread too."""
+    loky forks workers from its manager thread too.
+
+    SIGINT is ignored: Ctrl-C in a terminal reaches the whole process group, and it is the
+    parent's to handle (it stops the workers and says what was kept), not a traceback per
+    worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if os.getppid() != parent:
         _orphaned(parent)
     threading.Thread(target=_watch, args=(parent,), name="irscale-watch-parent", daemon=True).start()

@@ -27,6 +27,7 @@ from irscale.errors import CorruptStoreError, IrscaleError, StoreError, TableNot
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.certificate import Certificate
+from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.layouts import stored_layout
 from irscale.scales.tables.scale import Scale, Table
 from irscale.store import journal
@@ -346,12 +347,21 @@ class Store:
 
     def scale(self, measure: str | Measure, rb: RecallBase = None) -> Scale:
         """The :class:`~irscale.scales.tables.scale.Scale` of a stored table for the actual
-        ``rb`` (an int, or the per-grade counts (c_1..c_G) for measures keyed by them)."""
+        ``rb`` (an int, or the per-grade counts (c_1..c_G) for measures keyed by them);
+        measures with a closed form (P, R, F1, RR, Rprec) need no table: without one
+        stored, their closed form answers (:mod:`irscale.scales.tables.closed`)."""
         m = parse_measure(measure)
         m.check_scales()
         rb = m.check_rb(rb)
         m.check_defined(rb)
-        return self.table(m, table_rb=m.table_rb(rb)).scale(rb)
+        if m.layout == "closed":
+            return closed_scale(m, rb)
+        try:
+            return self.table(m, table_rb=m.table_rb(rb)).scale(rb)
+        except TableNotFoundError:
+            if m.closed_form() is None:
+                raise
+            return closed_scale(m, rb)
 
 
 def _update(h, arr: np.ndarray) -> None:

@@ -891,7 +891,7 @@ class LookupService:
         with warnings.catch_warnings():     # a name read as the store's table: the answer names the measure
             warnings.simplefilter("ignore", IrscaleWarning)
             m = read_stored(measure, self.measures, rb)
-        if str(m) not in self.measures:
+        if str(m) not in self.measures and m.closed_form() is None:    # closed forms need no table
             raise TableNotFoundError(f"this store has no table {m}; available tables: {', '.join(self.tables)}")
         try:
             return self.store.scale(m, rb)

@@ -16,7 +16,7 @@ from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis.analyze import analyze
 
 SCALED = ("AP@5", "P@5", "nDCG(b=2)@5")
-NO_SCALE = "AP@40"                     # raw scores only: scales exist up to N = 32
+NO_SCALE = "AP@40"                     # raw scores only: AP's scales stop at N = 32
 STANDARDISED = {"raw", "zscore", "zscore-cdf", "std-linear", "ecdf"}
 
 
@@ -222,4 +222,4 @@ def test_cli_report_links_the_leaderboard(partly, tmp_path, capsys):
     written = pd.read_csv(out / "leaderboard.csv", index_col="run")
     assert written["P@5 scaled_mean"].round(12).tolist() == board.to_dataframe()[("P@5", "scaled_mean")].round(
         12).tolist()
-    assert f"NO SCALE for {NO_SCALE}: scales exist up to N = 32" in board.to_markdown()
+    assert f"NO SCALE for {NO_SCALE}: no exact or bounded scale exists for AP at N > 32" in board.to_markdown()

@@ -156,18 +156,24 @@ def test_no_scale_leaves_ranks_empty_and_says_why_once(tmp_path, shared_data):
     irscale.build_store(store, "AP@8", n_jobs=1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        scores = transform(trec8 / "qrels.trec8.adhoc.txt", runs, ["AP@8", "AP@1000", "P@100"], store)
+        scores = transform(trec8 / "qrels.trec8.adhoc.txt", runs, ["AP@8", "AP@1000", "AP@100", "P@100"], store)
     notes = [str(w.message) for w in caught if issubclass(w.category, IrscaleWarning)]
-    assert len(notes) == 1 and "AP@1000, P@100" in notes[0] and f"N = {MAX_N}" in notes[0], notes
-    deep = scores[scores["measure"] != "AP@8"]
+    assert len(notes) == 1 and "AP@1000, AP@100" in notes[0] and f"N > {MAX_N}" in notes[0], notes
+    assert scores.loc[scores["measure"] == "P@100", "scaled"].notna().all()      # a closed form: any N
+    deep = scores[scores["measure"].isin(["AP@1000", "AP@100"])]
     assert deep["rank"].isna().all() and deep["scaled"].isna().all() and deep["raw"].notna().all()
     assert scores.loc[scores["measure"] == "AP@8", "rank"].notna().all()
 
 
-@pytest.mark.parametrize("build", [lambda: irscale.scale("AP@40", rb=5),
-                                   lambda: irscale.build_store("/nonexistent/x.h5", "P@100")])
-def test_tables_beyond_max_n_are_refused_with_the_reason(build):
-    with pytest.raises(MeasureError, match=f"scales exist up to N = {MAX_N}"):
+NO_AP = f"no exact or bounded scale exists for AP at N > {MAX_N}"
+
+
+@pytest.mark.parametrize("build,reason", [
+    (lambda: irscale.scale("AP@40", rb=5), NO_AP),
+    (lambda: irscale.build_store("/nonexistent/x.h5", "AP@100"), NO_AP),
+    (lambda: irscale.build_store("/nonexistent/x.h5", "P@100"), "needs no table: its scale is a closed form")])
+def test_tables_beyond_max_n_are_refused_with_the_reason(build, reason):
+    with pytest.raises(MeasureError, match=reason):
         build()
 
 

@@ -62,7 +62,7 @@ def test_user_errors(store, tmp_path, capsys):
     _error(capsys, ["build", "--measures", "Foo@10", "--out", out], "unknown measure 'Foo")
     _error(capsys, ["build", "--measures", "RBP(p=1.5)@10", "--out", out], "p must be a number in (0, 1)")
     _error(capsys, ["build", "--measures", "AP@0", "--out", out], "between 1 and")
-    _error(capsys, ["build", "--measures", "AP@99", "--out", out], "scales exist up to N = 32")
+    _error(capsys, ["build", "--measures", "AP@99", "--out", out], "no exact or bounded scale exists for AP at N > 32")
     _error(capsys, ["build", "--measures", "AP@5", "--rb", "x", "--out", out], "comma-separated list")
     _error(capsys, ["build", "--preset", "nope", "--depth", "5", "--out", out], "unknown preset")
     _error(capsys, ["build", "--out", out], "give --measures or --preset")
@@ -71,8 +71,8 @@ def test_user_errors(store, tmp_path, capsys):
     _error(capsys, ["lookup", str(store), "AP@6", "--rb", "2", "0.123"], "is not a value of AP@6")
     _error(capsys, ["lookup", str(store), "AP@6", "--rb", "2", "abc"], "'abc' is not a number")
     _error(capsys, ["lookup", str(store), "AP@6", "--rb", "2", "nan"], "nan is not a value")
-    _error(capsys, ["lookup", str(store), "RR@6", "1"],
-           f'create it with: irscale build --measures "RR@6" --out {store}')
+    _error(capsys, ["lookup", str(store), "nDCG(b=2)@6", "--rb", "2", "1"],
+           f'create it with: irscale build --measures "nDCG(b=2)@6" --out {store}')
     _error(capsys, ["lookup", str(store), "AP@7", "--rb", "3", "1"], 'irscale build --measures "AP@7"')
     _error(capsys, ["info", str(tmp_path / "missing.h5")], "no such file")
     (tmp_path / "junk.h5").write_bytes(b"\x00\x01 not hdf5")
@@ -86,7 +86,7 @@ def test_user_errors(store, tmp_path, capsys):
 
 
 def test_console_script_exit_codes(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "irscale", "lookup", str(tmp_path / "none.h5"), "P@5", "1"],
+    r = subprocess.run([sys.executable, "-m", "irscale", "lookup", str(tmp_path / "none.h5"), "AP@5", "1", "--rb", "2"],
                        capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr

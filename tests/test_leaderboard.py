@@ -226,7 +226,9 @@ def test_compare_builds_what_it_needs_into_the_default_store(synthetic, tmp_path
         warnings.simplefilter("ignore", IrscaleWarning)
         board = irscale.compare(folder / "qrels.txt", folder / "runs", "nDCG@10,P_5,recip_rank")
     assert board.store == str(tmp_path / "cache" / "tables.h5")
-    assert irscale.open_store(board.store).has("P@5")
+    built = irscale.open_store(board.store)
+    assert not built.has("P@5") and not built.has("RR@30")          # closed forms: nothing built
+    assert [s.scale for s in board.measures][1:] == ["exact: closed form"] * 2
     labels = [(s.label, s.measure) for s in board.measures]
     assert labels == [("nDCG@10", "nDCG_trec@10"), ("P_5", "P@5"), ("recip_rank", "RR@30")]
 

@@ -73,7 +73,7 @@ def test_one_command_prints_the_table_and_writes_every_format(walk, tmp_path, ru
 
 @pytest.mark.parametrize("args, needle", [
     (["-m", "nDGC@10"], "did you mean nDCG@10"),
-    (["-m", "P@5", "--no-build"], "build them with: irscale build"),
+    (["-m", "AP@5", "--no-build"], "build them with: irscale build"),
     (["-m", "P@5", "--baseline", "input.x"], "did you mean input."),
     (["-m", "P@5", "-o", "board.docx"], "unknown leaderboard format"),
     (["-m", "P@5", "--alpha", "5"], "between 0 and 1"),

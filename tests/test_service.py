@@ -158,7 +158,7 @@ ERRORS = [  # (body: dict or raw bytes, status, type, needles in the message)
     ({"measure": 5, "values": [0]}, 422, "RequestError", "measure:"),
     ({"measure": "AP@9", "rb": 3, "values": [0]}, 404, "TableNotFoundError", "no table AP@9",
      "available tables: AP@8, DCG(b=2)@8, P@8, RBP(p=0.8)@8"),
-    ({"measure": "RR@8", "runs": [RUN0]}, 404, "TableNotFoundError", "no table RR@8"),
+    ({"measure": "nDCG(b=2)@8", "rb": 2, "runs": [RUN0]}, 404, "TableNotFoundError", "no table nDCG(b=2)@8"),
     ({"measure": "AP@8", "values": [0]}, 422, "RecallBaseError", "depends on the recall base"),
     ({"measure": "P@8", "rb": 3, "values": [0]}, 422, "RecallBaseError", "does not depend on the recall base"),
     ({"measure": "AP@8", "rb": 0, "values": [0]}, 422, "RecallBaseError", "rb must be an integer >= 1"),

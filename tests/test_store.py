@@ -120,13 +120,13 @@ def test_missing_table_names_the_build_command(tmp_path):
 
 def test_incomplete_table_is_invisible(tmp_path):
     path = tmp_path / "t.h5"
-    irscale.build_store(path, "P@6,RR@6")
+    irscale.build_store(path, "P@6,AP@6")
     with h5py.File(path, "a") as f:
-        f[table_path("RR@6")].attrs["complete"] = False
+        f[table_path("AP@6")].attrs["complete"] = False
     store = irscale.open_store(path)
     assert [t["measure"] for t in store.tables()] == ["P@6"]
     with pytest.raises(TableNotFoundError):
-        store.scale("RR@6")
+        store.scale("AP@6", rb=2)
 
 
 def test_corrupt_table_detected(tmp_path):

@@ -74,6 +74,14 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
     request = parse_rbs(rb_text)
     with warnings_said():
         ms = _read_names(names, vocabulary, q, max_grade, request)
+    closed = [m for m in ms if m.layout == "closed"]
+    if closed:
+        ms = [m for m in ms if m not in closed]
+        what = "its scale is a closed form" if len(closed) == 1 else "their scales are closed forms"
+        click.echo(f"irscale: {', '.join(map(str, closed))}: no table to build; {what}, exact at any N, used "
+                   f"without a store", err=True)
+        if not ms:
+            return
     if scheduler and backend != "dask":
         raise click.UsageError("--scheduler goes with --backend dask")
     if max_grade is not None and qrels is None:

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 
 import click
 
 from irscale.commands.options import parse_rbs, warnings_said
 from irscale.errors import ValueNotInScaleError
 from irscale.scales.measures.user_names import read_stored
+from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.scale import RTOL
 from irscale.store.reader import open_store
 
@@ -99,7 +101,8 @@ def _tolerance(value: float | None, name: str) -> float | None:
                    "(raise), or warn and leave its row out (skip) or print it with rank 0 (zero).")
 def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | None, atol: float | None,
             rtol: float | None, nearest: bool, errors: str) -> None:
-    """Print the unq rank of each raw VALUE of MEASURE, from the tables in PATH."""
+    """Print the unq rank of each raw VALUE of MEASURE, from the tables in PATH (P, R,
+    F1, RR and Rprec need none: their scales are closed forms, PATH may not exist)."""
     rb = None
     if rb_text is not None:
         parsed = parse_rbs(rb_text)
@@ -114,10 +117,12 @@ def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | Non
         except ValueError:
             problems[i] = f"{v!r} is not a number"
             nums.append(math.nan)
-    store = open_store(path)
+    store = open_store(path) if Path(path).exists() else None
     with warnings_said():
-        m = read_stored(measure, [t["measure"] for t in store.tables()], rb)
-    scale = store.scale(m, rb)
+        m = read_stored(measure, [] if store is None else [t["measure"] for t in store.tables()], rb)
+    if store is None and m.closed_form() is None:
+        open_store(path)                                # its error: no such file
+    scale = closed_scale(m, rb) if store is None else store.scale(m, rb)
     found = scale.lookup(nums, rtol=RTOL if rtol is None else rtol, atol=atol,
                          decimals=[_decimals(v) for v in values] if nearest else None)
     problems = {**found.messages, **problems}

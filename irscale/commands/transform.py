@@ -10,6 +10,8 @@ from irscale.scales.runs.scores import check_output
 
 transforms = lazy_module("irscale.scales.runs.transform")      # numba, when the command runs
 scores_files = lazy_module("irscale.scales.runs.scores")
+layouts = lazy_module("irscale.scales.tables.layouts")
+parsing = lazy_module("irscale.scales.measures.parse")
 
 EMPTY_TOPICS = ("skip", "zero")      # irscale.scales.runs.transform's, kept here: it loads numba and pandas
 MISSING_TOPICS = ("zero", "skip")
@@ -95,7 +97,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
         what = "raw scores"
     else:
         scaled = scores.groupby("measure", sort=False)["scaled"].apply(lambda x: x.notna().any())
-        what = f"raw and scaled scores ({rb_scale})" if scaled.any() else "raw scores only"
+        kinds = layouts.describe_scales([parsing.parse_measure(m) for m in scaled.index[scaled.to_numpy()]])
+        what = f"raw and scaled scores ({rb_scale}; {kinds})" if scaled.any() else "raw scores only"
         if scaled.any() and not scaled.all():
             what += f"; raw only (no scale): {', '.join(scaled.index[~scaled.to_numpy()])}"
     if standardize:

@@ -65,6 +65,7 @@ from irscale.scales.analysis.significance import (
 )
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.runs.standardize import STANDARDISATIONS, standardize_matrix
+from irscale.scales.tables.layouts import scale_kind
 
 #: Paired tests of the leaderboard (``test``), each giving a p-value per pair of systems.
 LEADERBOARD_TESTS = ("ttest", "signrank", "sign", "ranksum", "tukey-hsd")
@@ -160,6 +161,14 @@ def _reason_of(measure: str) -> str:
     return why or "no scaled values in the scores (transform without a store, or with raw_only)"
 
 
+def _kind_of(measure: str) -> str | None:
+    """What the scale of ``measure`` is (exact: closed form, rank oracle or table)."""
+    try:
+        return scale_kind(parse_measure(measure))
+    except IrscaleError:
+        return None
+
+
 def _one_measure(rows: pd.DataFrame, measure: str, label: str, runs: list[str], baseline: str | None, test: str,
                  correction: str, alpha: float, confidence: float, permutations: int, seed: int):
     raw_m = _matrix(rows, "raw", runs)
@@ -181,7 +190,8 @@ def _one_measure(rows: pd.DataFrame, measure: str, label: str, runs: list[str], 
     if not has_scale:
         reason = str(rows["_reason"].iloc[0]) if "_reason" in rows and rows["_reason"].notna().any() else \
             _reason_of(measure)
-    summary = MeasureSummary(measure, label, has_scale, reason, n_topics, int((~complete).sum()))
+    summary = MeasureSummary(measure, label, has_scale, reason, n_topics, int((~complete).sum()),
+                             _kind_of(measure) if has_scale else None)
     if n_topics == 0:
         raise IrscaleError(f"{label}: no topic where every system has a value; nothing to compare")
     k = len(runs)

@@ -46,8 +46,9 @@ QUANTITIES = ("raw_mean", "raw_rank", "scaled_mean", "scaled_rank", "ci_low", "c
 class MeasureSummary:
     """What the leaderboard knows of one measure: its canonical ``measure`` name, the
     ``label`` it was asked for by, whether it has scaled values (``scaled``; else
-    ``reason``), the ``topics`` its means and tests use and the ``left_out`` topics (a
-    system had no value there)."""
+    ``reason``), the ``topics`` its means and tests use, the ``left_out`` topics (a
+    system had no value there) and what its scale is (``scale``: ``exact: closed form``,
+    ``exact: rank oracle``, ``exact: table``; None without scaled values)."""
 
     measure: str
     label: str
@@ -55,6 +56,7 @@ class MeasureSummary:
     reason: str | None
     topics: int
     left_out: int
+    scale: str | None = None
 
 
 @dataclasses.dataclass
@@ -209,8 +211,12 @@ def _header(board: Leaderboard) -> list[str]:
     lines = [f"Leaderboard of {len(board.runs)} run{'s' * (len(board.runs) != 1)}: {_how(board)}"]
     scaled = [s for s in board.measures if s.scaled]
     if scaled:
+        kinds: dict[str, list[str]] = {}
+        for s in scaled:
+            kinds.setdefault(s.scale or "exact", []).append(s.label)
         lines.append(f"scaled: interval-scaled scores (unq ranks), {board.rb_scale or 'feasible'} scales"
-                     + (f", from {board.store}" if board.store else ""))
+                     + (f", from {board.store}" if board.store else "") + " ("
+                     + "; ".join(f"{kind} for {', '.join(names)}" for kind, names in kinds.items()) + ")")
     for s in board.measures:
         if not s.scaled:
             lines.append(f"NO SCALE for {s.label}: {s.reason}; its raw scores are shown, unscaled")
@@ -336,8 +342,8 @@ def as_dict(board: Leaderboard) -> dict:
     return {"baseline": board.baseline, "test": board.test, "correction": board.correction, "alpha": board.alpha,
             "confidence": board.confidence, "rb_scale": board.rb_scale, "store": board.store,
             "transforms": list(board.transforms),
-            "measures": [{"measure": s.measure, "label": s.label, "scaled": s.scaled, "reason": s.reason,
-                          "topics": s.topics, "left_out": s.left_out} for s in board.measures],
+            "measures": [{"measure": s.measure, "label": s.label, "scaled": s.scaled, "scale": s.scale,
+                          "reason": s.reason, "topics": s.topics, "left_out": s.left_out} for s in board.measures],
             "systems": _records(board.table), "pairs": _records(board.pairs), "notes": list(board.notes)}
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from irscale.enumerate import runspace
 from irscale.errors import RecallBaseError
 from irscale.scales.measures.keys import MP_DIGITS, U
-from irscale.scales.measures.measure import Measure, RecallBase
+from irscale.scales.measures.measure import MAX_N, Measure, RecallBase
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -116,7 +116,7 @@ class FractionMeasure(Measure):
     def values_of_judged(self, grades: np.ndarray, lengths: np.ndarray, rb: RecallBase = None) -> np.ndarray:
         """Raw values of judged rankings; beyond the run spaces with scales (families with
         ``raw_any_cutoff``) straight from the rankings' exact fractions."""
-        if self.has_scales:
+        if self.has_scales and self.n <= MAX_N:                 # run ids (closed forms have none past N = 32)
             return super().values_of_judged(grades, lengths, rb)
         return self.values_many(np.asarray(grades), self.check_rb(rb))
 

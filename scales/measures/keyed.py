@@ -96,7 +96,8 @@ class KeyMeasure(Measure):
     def layouts(self) -> tuple[str, ...]:
         tables = (self.table_layout,) if self.n <= MAX_N and self.id_count() < 2 ** 63 else ()
         oracle = ("oracle",) if self.oracle_reason() is None else ()
-        return oracle + tables if self.prefers_oracle else tables + oracle
+        closed = ("closed",) if self.closed_form() is not None else ()
+        return (oracle + tables if self.prefers_oracle else tables + oracle) + closed
 
     @property
     def layout(self) -> str:
@@ -192,7 +193,7 @@ class KeyMeasure(Measure):
         more than 2^63 runs) from each distinct ranking's exact key in Python integers,
         converted once to float64 (correctly rounded for rational measures, within the
         stated error bound for log discounts, as in tables)."""
-        if self.has_scales:
+        if self.has_scales and self.id_count() < 2 ** 63:        # run ids (closed forms have none past N = 62)
             return super().values_of_judged(grades, lengths, rb)
         rb = self.check_rb(rb)
         grades = np.asarray(grades, dtype=np.uint8).reshape(-1, self.n)

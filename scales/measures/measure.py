@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     import mpmath
     from numpy.typing import ArrayLike
 
+    from irscale.scales.measures.closed_forms import ClosedForm
+
 #: Largest cutoff N the enumerator accepts (run ids of binary runs fit 64 bits and every
 #: exact key is checked not to overflow up to here): tables, scales and run ids exist up to
 #: here (and while the run space has fewer than 2^63 runs).
@@ -134,13 +136,16 @@ class Measure:
     # -- where scales exist -----------------------------------------------------------
     def scales_reason(self) -> str | None:
         """Why this measure has no scale (no table, no run ids), or None when it has one:
-        scales need N <= :data:`MAX_N` and fewer than 2^63 runs. The reason does not
-        name the measure (messages group measures by reason)."""
-        if (self.n > MAX_N or self.id_count() >= 2 ** 63) and "oracle" in self.layouts:
+        scales need N <= :data:`MAX_N` and fewer than 2^63 runs, or a rank oracle (N <=
+        :data:`MAX_ORACLE_N`), or a closed form (any N). The reason names the family, not
+        the measure (messages group measures by reason)."""
+        if (self.n > MAX_N or self.id_count() >= 2 ** 63) and ("oracle" in self.layouts or "closed" in self.layouts):
             return None
         if self.n > MAX_N:
-            return (f"scales exist up to N = {MAX_N} (N = {MAX_ORACLE_N} for measures with rank oracles; raw scores "
-                    f"at any cutoff)")
+            top = MAX_ORACLE_N if getattr(self, "prefers_oracle", False) else MAX_N
+            return (f"no exact or bounded scale exists for {self.name} at N > {top} (tables up to N = {MAX_N}, rank "
+                    f"oracles up to N = {MAX_ORACLE_N}, closed forms of P, R, F1, RR and Rprec at any N; raw "
+                    f"scores at any cutoff)")
         if self.id_count() >= 2 ** 63:
             return (f"the run space has {self.id_count():.3g} runs, more than 64-bit run ids can number "
                     f"(scales need fewer than 2^63 runs: a smaller N or fewer grades)")
@@ -386,6 +391,11 @@ class Measure:
     def oracle_reason(self) -> str | None:
         """Why this measure has no rank oracle, or None when it has one."""
         return "no rank oracle"
+
+    def closed_form(self) -> ClosedForm | None:
+        """The closed form of this measure's unq map, exact at any N
+        (:mod:`irscale.scales.measures.closed_forms`; layout ``closed``), or None."""
+        return None
 
     def table_runs(self, table_rb: tuple[int, ...] | None = None) -> int:
         """Number of runs scored to build the table named by ``table_rb``."""

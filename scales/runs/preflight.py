@@ -131,9 +131,10 @@ def warn_folded_levels(measures: list[Measure], qrels: Qrels, max_grade: int | N
 
 def table_needs(qrels: Qrels, measures: Iterable[Measure], rb_scale: str, max_grade: int | None,
                 rel_level: int | None) -> dict[Measure, list]:
-    """The tables (recall bases) each measure with a scale needs for these qrels."""
+    """The tables (recall bases) each measure with a scale needs for these qrels (none
+    for closed forms: :mod:`irscale.scales.tables.closed`)."""
     return {m: (qrels_table_rbs(qrels, m, max_grade, rel_level) if rb_scale == "feasible" else m.table_rbs("all"))
-            for m in measures if m.has_scales}
+            for m in measures if m.has_scales and m.closed_form() is None}     # closed forms need no table
 
 
 def open_or_none(store: str | os.PathLike | Store | None) -> Store | None:

@@ -3,7 +3,7 @@
 Every (run, topic) pair is turned into its judged run of length N (trec_eval order, cut at
 N, padded and unjudged documents non-relevant; :mod:`irscale.scales.runs.trec`). The raw score
 is the measure's value of that judged run for the topic's recall base, and its unq rank
-comes from the judged run itself (:meth:`Scale.rank_ids`: exact, no rounded floats).
+comes from the judged run itself (:meth:`Scale.rank_judged`: exact, no rounded floats).
 
 Output rows, one per (run, topic, measure):
 
@@ -59,6 +59,7 @@ from irscale.scales.runs.qrels import sort_topics
 from irscale.scales.runs.scores import COLUMNS
 from irscale.scales.runs.standardize import STANDARDISATIONS, check_transforms
 from irscale.scales.runs.standardize import standardize as standardize_scores
+from irscale.scales.tables.closed import CLOSED_FORMS
 
 if TYPE_CHECKING:
     from irscale.store.reader import Store
@@ -78,11 +79,12 @@ def _topic_groups(measure, counts: np.ndarray) -> list[tuple[object, np.ndarray]
     return [(measure.recall_base_of(c), (counts == c).all(axis=1)) for c in np.unique(counts, axis=0)]
 
 
-def _rank_rows(scale, ids: np.ndarray, midranks: bool):
-    """Ranks, k, mid-ranks (NaN unless asked) and n_runs of judged runs on one scale."""
-    rank = scale.rank_ids(ids)
-    mid = scale.midranks_of_ranks(rank) if midranks else np.full(ids.shape[0], np.nan)
-    return rank, scale.k, mid, scale.n_runs
+def _rank_rows(scale, grades: np.ndarray, lengths: np.ndarray, midranks: bool):
+    """Ranks, k, mid-ranks (NaN unless asked) and n_runs (0 where it exceeds 64 bits:
+    closed forms past N = 62) of judged runs on one scale."""
+    rank = scale.rank_judged(grades, lengths)
+    mid = scale.midranks_of_ranks(rank) if midranks else np.full(grades.shape[0], np.nan)
+    return rank, scale.k, mid, scale.n_runs if scale.n_runs < 2 ** 63 else 0
 
 
 def measure_grades(measure: Measure, rel: np.ndarray, level_counts: np.ndarray,
@@ -152,24 +154,24 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
                 continue
             raw[sel] = m.values_of_judged(grades[sel], lengths[sel], topic_rb) * factor[sel]
             if ranked:
-                ids = m.judged_ids(grades[sel], lengths[sel])     # truncated measures: their own lengths
                 scale = tables.scale(m, topic_rb if rb_scale == "feasible" else m.common_rb())
-                rank[sel], k[sel], mid[sel], n_runs[sel] = _rank_rows(scale, ids, midranks)
+                rank[sel], k[sel], mid[sel], n_runs[sel] = _rank_rows(scale, grades[sel], lengths[sel], midranks)
         zeroed = keep & empty & m.rb_dependent      # empty_topics="zero": trec_eval scores them 0
         if zeroed.any():
             raw[zeroed] = 0.0
             if ranked and rb_scale == "common":
                 scale = tables.scale(m, m.common_rb())
-                ids = m.judged_ids(grades[zeroed], lengths[zeroed])
-                rank[zeroed], k[zeroed], mid[zeroed], n_runs[zeroed] = _rank_rows(scale, ids, midranks)
+                rank[zeroed], k[zeroed], mid[zeroed], n_runs[zeroed] = _rank_rows(scale, grades[zeroed],
+                                                                                  lengths[zeroed], midranks)
             elif ranked:                            # the one feasible run: nothing relevant
                 rank[zeroed], k[zeroed], mid[zeroed], n_runs[zeroed] = 1, 1, 1.0, 1
         if ranked:
             unranked = rank == 0                               # undefined topics (raw NaN)
             scaled = np.where(unranked, np.nan, np.where(k > 1, (rank - 1) / np.maximum(k - 1, 1), 0.0))
+            uncounted = unranked | (n_runs == 0)              # 0: more runs than 64 bits count
             rank, k, n_runs = (pd.array(np.where(unranked, 0, a), dtype="Int64") for a in (rank, k, n_runs))
-            for a in (rank, k, n_runs):
-                a[unranked] = pd.NA
+            for a, empty in ((rank, unranked), (k, unranked), (n_runs, uncounted)):
+                a[empty] = pd.NA
         else:
             rank = k = n_runs = pd.array(np.full(rows, pd.NA), dtype="Int64")
             scaled = mid = np.full(rows, np.nan)
@@ -324,7 +326,7 @@ def transform(qrels: QrelsInput, runs: RunsInput,
             check_missing(path, more_missing, build_missing, hint, exists=opened is not None, n_jobs=n_jobs)
             missing.update(more_missing)
         warn_folded_levels(new, q, max_grade, typed)
-    tables = opened
+    tables = opened if opened is not None or not ranked else CLOSED_FORMS    # closed forms need no store
     if missing:
         tables = build_tables(path, missing, n_jobs, progress)
     depth = max(m.n for m in ms)

@@ -18,6 +18,7 @@ from irscale.errors import BuildTooLargeError, IrscaleWarning
 from irscale.scales.measures.measure import Measure, RecallBase, RecallBaseRequest
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.build_options import BuildOptions
+from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.estimate import QUIET_RUNS, building_layout, estimate, size
 from irscale.scales.tables.layouts import layout_of
 from irscale.scales.tables.scale import Scale, Table
@@ -117,7 +118,9 @@ def scale(measure: str | Measure, rb: RecallBase = None, layout: str = "auto") -
         ``"auto"``: the measure's default, a rank oracle for RBP (p > 1/2), DCG and nDCG
         (:mod:`irscale.scales.tables.oracles`: nothing enumerated, N up to 40), else a
         table; ``"table"`` builds the table (what spacing statistics of big scales read);
-        ``"oracle"`` the rank oracle.
+        ``"oracle"`` the rank oracle; ``"closed"`` the closed form of P, R, F1, RR and
+        Rprec (:mod:`irscale.scales.tables.closed`: exact at any N, their default past
+        the tables and oracles, N > 40).
 
     Returns
     -------
@@ -133,4 +136,6 @@ def scale(measure: str | Measure, rb: RecallBase = None, layout: str = "auto") -
     m = parse_measure(measure)
     m.check_scales()
     rb = m.check_rb(rb)
+    if layout == "closed" or (layout == "auto" and m.layout == "closed"):
+        return closed_scale(m, rb)
     return _table(m, m.table_rb(rb), layout).scale(rb)

@@ -58,11 +58,14 @@ def layout_of(measure: Measure, choice: str = "auto", method: str = "auto") -> L
     when the measure has no such layout)."""
     if choice not in LAYOUT_CHOICES:
         raise MeasureError(f"layout must be one of {', '.join(LAYOUT_CHOICES)}, got {choice!r}")
-    layouts = measure.layouts
+    layouts = tuple(name for name in measure.layouts if name != "closed")
+    if not layouts:
+        raise MeasureError(f"{measure} needs no table: its scale is a closed form, exact at any N, which every "
+                           f"lookup and transform uses without a store")
     if choice == "auto" and method != "auto" and any(name != "oracle" for name in layouts):
         choice = "table"
     if choice == "auto":
-        return LAYOUTS[measure.layout]
+        return LAYOUTS[layouts[0]]
     if choice == "oracle":
         if "oracle" not in layouts:
             raise MeasureError(f"{measure} has no rank oracle: {measure.oracle_reason()}")
@@ -84,3 +87,25 @@ def stored_layout(attrs: dict) -> Layout:
         raise StoreError(f"table {attrs.get('measure')} has layout {name!r}, which this irscale does not know; "
                          f"upgrade irscale")
     return layout
+
+
+def scale_kind(measure: Measure) -> str | None:
+    """What a measure's scale is, as outputs say it: ``"exact: closed form"`` (P, R, F1,
+    RR, Rprec: :mod:`irscale.scales.tables.closed`), ``"exact: rank oracle"``,
+    ``"exact: table"``; None when it has no scale (:meth:`Measure.scales_reason` says why)."""
+    if not measure.has_scales:
+        return None
+    if measure.closed_form() is not None:
+        return "exact: closed form"
+    return "exact: rank oracle" if measure.layout == "oracle" else "exact: table"
+
+
+def describe_scales(measures: list[Measure]) -> str:
+    """One phrase naming the kind of scale of each measure that has one, grouped by kind
+    (``exact: closed form for P@1000, RR@1000; exact: table for AP@10``)."""
+    kinds: dict[str, list[str]] = {}
+    for m in measures:
+        kind = scale_kind(m)
+        if kind is not None:
+            kinds.setdefault(kind, []).append(str(m))
+    return "; ".join(f"{kind} for {', '.join(names)}" for kind, names in kinds.items())

@@ -364,6 +364,11 @@ class Scale(abc.ABC):
             return np.zeros(0, np.int64)
         return self.rank_ids(self.measure.ids_of_runs(arr))
 
+    def rank_judged(self, grades: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        """Exact ranks of judged rankings (what transforms rank): ``grades`` (m, N) already
+        folded to 0..G, ``lengths`` their lengths (truncated run spaces read them)."""
+        return self.rank_ids(self.measure.judged_ids(grades, lengths))
+
     @abc.abstractmethod
     def rank_ids(self, ids: ArrayLike) -> np.ndarray:
         """Exact ranks (int64 (m,)) of runs given by run id (SPEC section 2 numbering).

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from irscale.scales.measures.closed_forms import CountForm
 from irscale.scales.measures.families.precision import count_grouping, count_key
 from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
@@ -21,3 +22,7 @@ class F1(KeyMeasure):
 
     def rank_grouping(self) -> Grouping:
         return count_grouping(self)
+
+    def closed_form(self) -> CountForm:
+        """2 j / (N + RB) for j = 0..min(N, RB) relevant documents in the top N: C(N, j) runs each."""
+        return CountForm(self.n, self.spec)

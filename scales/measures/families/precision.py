@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from irscale.scales.measures.aliases import OtherName, Request
+from irscale.scales.measures.closed_forms import CountForm
 from irscale.scales.measures.groups import Grouping, subset_group
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import AdditiveKey
@@ -56,3 +57,7 @@ class P(KeyMeasure):
 
     def rank_grouping(self) -> Grouping:
         return count_grouping(self)
+
+    def closed_form(self) -> CountForm:
+        """j / N for j relevant documents in the top N: C(N, j) runs each."""
+        return CountForm(self.n, self.spec, bounded=False)

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from irscale.scales.measures.aliases import OtherName
+from irscale.scales.measures.closed_forms import CountForm
 from irscale.scales.measures.families.precision import BINARY_PARAMS, binary_reader, count_grouping, count_key
 from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
@@ -27,3 +28,7 @@ class R(KeyMeasure):
 
     def rank_grouping(self) -> Grouping:
         return count_grouping(self)
+
+    def closed_form(self) -> CountForm:
+        """j / RB for j = 0..min(N, RB) relevant documents in the top N: C(N, j) runs each."""
+        return CountForm(self.n, self.spec)

@@ -20,6 +20,7 @@ import numpy as np
 from irscale.enumerate.splitform import EMPTY_KEYS, SplitForm, padded_parts
 from irscale.errors import MeasureError
 from irscale.scales.measures.aliases import OtherName, Request
+from irscale.scales.measures.closed_forms import FirstRelevantForm
 from irscale.scales.measures.families.precision import BINARY_PARAMS, JUDGED_ONLY
 from irscale.scales.measures.groups import Grouping, first_relevant_group
 from irscale.scales.measures.keyed import KeyMeasure
@@ -120,6 +121,10 @@ class RR(KeyMeasure):
     def key_spec(self) -> ReciprocalRankKey:
         weights = [] if self.rel == 1 else [[self.rel]]
         return ReciprocalRankKey(weights=weights, max_key=self.n, ordered=True)
+
+    def closed_form(self) -> FirstRelevantForm:
+        """0 and 1/k for the first relevant document at rank k (module docstring)."""
+        return FirstRelevantForm(self.n, self.spec, levels=self.levels, rel=self.rel)
 
     def rank_grouping(self) -> Grouping | str:
         """Binary RR: one group, the rank of the first relevant document (its key)."""

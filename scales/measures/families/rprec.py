@@ -4,9 +4,10 @@ non-relevant: the relevant documents in the top min(RB, N), divided by RB.
 Its order depends on the recall base (the top RB ranks count, the others do not), so no
 single key serves every topic: like Twist it has one table per recall base, over the
 runs feasible for it (at most RB relevant documents), holding the exact fractions
-j / RB, j = 0..min(RB, N) (layout ``fraction``). The recall base is an integer
-(or ``(RB,)``). Its common scale (every run feasible, RB >= N) orders runs by the
-relevant documents in the top N, like P@N.
+j / RB, j = 0..min(RB, N) (layout ``fraction``, up to N = 32), and a closed form at
+any N (:mod:`irscale.scales.measures.closed_forms`), which transforms use without a
+table. The recall base is an integer (or ``(RB,)``). Its common scale (every run
+feasible, RB >= N) orders runs by the relevant documents in the top N, like P@N.
 """
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from fractions import Fraction
 import numpy as np
 
 from irscale.scales.measures.aliases import OtherName
-from irscale.scales.measures.families.precision import BINARY_PARAMS, binary_reader
+from irscale.scales.measures.closed_forms import CountForm
+from irscale.scales.measures.families.precision import BINARY_PARAMS, binary_reader, count_key
 from irscale.scales.measures.fractional import FractionMeasure
-from irscale.scales.measures.measure import RecallBase
+from irscale.scales.measures.measure import MAX_N, RecallBase
 
 
 @dataclass(frozen=True, repr=False)
@@ -47,3 +49,15 @@ class Rprec(FractionMeasure):
 
     def common_rb(self) -> tuple[int, ...]:
         return (self.n,)
+
+    @property
+    def layouts(self) -> tuple[str, ...]:
+        return (("fraction",) if self.n <= MAX_N else ()) + ("closed",)
+
+    @property
+    def layout(self) -> str:
+        return self.layouts[0]
+
+    def closed_form(self) -> CountForm:
+        """j / RB for j relevant documents in the top min(RB, N) (module docstring)."""
+        return CountForm(self.n, count_key(self.n, lambda rb: Fraction(1, rb)), top_rb=True)
