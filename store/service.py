@@ -18,7 +18,9 @@ Endpoints
     RB-dependent measures and refused for the others. Value lookups accept optional
     ``rtol`` / ``atol`` (finite, >= 0; defaults: 64 ulps and the table's float error
     bound, see :meth:`irscale.scales.Scale.rank`). Answer
-    ``{"measure": canonical name, "rb": rb or null, "k": K, "rank": [...], "scaled": [...]}``.
+    ``{"measure": canonical name, "rb": rb or null, "k": K, "rank": [...], "scaled": [...],
+    "scale": what answered}`` (``exact: table``, ``exact: rank oracle``, or ``exact: closed
+    form`` for P, R, F1, RR and Rprec, which need no table).
 ``GET /v1/tables``
     The store's format and version, and every table's metadata (measure, N, recall base
     dependence, runs, distinct values overall and per recall base, tie method, error
@@ -147,6 +149,7 @@ from irscale.scales.measures.measure import MAX_N, Measure
 from irscale.scales.measures.params import MAX_LEVELS
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.measures.user_names import names_of, read_stored
+from irscale.scales.tables.layouts import kind_of_scale
 from irscale.scales.tables.scale import RTOL
 from irscale.store.page import page_html
 from irscale.store.reader import Store, open_store
@@ -585,7 +588,8 @@ class RankResponse(BaseModel):
     """Unq ranks of the request's values or runs, in request order."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [
-        {"measure": "AP@10", "rb": 5, "k": 1094, "rank": [1, 530, 1094], "scaled": [0.0, 0.48490393, 1.0]},
+        {"measure": "AP@10", "rb": 5, "k": 1094, "rank": [1, 530, 1094], "scaled": [0.0, 0.48490393, 1.0],
+         "scale": "exact: table"},
     ]})
 
     measure: str = Field(max_length=200, description="Canonical measure name.")
@@ -594,6 +598,9 @@ class RankResponse(BaseModel):
     k: int = Field(description="Number of distinct values K: ranks run from 1 to K.")
     rank: list[int] = Field(description="1-based unq rank of each value or run.")
     scaled: list[float] = Field(description="Ranks mapped to [0, 1]: (rank - 1) / (K - 1).")
+    scale: str = Field(max_length=40, description="What answered: 'exact: table', 'exact: rank oracle' or "
+                                                  "'exact: closed form' (P, R, F1, RR, Rprec at any N, no table "
+                                                  "needed).")
 
 
 class TableInfo(BaseModel):
@@ -1028,7 +1035,8 @@ class LookupService:
             ranks = np.zeros(0, np.int64)
         rb = list(scale.rb) if isinstance(scale.rb, tuple) else scale.rb
         return pydantic_core.to_json({"measure": str(scale.measure), "rb": rb, "k": scale.k,
-                                      "rank": ranks.tolist(), "scaled": scale.scaled(ranks).tolist()})
+                                      "rank": ranks.tolist(), "scaled": scale.scaled(ranks).tolist(),
+                                      "scale": kind_of_scale(scale)})
 
     @staticmethod
     def _rank_values(scale, values: np.ndarray, rtol: float | None, atol: float | None,

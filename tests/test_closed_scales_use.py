@@ -87,7 +87,9 @@ def test_store_answers_closed_forms_without_tables(tmp_path):
     r = client.post("/v1/rank", json={"measure": "RR@1000", "values": [0.25, 1.0]})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["rank"] == [998, 1001] and body["k"] == 1001
+    assert body["rank"] == [998, 1001] and body["k"] == 1001 and body["scale"] == "exact: closed form"
+    r = client.post("/v1/rank", json={"measure": "P@5", "values": [0.4]})
+    assert r.json()["scale"] == "exact: table" and r.json()["rank"] == [3]
 
 
 def test_scaled_and_leaderboard_say_what_each_scale_is(tmp_path):

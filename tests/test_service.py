@@ -88,7 +88,8 @@ def test_canonical_names_integer_values_and_empty_batches(client):
     answer = _rank(client, measure=" RBP(p=0.80)@8 ", runs=[[1] * N])
     assert answer["measure"] == "RBP(p=0.8)@8" and answer["rank"] == [256]
     assert _rank(client, measure="P@8", values=[0, 1])["rank"] == [1, 9]  # JSON integers are values
-    assert _rank(client, measure="P@8", values=[]) == {"measure": "P@8", "rb": None, "k": 9, "rank": [], "scaled": []}
+    assert _rank(client, measure="P@8", values=[]) == {"measure": "P@8", "rb": None, "k": 9, "rank": [], "scaled": [],
+                                                       "scale": "exact: table"}
     assert _rank(client, measure="AP@8", rb=2, runs=[])["rank"] == []
     # a looser tolerance finds a value the default one refuses
     near = 0.5 + 1e-9

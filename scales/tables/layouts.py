@@ -109,3 +109,10 @@ def describe_scales(measures: list[Measure]) -> str:
         if kind is not None:
             kinds.setdefault(kind, []).append(str(m))
     return "; ".join(f"{kind} for {', '.join(names)}" for kind, names in kinds.items())
+
+
+def kind_of_scale(scale: object) -> str:
+    """What answered a lookup, as outputs say it (see :func:`scale_kind`): the layout of
+    the scale's table."""
+    layout = getattr(getattr(scale, "table", None), "layout", "")
+    return {"closed": "exact: closed form", "oracle": "exact: rank oracle"}.get(layout, "exact: table")
