@@ -67,8 +67,9 @@ def answers(store) -> dict:
             for part in (np.array([s.k, s.n_runs]), s.rank_ids(ids), s.values, s.counts, s.rank(s.values),
                          s.values_of_ranks(ranks), s.midranks_of_ranks(ranks), np.array(s.value_range())):
                 h.update(np.ascontiguousarray(part).tobytes())
-            for values, counts in s.value_blocks(chunk=100):
-                h.update(np.ascontiguousarray(values).tobytes() + np.ascontiguousarray(counts).tobytes())
+            blocks = list(s.value_blocks(chunk=100))       # where blocks end is the layout's: not an answer
+            for part in (np.concatenate([v for v, _ in blocks]), np.concatenate([c for _, c in blocks])):
+                h.update(np.ascontiguousarray(part).tobytes())
             out[f"{measure} rb={rb}"] = h.hexdigest()
     return out
 
