@@ -50,6 +50,7 @@ if os.path.isfile(os.path.join(_ROOT, "pyproject.toml")) and os.path.isfile(
 _API = {
     "__version__": "irscale.version",
     "scale": "irscale.scales.tables.build",
+    "bounded_scale": "irscale.scales.tables.bounded",
     "build_tables": "irscale.scales.tables.build",
     "Scale": "irscale.scales.tables.scale",
     "Table": "irscale.scales.tables.scale",

@@ -113,6 +113,9 @@ class Measure:
     #: into its grades mean the same there (RR: ``recip_rank``); families with gains whose
     #: counterparts take the levels as gains (``ndcg_cut``, ``rbp``, gdeval's ERR) leave it False.
     binary_elsewhere: ClassVar[bool] = False
+    #: Whether certified rank intervals exist past the exact scales (opt-in, layout
+    #: ``bounded``: :mod:`irscale.scales.tables.bounded`): RBP, DCG, nDCG, nDCG_trec.
+    bounded_scales: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         n = self.n
@@ -142,9 +145,12 @@ class Measure:
         if (self.n > MAX_N or self.id_count() >= 2 ** 63) and ("oracle" in self.layouts or "closed" in self.layouts):
             return None
         if self.n > MAX_N:
-            top = MAX_ORACLE_N if getattr(self, "prefers_oracle", False) else MAX_N
-            return (f"no exact or bounded scale exists for {self.name} at N > {top} (tables up to N = {MAX_N}, rank "
-                    f"oracles up to N = {MAX_ORACLE_N}, closed forms of P, R, F1, RR and Rprec at any N; raw "
+            if self.bounded_scales:      # RBP, DCG, nDCG, nDCG_trec: sums of independent parts
+                top = MAX_ORACLE_N if getattr(self, "prefers_oracle", False) else MAX_N
+                return (f"no exact scale exists for {self.name} at N > {top}; certified rank intervals: "
+                        f"irscale.scale(\"{self}\", layout=\"bounded\") (docs/bounded.md)")
+            return (f"no exact or bounded scale exists for {self.name} at N > {MAX_N} (tables up to N = {MAX_N}, "
+                    f"rank oracles up to N = {MAX_ORACLE_N}, closed forms of P, R, F1, RR and Rprec at any N; raw "
                     f"scores at any cutoff)")
         if self.id_count() >= 2 ** 63:
             return (f"the run space has {self.id_count():.3g} runs, more than 64-bit run ids can number "

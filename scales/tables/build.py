@@ -17,6 +17,7 @@ from irscale.enumerate.memory import available_memory
 from irscale.errors import BuildTooLargeError, IrscaleWarning
 from irscale.scales.measures.measure import Measure, RecallBase, RecallBaseRequest
 from irscale.scales.measures.parse import parse_measure
+from irscale.scales.tables.bounded import bounded_scale
 from irscale.scales.tables.build_options import BuildOptions
 from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.estimate import QUIET_RUNS, building_layout, estimate, size
@@ -120,7 +121,11 @@ def scale(measure: str | Measure, rb: RecallBase = None, layout: str = "auto") -
         table; ``"table"`` builds the table (what spacing statistics of big scales read);
         ``"oracle"`` the rank oracle; ``"closed"`` the closed form of P, R, F1, RR and
         Rprec (:mod:`irscale.scales.tables.closed`: exact at any N, their default past
-        the tables and oracles, N > 40).
+        the tables and oracles, N > 40); ``"bounded"`` (opt-in, never a default) the
+        certified rank intervals of RBP (rational p), DCG, nDCG and nDCG_trec at any N
+        (:mod:`irscale.scales.tables.bounded`: ranks are midpoints, ``rank_bounds`` and
+        ``scaled_bounds`` the intervals, ``error_bound`` their width; other error targets
+        with :func:`irscale.scales.tables.bounded.bounded_scale`).
 
     Returns
     -------
@@ -134,6 +139,8 @@ def scale(measure: str | Measure, rb: RecallBase = None, layout: str = "auto") -
     takes more than a few seconds warns with its estimate and shows progress bars.
     """
     m = parse_measure(measure)
+    if layout == "bounded":                # opt-in: certified intervals where no exact scale exists
+        return bounded_scale(m, rb)
     m.check_scales()
     rb = m.check_rb(rb)
     if layout == "closed" or (layout == "auto" and m.layout == "closed"):

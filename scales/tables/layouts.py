@@ -115,4 +115,6 @@ def kind_of_scale(scale: object) -> str:
     """What answered a lookup, as outputs say it (see :func:`scale_kind`): the layout of
     the scale's table."""
     layout = getattr(getattr(scale, "table", None), "layout", "")
+    if layout == "bounded":
+        return f"bounded: scaled values within {scale.error_bound:.1e}"
     return {"closed": "exact: closed form", "oracle": "exact: rank oracle"}.get(layout, "exact: table")

@@ -26,6 +26,7 @@ def jk_discounts(b: int, n: int) -> list[tuple[Fraction, int | None]]:
 @dataclass(frozen=True, repr=False)
 class DCG(KeyMeasure):
     name = "DCG"
+    bounded_scales = True        # certified rank intervals past N = 40 (tables/bounded.py)
     params = (Param("b", "log_base", "log base of the J-K discount, an integer >= 2"), GAINS)
     summary = "discounted cumulated gain, Jarvelin-Kekalainen discount with log base b (graded with gains)"
     b: int = REQUIRED

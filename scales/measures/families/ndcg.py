@@ -23,6 +23,7 @@ def ideal_normaliser(spec: FormalLogKey, n: int) -> Callable[[int], int]:
 @dataclass(frozen=True, repr=False)
 class nDCG(KeyMeasure):  # noqa: N801  (the measure's own name)
     name = "nDCG"
+    bounded_scales = True        # certified rank intervals past N = 40 (tables/bounded.py)
     rb_dependent = True
     params = (Param("b", "log_base", "log base of the J-K discount, an integer >= 2"), GAINS)
     summary = "normalised DCG with the Jarvelin-Kekalainen discount (graded with gains)"

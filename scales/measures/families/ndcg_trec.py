@@ -51,6 +51,7 @@ def _read_other(cls: type, req: Request) -> Measure:
 @dataclass(frozen=True, repr=False)
 class nDCG_trec(KeyMeasure):  # noqa: N801
     name = "nDCG_trec"
+    bounded_scales = True        # certified rank intervals past N = 40 (tables/bounded.py)
     rb_dependent = True
     summary = "trec_eval ndcg_cut: discount 1/log2(k+1), ideal from the qrels (graded with gains)"
     params = (GAINS,)

@@ -70,6 +70,7 @@ def _read_other(cls: type, req: Request) -> Measure:
 @dataclass(frozen=True, repr=False)
 class RBP(KeyMeasure):
     name = "RBP"
+    bounded_scales = True        # certified rank intervals past N = 40 (tables/bounded.py)
     params = (PERSISTENCE, GAINS, NORM)
     summary = "rank-biased precision with persistence p (graded with gains; norm=topic: trec_eval's per-topic gains)"
     p: Fraction = REQUIRED

@@ -1,0 +1,143 @@
+"""Numba kernels of the bounded scales: dynamic programmes over a grid of values.
+
+:mod:`irscale.scales.tables.bounded` counts the tuples of group options (or the runs of
+RBP) whose value, rounded to a grid of step h, is at most a grid index; once with every
+value rounded down (an upper bound of the count), once rounded up (a lower bound). The
+kernels move *mass* (float64: counts relative to the number of tuples) between cells:
+
+:func:`group_pass` adds one group of options to a histogram over (count, value cell): the
+mass at (c, i) becomes ``q * sum_o mass[c - counts[o], i - shifts[o]]`` (``q`` the weight
+of one option, counts the documents a recall base bounds, shifts the options' values in
+cells). Rows are stored ragged: row c holds cells ``flo[c] .. flo[c] + (off[c + 1] -
+off[c]) - 1`` at ``buf[off[c]:off[c + 1]]``; ``lo[c] .. hi[c]`` is the part of row c
+that may be nonzero (empty when lo > hi), updated by the pass. The pass works in place:
+rows from the highest count down, and within a row the options of count 0 from the
+highest cell down, so that every read sees the mass before the pass. The options of a
+group include the empty one (count 0, shift 0). :func:`last_group` adds the last group on
+sums of rows (one per distinct count of its options) instead of on every row, giving the
+masses by cell of the tuples of count at most the recall base.
+
+:func:`geometric_stage` is one rank of RBP's self-similar programme: the tail value
+T_j = g(r_j) + p T_(j+1), p = a/c: the mass of cell i of T_(j+1) goes, times ``q``, to
+cell ``shift + floor(a i / c)`` of T_j (``ceil`` when ``up``) for every gain's shift, a/c
+being p times the ratio of the steps of the two grids (T_j's grid is finer than T_(j+1)'s).
+
+Every cell's mass is a sum of non-negative products, so the relative float error of the
+result is bounded by the number of roundings along its path (the caller's error bound,
+:func:`irscale.scales.tables.bounded.rounding_depth`). Plain-Python twins of the kernels
+are in ``tests/bounded_reference.py``.
+"""
+from __future__ import annotations
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(cache=True, nogil=True)
+def group_spans(lo, hi, shifts, counts):
+    """The spans of the rows after adding a group (new arrays; see :func:`group_pass`)."""
+    R1 = lo.shape[0]
+    nlo = np.empty(R1, np.int64)
+    nhi = np.empty(R1, np.int64)
+    for c in range(R1):
+        a = np.int64(1) << 62
+        b = np.int64(-1)
+        for o in range(shifts.shape[0]):
+            s = c - counts[o]
+            if s >= 0 and lo[s] <= hi[s]:
+                if lo[s] + shifts[o] < a:
+                    a = lo[s] + shifts[o]
+                if hi[s] + shifts[o] > b:
+                    b = hi[s] + shifts[o]
+        nlo[c] = a
+        nhi[c] = b
+    return nlo, nhi
+
+
+@nb.njit(cache=True, nogil=True)
+def group_pass(buf, off, flo, lo, hi, shifts, counts, q):
+    """Add one group to the ragged histogram ``buf`` in place (see the module docstring).
+    ``shifts``/``counts``: int64 per option, sorted by count then shift, the first option
+    (0, 0); ``q``: the weight of each option."""
+    R1 = lo.shape[0]
+    m = shifts.shape[0]
+    nlo, nhi = group_spans(lo, hi, shifts, counts)
+    zero = 0                     # options of count 0 (they come first)
+    while zero < m and counts[zero] == 0:
+        zero += 1
+    for c in range(R1 - 1, -1, -1):
+        if nlo[c] > nhi[c]:
+            continue
+        base = off[c] - flo[c]
+        if zero > 1 and lo[c] <= hi[c]:          # options of count 0 other than the empty one: in place, downwards
+            for i in range(nhi[c], nlo[c] - 1, -1):
+                acc = 0.0
+                for o in range(zero):
+                    j = i - shifts[o]
+                    if j >= lo[c] and j <= hi[c]:
+                        acc += buf[base + j]
+                buf[base + i] = acc
+        for o in range(zero, m):                 # rows of lower counts, not yet touched by this pass
+            s = c - counts[o]
+            if s < 0 or lo[s] > hi[s]:
+                continue
+            src = off[s] - flo[s] - shifts[o]
+            for i in range(lo[s] + shifts[o], hi[s] + shifts[o] + 1):
+                buf[base + i] += buf[src + i]
+        for i in range(nlo[c], nhi[c] + 1):
+            buf[base + i] *= q
+    lo[:] = nlo
+    hi[:] = nhi
+
+
+@nb.njit(cache=True, nogil=True)
+def last_group(buf, off, flo, lo, hi, shifts, counts, q, prefix, out):
+    """Add the last group and sum the rows: ``out[i] = q * sum_o sum_(c <= R - counts[o])
+    mass[c, i - shifts[o]]`` (R + 1 rows; ``out`` zeroed by the caller, long enough for every
+    cell, ``prefix`` a zeroed scratch array as long as the longest row reach). The sums over
+    rows are cumulated once per distinct count (options taken by decreasing count)."""
+    R1 = lo.shape[0]
+    done = -1                    # prefix = sum of rows 0..done
+    plo = np.int64(1) << 62
+    phi = np.int64(-1)
+    for o in range(shifts.shape[0] - 1, -1, -1):
+        t = R1 - 1 - counts[o]
+        if t < 0:
+            continue
+        while done < t:
+            done += 1
+            if lo[done] <= hi[done]:
+                base = off[done] - flo[done]
+                for i in range(lo[done], hi[done] + 1):
+                    prefix[i] += buf[base + i]
+                plo = min(plo, lo[done])
+                phi = max(phi, hi[done])
+        s = shifts[o]
+        for i in range(plo, phi + 1):
+            out[i + s] += prefix[i]
+    for i in range(out.shape[0]):
+        out[i] *= q
+
+
+@nb.njit(cache=True, nogil=True)
+def geometric_stage(old, n_old, new, a, c, shifts, q, up):
+    """One rank of RBP's programme (module docstring): ``new`` (zeroed by the caller over
+    the cells it receives) gets ``q * old[i]`` at ``shift + floor(a i / c)`` (``ceil``
+    when ``up``) for every shift; a/c is p times the ratio of the two grids' steps
+    (a < c). Returns the number of cells of ``new`` in use."""
+    top = 0
+    t = 0                        # a i = t c + rem, 0 <= rem < c: no division per cell
+    rem = 0
+    for i in range(n_old):
+        v = old[i]
+        if v != 0.0:
+            tt = t + 1 if up and rem > 0 else t
+            w = v * q
+            for s in shifts:
+                new[s + tt] += w
+            top = tt
+        rem += a
+        if rem >= c:
+            rem -= c
+            t += 1
+    return top + shifts.max() + 1

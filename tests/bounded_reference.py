@@ -1,0 +1,120 @@
+"""Plain-Python twins of the bounded-scale kernels (scales/tables/bounded_kernels.py) and a
+brute-force reference of the bounds they compute, written from the definitions with dicts,
+Python integers and fractions. Nothing here imports irscale.
+
+Kernel twins (same inputs, same results up to float summation order):
+
+* :func:`group_spans` / :func:`group_pass`: a histogram over (count, cell) as a dict; one
+  group of options (shift, count), each of weight q, added: mass'(c, i) = q * sum_o
+  mass(c - count_o, i - shift_o), rows above the last dropped;
+* :func:`last_group`: the last group added and the rows summed into one array of cells;
+* :func:`geometric_stage`: RBP's rank step, cell i -> shift + floor(a i / c) (ceil when up).
+
+Brute force (every tuple of options, exact integers):
+
+* :func:`tuple_counts`: per grid cell V, the number of feasible tuples whose down-rounded
+  cells sum to at most V and whose up-rounded cells do (the exact counts the float
+  programmes bound);
+* :func:`geometric_counts`: the same for RBP's self-similar programme: each run's tail
+  rounded rank by rank on the given grids.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+
+
+def group_spans(lo, hi, shifts, counts):
+    rows = len(lo)
+    nlo, nhi = [1 << 62] * rows, [-1] * rows
+    for c in range(rows):
+        for s, k in zip(shifts, counts):
+            src = c - k
+            if src >= 0 and lo[src] <= hi[src]:
+                nlo[c] = min(nlo[c], lo[src] + s)
+                nhi[c] = max(nhi[c], hi[src] + s)
+    return nlo, nhi
+
+
+def group_pass(hist: dict, rows: int, shifts, counts, q: float) -> dict:
+    """hist: {(count, cell): mass}; the new histogram."""
+    out: dict = {}
+    for (c, i), v in hist.items():
+        for s, k in zip(shifts, counts):
+            if c + k < rows:
+                out[(c + k, i + s)] = out.get((c + k, i + s), 0.0) + v
+    return {key: v * q for key, v in out.items()}
+
+
+def last_group(hist: dict, rows: int, shifts, counts, q: float, cells: int) -> list:
+    out = [0.0] * cells
+    for (_, i), v in group_pass(hist, rows, shifts, counts, q).items():
+        out[i] += v
+    return out
+
+
+def geometric_stage(old, n_old: int, a: int, c: int, shifts, q: float, up: bool, size: int) -> tuple[list, int]:
+    new = [0.0] * size
+    top = 0
+    for i in range(n_old):
+        if old[i] != 0.0:
+            t = -(-a * i // c) if up else a * i // c
+            for s in shifts:
+                new[s + t] += old[i] * q
+            top = t
+    return new, top + max(shifts) + 1
+
+
+# -- brute force ------------------------------------------------------------------------------------------
+def tuple_counts(lows, highs, counts, rows: int, scale: int, cells: int) -> tuple[list, list]:
+    """(upper, lower): per cell V in 0..cells-1, the feasible tuples (sum of counts < rows)
+    with sum of floor(low * scale) <= V, and with sum of ceil(high * scale) <= V."""
+    upper, lower = [0] * cells, [0] * cells
+    for t in itertools.product(*[range(len(x)) for x in lows]):
+        if sum(int(counts[g][o]) for g, o in enumerate(t)) >= rows:
+            continue
+        d = sum(math.floor(Fraction(float(lows[g][o])) * scale) for g, o in enumerate(t))
+        u = sum(math.ceil(Fraction(float(highs[g][o])) * scale) for g, o in enumerate(t))
+        for V in range(max(d, 0), cells):
+            upper[V] += 1
+        for V in range(max(u, 0), cells):
+            lower[V] += 1
+    return upper, lower
+
+
+def geometric_counts(p: Fraction, gains, n: int, grids, cells: int) -> tuple[list, list]:
+    """RBP's programme run by run: T_j = g_j + p T_(j+1) on grids[j - 1] cells per unit for
+    ranks j = 1..J (J = len(grids)), the ranks after J a point mass at 0 (down) or at the
+    tail's largest value (up); per cell V of T_1, the runs (every tuple of distinct gains)
+    whose down index is <= V and whose up index is."""
+    J = len(grids)
+    upper, lower = [0] * cells, [0] * cells
+    tail_top = gains[-1] * (1 - p ** (n - J)) / (1 - p)
+    for head in itertools.product(gains, repeat=J):
+        d, u = 0, math.ceil(tail_top * grids[-1])
+        for j in range(J - 1, -1, -1):
+            q_next = grids[j + 1] if j + 1 < J else grids[-1]
+            d = head[j] * grids[j] + math.floor(p * d * grids[j] / q_next)
+            u = head[j] * grids[j] + math.ceil(p * u * grids[j] / q_next)
+        tails = len(gains) ** (n - J)
+        for V in range(max(d, 0), cells):
+            upper[V] += tails
+        for V in range(max(u, 0), cells):
+            lower[V] += tails
+    return upper, lower
+
+
+def random_groups(rng: np.random.Generator, groups: int, rows: int):
+    """Random options: values on a coarse grid (so that many sums tie), counts < rows, the
+    first option of every group empty (value 0, count 0)."""
+    lows, highs, counts = [], [], []
+    for _ in range(groups):
+        m = int(rng.integers(2, 6))
+        x = np.concatenate([[0.0], rng.integers(1, 40, m - 1) * 0.125])
+        lows.append(x)
+        highs.append(x + np.where(x > 0, 0.0625, 0.0))
+        counts.append(np.concatenate([[0], rng.integers(0, max(rows, 1), m - 1)]).astype(np.int64))
+    return lows, highs, counts
