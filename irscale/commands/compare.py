@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from irscale.commands.options import ManyValues, check_jobs, jobs_option, warnings_said
+from irscale.commands.options import ManyValues, bounded_options, check_jobs, jobs_option, warnings_said
 from irscale.enumerate.lazy import lazy_module
 from irscale.scales.measures.aliases import DEFAULT_NAMES, NAMES
 
@@ -70,13 +70,14 @@ MAX_BUILD_SECONDS = 60.0
 @click.option("--permutations", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Permutations of --test tukey-hsd.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of --test tukey-hsd.")
+@bounded_options
 @jobs_option("Workers building missing scales")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings (the table is printed).")
 def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | None, store_path: str | None,
             test: str, correction: str, alpha: float, confidence: float, outs: tuple[str, ...], yes: bool,
             no_build: bool, rb_scale: str, vocabulary: str, midranks: bool, max_grade: int | None,
             rel_level: int | None, empty_topics: str, missing_topics: str, run_names: str, permutations: int,
-            seed: int, jobs: int | None, quiet: bool) -> None:
+            seed: int, bounded: bool, bound_error: float | None, jobs: int | None, quiet: bool) -> None:
     """The leaderboard of RUNS: per measure, the systems' raw and interval-scaled means, their
     ranks, a confidence interval of the scaled mean, significance against --baseline (or
     between every pair) with a correction, and marks where the conclusion depends on the
@@ -111,7 +112,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | No
             confidence=confidence, rb_scale=rb_scale, names=vocabulary, build=not no_build,
             max_build_seconds=None if yes else MAX_BUILD_SECONDS, confirm=confirm, n_jobs=jobs,
             empty_topics=empty_topics, missing_topics=missing_topics, rel_level=rel_level, max_grade=max_grade,
-            run_names=run_names, midranks=midranks, permutations=permutations, seed=seed, progress=not quiet)
+            run_names=run_names, midranks=midranks, permutations=permutations, seed=seed, progress=not quiet,
+            bounded=bounded, error=bound_error)
     output.render(board)
     for out in outs:
         board.save(out)

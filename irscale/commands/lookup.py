@@ -19,12 +19,15 @@ from pathlib import Path
 
 import click
 
-from irscale.commands.options import parse_rbs, warnings_said
+from irscale.commands.options import bounded_options, parse_rbs, warnings_said
+from irscale.enumerate.lazy import lazy_module
 from irscale.errors import ValueNotInScaleError
 from irscale.scales.measures.user_names import read_stored
 from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.scale import RTOL
 from irscale.store.reader import open_store
+
+bounded_scales = lazy_module("irscale.scales.tables.bounded")      # mpmath: when --bounded asks for it
 
 
 def _looks_like_number(arg: str) -> bool:
@@ -99,10 +102,13 @@ def _tolerance(value: float | None, name: str) -> float | None:
 @click.option("--errors", type=click.Choice(["raise", "skip", "zero"]), default="raise", show_default=True,
               help="A value that is not a number, NaN, not a value of the measure or ambiguous: stop with an error "
                    "(raise), or warn and leave its row out (skip) or print it with rank 0 (zero).")
+@bounded_options
 def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | None, atol: float | None,
-            rtol: float | None, nearest: bool, errors: str) -> None:
+            rtol: float | None, nearest: bool, errors: str, bounded: bool, bound_error: float | None) -> None:
     """Print the unq rank of each raw VALUE of MEASURE, from the tables in PATH (P, R,
-    F1, RR and Rprec need none: their scales are closed forms, PATH may not exist)."""
+    F1, RR and Rprec need none: their scales are closed forms, PATH may not exist; nor do
+    bounded scales, with --bounded: their columns scaled_lo and scaled_hi hold the exact
+    scaled value, rank and scaled are the midpoints)."""
     rb = None
     if rb_text is not None:
         parsed = parse_rbs(rb_text)
@@ -120,9 +126,20 @@ def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | Non
     store = open_store(path) if Path(path).exists() else None
     with warnings_said():
         m = read_stored(measure, [] if store is None else [t["measure"] for t in store.tables()], rb)
-    if store is None and m.closed_form() is None:
+    shown = bounded or bound_error is not None          # columns scaled_lo, scaled_hi
+    bounded = shown and m.bounded_only
+    if bounded and nearest:
+        raise click.UsageError("--nearest matches distinct values, which bounded scales do not list; without it, "
+                               "scaled_lo..scaled_hi holds the scaled value of every value within the tolerance "
+                               "(--atol)")
+    if not bounded:
+        m.check_scales()                                # no exact scale: why, and --bounded where it helps
+    if store is None and m.closed_form() is None and not bounded:
         open_store(path)                                # its error: no such file
-    scale = closed_scale(m, rb) if store is None else store.scale(m, rb)
+    if bounded:
+        scale = bounded_scales.bounded_scale(m, rb, error=bound_error)
+    else:
+        scale = closed_scale(m, rb) if store is None else store.scale(m, rb)
     found = scale.lookup(nums, rtol=RTOL if rtol is None else rtol, atol=atol,
                          decimals=[_decimals(v) for v in values] if nearest else None)
     problems = {**found.messages, **problems}
@@ -135,17 +152,23 @@ def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | Non
     if errors == "raise" and problems:
         raise ValueNotInScaleError(problems[min(problems)])
     ranks, scaled = found.ranks, scale.scaled(found.ranks)
-    click.echo("value\trank\tk\tscaled" + ("\tmatched" if nearest else ""))
+    if shown:                             # exact scales: the interval is the value itself
+        lo, hi = (scale.scaled_bounds(nums, rtol=RTOL if rtol is None else rtol, atol=atol,
+                                      decimals=[_decimals(v) for v in values] if nearest else None)
+                  if bounded else (scaled, scaled))
+    click.echo("value\trank\tk\tscaled" + ("\tscaled_lo\tscaled_hi" if shown else "")
+               + ("\tmatched" if nearest else ""))
     for i, v in enumerate(values):
         if i in problems:
             click.echo(f"irscale: warning: {problems[i]}; {'row left out' if errors == 'skip' else 'rank 0'}",
                        err=True)
             if errors == "skip":
                 continue
-            row = f"{v}\t0\t{scale.k}\t-" + ("\t-" if nearest else "")
+            row = f"{v}\t0\t{scale.k}\t-" + ("\t-\t-" if shown else "") + ("\t-" if nearest else "")
         else:
             matched = f"\t{float(found.matched[i])!r}" if nearest else ""
-            row = f"{v}\t{ranks[i]}\t{scale.k}\t{scaled[i]:.10g}{matched}"
+            bounds = f"\t{lo[i]:.10g}\t{hi[i]:.10g}" if shown else ""
+            row = f"{v}\t{ranks[i]}\t{scale.k}\t{scaled[i]:.10g}{bounds}{matched}"
         click.echo(row)
     if nearest:
         moved = sum(1 for i, x in enumerate(nums) if i not in problems and float(found.matched[i]) != x)

@@ -91,6 +91,20 @@ def jobs_option(what: str = "Parallel workers") -> Callable:
                              f"({available_cores()} here).")
 
 
+def bounded_options(command: Callable) -> Callable:
+    """``--bounded`` and ``--error`` (transform, compare): bounded scales of RBP, DCG, nDCG
+    and nDCG_trec past N = 40, and the widest scaled interval they may have."""
+    command = click.option("--error", "bound_error", default=None,
+                           type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
+                           help="Widest scaled interval of a bounded scale (default 1e-4; implies --bounded); "
+                                "narrower takes longer.")(command)
+    return click.option("--bounded", is_flag=True,
+                        help="Scale RBP, DCG, nDCG and nDCG_trec past N = 40, where no exact scale exists, by "
+                             "bounded scales: certified intervals of the scaled values (scores files: columns "
+                             "scaled_lo, scaled_hi; rank and scaled their midpoints). No store needed for them "
+                             "(docs/bounded.md).")(command)
+
+
 def check_jobs(jobs: int | None) -> int:
     """The workers ``--jobs`` asks for: its value, checked (a positive number or -1), or
     without it the cores this process may use."""

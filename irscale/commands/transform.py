@@ -3,7 +3,14 @@ from __future__ import annotations
 
 import click
 
-from irscale.commands.options import ManyValues, check_jobs, jobs_option, measure_names, warnings_said
+from irscale.commands.options import (
+    ManyValues,
+    bounded_options,
+    check_jobs,
+    jobs_option,
+    measure_names,
+    warnings_said,
+)
 from irscale.enumerate.lazy import lazy_module
 from irscale.scales.measures.aliases import DEFAULT_NAMES, NAMES
 from irscale.scales.runs.scores import check_output
@@ -64,17 +71,19 @@ MISSING_TOPICS = ("zero", "skip")
 @click.option("--reference", type=click.Path(dir_okay=False),
               help="Scores file of other runs to standardise against (default: the runs given).")
 @click.option("--leave-one-out", is_flag=True, help="ECDF of each run without its own score (Urbano et al.).")
+@bounded_options
 @jobs_option("Workers building missing tables")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
 def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str | None, depth: int | None,
             store_path: str | None, out: str, rb_scale: str, raw_only: bool, midranks: bool, build_missing: bool,
             max_grade: int | None, empty_topics: str, missing_topics: str, rel_level: int | None, vocabulary: str,
-            run_names: str, standardize: str | None, reference: str | None, leave_one_out: bool, jobs: int | None,
-            quiet: bool) -> None:
+            run_names: str, standardize: str | None, reference: str | None, leave_one_out: bool, bounded: bool,
+            bound_error: float | None, jobs: int | None, quiet: bool) -> None:
     """Score TREC runs per topic and map the scores to their interval scales.
 
     Writes one row per (run, topic, measure): run, topic, measure, n, rb, raw, rank, k,
-    scaled, midrank (with --midranks), n_runs, rb_scale. Ranks come from the judged runs
+    scaled, scaled_lo and scaled_hi (with --bounded), midrank (with --midranks), n_runs,
+    rb_scale. Ranks come from the judged runs
     (exact), following trec_eval's conventions (score descending, docno descending; cut at
     N; unjudged = non-relevant).
     """
@@ -91,13 +100,18 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
                            midranks=midranks, build_missing=build_missing, max_grade=max_grade,
                            empty_topics=empty_topics, missing_topics=missing_topics, rel_level=rel_level,
                            run_names=run_names, names=vocabulary, n_jobs=jobs, progress=not quiet,
-                           standardize=standardize, reference=ref, leave_one_out=leave_one_out)
+                           standardize=standardize, reference=ref, leave_one_out=leave_one_out,
+                           bounded=bounded, error=bound_error)
     scores_files.write_scores(scores, out)
-    if raw_only or store_path is None:
+    if raw_only or (store_path is None and not (bounded or bound_error)):
         what = "raw scores"
     else:
         scaled = scores.groupby("measure", sort=False)["scaled"].apply(lambda x: x.notna().any())
-        kinds = layouts.describe_scales([parsing.parse_measure(m) for m in scaled.index[scaled.to_numpy()]])
+        widths = {}
+        if "scaled_hi" in scores:
+            width = (scores["scaled_hi"] - scores["scaled_lo"]).groupby(scores["measure"], sort=False).max()
+            widths = {parsing.parse_measure(m): float(w) for m, w in width.items()}
+        kinds = layouts.describe_scales([parsing.parse_measure(m) for m in scaled.index[scaled.to_numpy()]], widths)
         what = f"raw and scaled scores ({rb_scale}; {kinds})" if scaled.any() else "raw scores only"
         if scaled.any() and not scaled.all():
             what += f"; raw only (no scale): {', '.join(scaled.index[~scaled.to_numpy()])}"

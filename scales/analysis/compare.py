@@ -110,7 +110,7 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
             confirm: Callable[[str], bool] | None = None, n_jobs: int | None = None, empty_topics: str = "skip",
             missing_topics: str = "zero", rel_level: int | None = None, max_grade: int | None = None,
             run_names: str = "tag", midranks: bool = False, permutations: int = 1000, seed: int = 0,
-            progress: bool = False) -> Leaderboard:
+            progress: bool = False, bounded: bool = False, error: float | None = None) -> Leaderboard:
     """The leaderboard of ``runs`` on ``qrels`` (:mod:`irscale.scales.analysis.leaderboard`):
     per measure and system the raw and interval-scaled means, ranks, a confidence interval,
     significance against ``baseline`` (or between every pair) with a correction, and marks
@@ -141,11 +141,16 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
         Workers building tables (default: every core the process may use).
     midranks : bool
         Also decide on mid-ranks (one transform more for scale-freeness).
+    bounded, error
+        Scale RBP, DCG, nDCG and nDCG_trec past N = 40 by bounded scales
+        (:func:`irscale.transform`); the leaderboard says how far their scaled values
+        (and so their means) may be from the exact ones.
     Other parameters are :func:`irscale.transform`'s.
     """
     q = qrels_of(qrels)
+    bounded = bounded or error is not None
     ms, later, typed = read_measures(measures, names, q, max_grade)
-    warn_unscalable(ms, typed)                         # before anything is read or built
+    warn_unscalable([m for m in ms if not (bounded and m.bounded_only)], typed)   # before anything is read or built
     check_run_paths(runs)
     path = Path(store) if store is not None else default_store()
     opened = open_or_none(path)
@@ -178,7 +183,7 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
         more, _, more_typed = read_measures(later, names, q, max_grade, depth=runs_depth(run_list))
         new = [m for m in more if m not in ms]
         typed.update({m: t for m, t in more_typed.items() if m not in typed})
-        warn_unscalable(new, typed)
+        warn_unscalable([m for m in new if not (bounded and m.bounded_only)], typed)
         ms += new
         provide(new)
     with warnings.catch_warnings():
@@ -186,10 +191,12 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
         scores = transforms.transform(q, run_list, ms, opened if opened is not None else path, rb_scale=rb_scale,
                                       max_grade=max_grade, empty_topics=empty_topics,
                                       missing_topics=missing_topics, rel_level=rel_level, names=names,
-                                      n_jobs=n_jobs, midranks=midranks)
+                                      n_jobs=n_jobs, midranks=midranks, bounded=bounded, error=error,
+                                      progress=progress)
     present = [str(m) for m in ms]
     labels = {str(m): typed.get(m, str(m)) for m in ms}
-    reasons = {str(m): m.scales_reason() for m in ms if m.scales_reason() is not None}
+    reasons = {str(m): m.scales_reason() for m in ms
+               if m.scales_reason() is not None and not (bounded and m.bounded_only)}
     board = statistics.leaderboard(scores, present, baseline, test=test, correction=correction, alpha=alpha,
                                    confidence=confidence, permutations=permutations, seed=seed, labels=labels,
                                    reasons=reasons)

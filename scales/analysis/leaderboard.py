@@ -161,10 +161,12 @@ def _reason_of(measure: str) -> str:
     return why or "no scaled values in the scores (transform without a store, or with raw_only)"
 
 
-def _kind_of(measure: str) -> str | None:
-    """What the scale of ``measure`` is (exact: closed form, rank oracle or table)."""
+def _kind_of(measure: str, rows: pd.DataFrame) -> str | None:
+    """What the scale of ``measure`` is (exact: closed form, rank oracle or table; bounded,
+    with the widest scaled interval of its ``rows``)."""
+    width = float((rows["scaled_hi"] - rows["scaled_lo"]).max()) if "scaled_hi" in rows else None
     try:
-        return scale_kind(parse_measure(measure))
+        return scale_kind(parse_measure(measure), width)
     except IrscaleError:
         return None
 
@@ -191,7 +193,7 @@ def _one_measure(rows: pd.DataFrame, measure: str, label: str, runs: list[str], 
         reason = str(rows["_reason"].iloc[0]) if "_reason" in rows and rows["_reason"].notna().any() else \
             _reason_of(measure)
     summary = MeasureSummary(measure, label, has_scale, reason, n_topics, int((~complete).sum()),
-                             _kind_of(measure) if has_scale else None)
+                             _kind_of(measure, rows) if has_scale else None)
     if n_topics == 0:
         raise IrscaleError(f"{label}: no topic where every system has a value; nothing to compare")
     k = len(runs)

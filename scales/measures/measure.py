@@ -147,7 +147,8 @@ class Measure:
         if self.n > MAX_N:
             if self.bounded_scales:      # RBP, DCG, nDCG, nDCG_trec: sums of independent parts
                 top = MAX_ORACLE_N if getattr(self, "prefers_oracle", False) else MAX_N
-                return (f"no exact scale exists for {self.name} at N > {top}; certified rank intervals: "
+                return (f"no exact scale exists for {self.name} at N > {top}; certified intervals of its scaled "
+                        f"values: transform, compare or lookup with --bounded (bounded=True), or "
                         f"irscale.scale(\"{self}\", layout=\"bounded\") (docs/bounded.md)")
             return (f"no exact or bounded scale exists for {self.name} at N > {MAX_N} (tables up to N = {MAX_N}, "
                     f"rank oracles up to N = {MAX_ORACLE_N}, closed forms of P, R, F1, RR and Rprec at any N; raw "
@@ -161,6 +162,12 @@ class Measure:
     def has_scales(self) -> bool:
         """Whether tables, scales and run ids exist for this measure (see :meth:`scales_reason`)."""
         return self.scales_reason() is None
+
+    @property
+    def bounded_only(self) -> bool:
+        """Whether the only scale of this measure is a bounded one (opt-in: RBP, DCG, nDCG,
+        nDCG_trec past N = 40; :mod:`irscale.scales.tables.bounded`)."""
+        return self.bounded_scales and not self.has_scales
 
     def check_scales(self) -> None:
         """Raise :class:`~irscale.errors.MeasureError` when the measure has no scale."""

@@ -88,13 +88,11 @@ def grade_counts(level_counts: np.ndarray, levels: int) -> np.ndarray:
     return out
 
 
-def qrels_table_rbs(qrels: Qrels, measure: Measure, max_grade: int | None = None,
-                    rel_level: int | None = None) -> list:
-    """The table recall bases that a transform of runs against ``qrels`` needs for a
-    measure (``feasible`` scales): the :meth:`~irscale.scales.measures.measure.Measure.table_rb`
-    of every evaluated topic where the measure is defined, deduplicated and sorted
-    (``[None]`` for measures with one table for every recall base). ``rel_level``
-    (trec_eval's ``-l``): binary measures count levels >= rel_level as relevant."""
+def qrels_rbs(qrels: Qrels, measure: Measure, max_grade: int | None = None, rel_level: int | None = None) -> list:
+    """The distinct recall bases of the evaluated topics where ``measure`` is defined (an
+    int, or per-grade counts; None for measures without recall base), as a transform
+    reads them (``rel_level``: trec_eval's ``-l``, binary measures count levels >=
+    rel_level as relevant)."""
     lc = qrels.evaluated[2]
     if max_grade is not None:
         lc = fold_level_counts(lc, max_grade)
@@ -102,13 +100,23 @@ def qrels_table_rbs(qrels: Qrels, measure: Measure, max_grade: int | None = None
         counts = lc[:, rel_level:].sum(axis=1, keepdims=True)
     else:
         counts = grade_counts(lc, measure.levels)
-    out = set()
+    out = []
     for row in np.unique(counts, axis=0):
         if row.sum() == 0:
-            continue                     # no relevant document at this threshold: no table
+            continue                     # no relevant document at this threshold: no scale
         rb = measure.recall_base_of(row)
-        if measure.defined(rb):
-            out.add(measure.table_rb(rb))
+        if measure.defined(rb) and rb not in out:
+            out.append(rb)
+    return out
+
+
+def qrels_table_rbs(qrels: Qrels, measure: Measure, max_grade: int | None = None,
+                    rel_level: int | None = None) -> list:
+    """The table recall bases that a transform of runs against ``qrels`` needs for a
+    measure (``feasible`` scales): the :meth:`~irscale.scales.measures.measure.Measure.table_rb`
+    of every evaluated topic where the measure is defined, deduplicated and sorted
+    (``[None]`` for measures with one table for every recall base)."""
+    out = {measure.table_rb(rb) for rb in qrels_rbs(qrels, measure, max_grade, rel_level)}
     return sorted(out, key=lambda t: () if t is None else t)
 
 

@@ -89,9 +89,9 @@ def label(measure: Measure, typed: dict[Measure, str]) -> str:
     return str(measure) if given == str(measure) else f"{given} ({measure})"
 
 
-def warn_unscalable(measures: Iterable[Measure], typed: dict[Measure, str]) -> list[Measure]:
+def warn_unscalable(measures: Iterable[Measure], typed: dict[Measure, str], stacklevel: int = 3) -> list[Measure]:
     """Warn, once per reason, about the measures that have no scale (their rank and scaled
-    values stay empty); returns them."""
+    values stay empty); returns them. ``stacklevel``: the user's frame, as warnings count."""
     without: dict[str, list[str]] = {}
     out = []
     for m in measures:
@@ -101,7 +101,7 @@ def warn_unscalable(measures: Iterable[Measure], typed: dict[Measure, str]) -> l
             out.append(m)
     for reason, which in without.items():
         warnings.warn(f"no scale for {', '.join(which)}: {reason}; raw scores only (rank and scaled empty)",
-                      IrscaleWarning, stacklevel=3)
+                      IrscaleWarning, stacklevel=stacklevel)
     return out
 
 

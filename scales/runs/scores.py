@@ -15,7 +15,15 @@ import pandas as pd
 from irscale.errors import IrscaleError, OutputError
 
 COLUMNS = ["run", "topic", "measure", "n", "rb", "raw", "rank", "k", "scaled", "midrank", "n_runs", "rb_scale"]
+#: The columns a transform with bounded scales adds after ``scaled``: an interval holding it.
+BOUND_COLUMNS = ["scaled_lo", "scaled_hi"]
 OUTPUT_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".csv.gz": "csv", ".tsv.gz": "tsv"}
+
+
+def bounded_columns() -> list[str]:
+    """:data:`COLUMNS` with :data:`BOUND_COLUMNS` after ``scaled`` (a transform with bounded scales)."""
+    at = COLUMNS.index("scaled") + 1
+    return [*COLUMNS[:at], *BOUND_COLUMNS, *COLUMNS[at:]]
 
 
 def output_format(path: str | os.PathLike) -> str:
@@ -88,7 +96,8 @@ def read_scores(path: str | os.PathLike) -> pd.DataFrame:
     else:
         df = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype={"run": str, "topic": str},
                          keep_default_na=False,
-                         na_values={c: [""] for c in ("raw", "rank", "k", "scaled", "midrank", "n_runs")})
+                         na_values={c: [""] for c in ("raw", "rank", "k", "scaled", "midrank", "n_runs",
+                                                      *BOUND_COLUMNS)})
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
         raise IrscaleError(f"{path}: not a scores file of 'irscale transform' (no column {', '.join(missing)})")

@@ -17,6 +17,10 @@ Output rows, one per (run, topic, measure):
 ``rank``      1-based unq rank, 1..k (empty without tables)
 ``k``         number of distinct values of the scale used
 ``scaled``    (rank - 1) / (k - 1), in [0, 1]
+``scaled_lo``, ``scaled_hi``  with ``bounded``: an interval that holds the exact scaled
+              value (equal to ``scaled`` for exact scales; for bounded scales, past
+              N = 40, ``scaled`` is the interval's midpoint, ``rank`` the midpoint of the
+              rank interval rounded down, and ``rank`` and ``k`` are empty beyond 64 bits)
 ``midrank``   with ``midranks=True``: the mean 1-based position of the run's value in the
               sorted list of all runs of the scale (ties get the average of the positions
               they occupy); for comparison with unq ranks only
@@ -40,11 +44,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from irscale.enumerate.lazy import lazy_module
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.measures.aliases import DEFAULT_NAMES
 from irscale.scales.measures.measure import Measure
 from irscale.scales.runs.inputs import QrelsInput, RunsInput, check_run_paths, qrels_of, read_runs, runs_depth
-from irscale.scales.runs.judging import JudgedRuns, grade_counts, judge, warn_coverage
+from irscale.scales.runs.judging import JudgedRuns, grade_counts, judge, qrels_rbs, warn_coverage
 from irscale.scales.runs.preflight import (
     build_tables,
     check_missing,
@@ -56,13 +61,16 @@ from irscale.scales.runs.preflight import (
     warn_unscalable,
 )
 from irscale.scales.runs.qrels import sort_topics
-from irscale.scales.runs.scores import COLUMNS
+from irscale.scales.runs.scores import COLUMNS, bounded_columns
 from irscale.scales.runs.standardize import STANDARDISATIONS, check_transforms
 from irscale.scales.runs.standardize import standardize as standardize_scores
 from irscale.scales.tables.closed import CLOSED_FORMS
 
 if TYPE_CHECKING:
     from irscale.store.reader import Store
+
+# certified rank intervals (mpmath, numba kernels): loaded when a transform opts in to them
+bounded_scales = lazy_module("irscale.scales.tables.bounded")
 
 RB_SCALES = ("feasible", "common")
 #: What ``empty_topics`` takes: topics without relevant documents left out, or scored 0 (trec_eval).
@@ -79,12 +87,23 @@ def _topic_groups(measure, counts: np.ndarray) -> list[tuple[object, np.ndarray]
     return [(measure.recall_base_of(c), (counts == c).all(axis=1)) for c in np.unique(counts, axis=0)]
 
 
-def _rank_rows(scale, grades: np.ndarray, lengths: np.ndarray, midranks: bool):
-    """Ranks, k, mid-ranks (NaN unless asked) and n_runs (0 where it exceeds 64 bits:
-    closed forms past N = 62) of judged runs on one scale."""
-    rank = scale.rank_judged(grades, lengths)
-    mid = scale.midranks_of_ranks(rank) if midranks else np.full(grades.shape[0], np.nan)
-    return rank, scale.k, mid, scale.n_runs if scale.n_runs < 2 ** 63 else 0
+def _rank_rows(scale, grades: np.ndarray, lengths: np.ndarray, midranks: bool) -> tuple:
+    """(rank, k, scaled, scaled_lo, scaled_hi, mid-rank, n_runs) of judged runs on one
+    scale: exact scales give the rank (lo = hi), bounded ones the midpoint of an interval
+    that holds it; ranks, k and n_runs past 64 bits are 0 (shown empty); mid-ranks NaN
+    unless asked and where the scale lists none (bounded scales)."""
+    lo, hi = scale.rank_bounds_judged(grades, lengths)
+    exact = lo is hi
+    rank = lo if exact else (lo + hi) // 2            # bounded: the midpoint rank, rounded down
+    if exact:
+        s_lo = s_hi = scaled = scale.scaled(rank)
+    else:                                             # within half the interval of the exact value
+        s_lo, s_hi = scale.scaled(lo), scale.scaled(hi)
+        scaled = s_lo + (s_hi - s_lo) / 2
+    mid = scale.midranks_of_ranks(rank) if midranks and exact else np.full(grades.shape[0], np.nan)
+    wide = scale.k >= 2 ** 63
+    return (np.zeros(grades.shape[0], np.int64) if wide else np.asarray(rank).astype(np.int64),
+            0 if wide else scale.k, scaled, s_lo, s_hi, mid, scale.n_runs if scale.n_runs < 2 ** 63 else 0)
 
 
 def measure_grades(measure: Measure, rel: np.ndarray, level_counts: np.ndarray,
@@ -106,11 +125,18 @@ def _top_grades(counts: np.ndarray) -> np.ndarray:
     return np.where(present.any(axis=1), counts.shape[1] - np.argmax(present[:, ::-1], axis=1), 0)
 
 
+def _has_scale(tables: object, measure: Measure) -> bool:
+    """Whether ``tables`` scales ``measure`` (bounded scales cover measures without exact ones)."""
+    covers = getattr(tables, "covers", None)
+    return tables is not None and (measure.has_scales or covers is not None and covers(measure))
+
+
 def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: Store | None = None,
                  rb_scale: str = "feasible", midranks: bool = False, empty_topics: str = "skip",
-                 missing_topics: str = "zero", rel_level: int | None = None) -> pd.DataFrame:
+                 missing_topics: str = "zero", rel_level: int | None = None, bounds: bool = False) -> pd.DataFrame:
     """Rows of :data:`COLUMNS` for judged runs (ranks empty when ``tables`` is None and
-    for measures without scales); conventions as in :func:`transform`."""
+    for measures without scales); with ``bounds`` also ``scaled_lo`` and ``scaled_hi``;
+    conventions as in :func:`transform`."""
     rel = np.concatenate([j.rel for j in judged]) if judged else np.zeros((0, 1), np.uint8)
     lengths = np.concatenate([j.lengths if j.lengths is not None else np.full(len(j.topics), j.rel.shape[1])
                               for j in judged]) if judged else np.zeros(0, np.int64)
@@ -133,12 +159,13 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
             keep &= ~empty
             if empty.any():
                 skipped.setdefault(str(m), set()).update(topics[empty].tolist())
-        ranked = tables is not None and m.has_scales    # measures without scales: warned of by transform
+        ranked = _has_scale(tables, m)                  # measures without scales: warned of by transform
         raw = np.full(rows, np.nan)
         rank = np.zeros(rows, np.int64)
         k = np.zeros(rows, np.int64)
-        mid = np.full(rows, np.nan)
+        scaled, s_lo, s_hi, mid = (np.full(rows, np.nan) for _ in range(4))
         n_runs = np.zeros(rows, np.int64)
+        done = np.zeros(rows, bool)
         undefined: set = set()
         scored = keep & ~(empty & m.rb_dependent)
         factor = np.ones(rows)
@@ -155,26 +182,28 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
             raw[sel] = m.values_of_judged(grades[sel], lengths[sel], topic_rb) * factor[sel]
             if ranked:
                 scale = tables.scale(m, topic_rb if rb_scale == "feasible" else m.common_rb())
-                rank[sel], k[sel], mid[sel], n_runs[sel] = _rank_rows(scale, grades[sel], lengths[sel], midranks)
+                if scale is None:                   # no bounded scale for this recall base: warned of
+                    continue
+                (rank[sel], k[sel], scaled[sel], s_lo[sel], s_hi[sel], mid[sel],
+                 n_runs[sel]) = _rank_rows(scale, grades[sel], lengths[sel], midranks)
+                done |= sel
         zeroed = keep & empty & m.rb_dependent      # empty_topics="zero": trec_eval scores them 0
         if zeroed.any():
             raw[zeroed] = 0.0
             if ranked and rb_scale == "common":
                 scale = tables.scale(m, m.common_rb())
-                rank[zeroed], k[zeroed], mid[zeroed], n_runs[zeroed] = _rank_rows(scale, grades[zeroed],
-                                                                                  lengths[zeroed], midranks)
+                (rank[zeroed], k[zeroed], scaled[zeroed], s_lo[zeroed], s_hi[zeroed], mid[zeroed],
+                 n_runs[zeroed]) = _rank_rows(scale, grades[zeroed], lengths[zeroed], midranks)
             elif ranked:                            # the one feasible run: nothing relevant
                 rank[zeroed], k[zeroed], mid[zeroed], n_runs[zeroed] = 1, 1, 1.0, 1
-        if ranked:
-            unranked = rank == 0                               # undefined topics (raw NaN)
-            scaled = np.where(unranked, np.nan, np.where(k > 1, (rank - 1) / np.maximum(k - 1, 1), 0.0))
-            uncounted = unranked | (n_runs == 0)              # 0: more runs than 64 bits count
-            rank, k, n_runs = (pd.array(np.where(unranked, 0, a), dtype="Int64") for a in (rank, k, n_runs))
-            for a, empty in ((rank, unranked), (k, unranked), (n_runs, uncounted)):
-                a[empty] = pd.NA
+                scaled[zeroed] = s_lo[zeroed] = s_hi[zeroed] = 0.0
+            done |= zeroed
+        if ranked:                                  # empty: undefined topics (raw NaN), counts past 64 bits
+            rank, k, n_runs = (pd.array(np.where(done & (a > 0), a, 0), dtype="Int64") for a in (rank, k, n_runs))
+            for a in (rank, k, n_runs):
+                a[a == 0] = pd.NA
         else:
             rank = k = n_runs = pd.array(np.full(rows, pd.NA), dtype="Int64")
-            scaled = mid = np.full(rows, np.nan)
         if undefined:
             warnings.warn(f"{m} is undefined for {len(undefined)} topic(s) at N = {m.n} (Twist and CRP need "
                           f"N >= 2 RB; gR and nDCG a judged document with a positive gain), e.g. "
@@ -184,6 +213,9 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
             "run": runs, "topic": topics, "measure": str(m), "n": m.n, "rb": rb, "raw": raw,
             "rank": rank, "k": k, "scaled": scaled, "midrank": mid, "n_runs": n_runs, "rb_scale": rb_scale,
             "_row": np.arange(rows), "_m": mi})
+        if bounds:
+            frame.insert(frame.columns.get_loc("scaled") + 1, "scaled_lo", s_lo)
+            frame.insert(frame.columns.get_loc("scaled") + 2, "scaled_hi", s_hi)
         frames.append(frame[keep])
     if skipped:
         every = set.union(*skipped.values())
@@ -193,7 +225,7 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
                       f"(empty_topics='zero' scores them 0 and counts them, as trec_eval does)",
                       IrscaleWarning, stacklevel=3)
     if not frames:
-        return pd.DataFrame(columns=COLUMNS)
+        return pd.DataFrame(columns=bounded_columns() if bounds else COLUMNS)
     out = pd.concat(frames, ignore_index=True).sort_values(["_row", "_m"], kind="stable")
     return out.drop(columns=["_row", "_m"]).reset_index(drop=True)
 
@@ -205,7 +237,8 @@ def transform(qrels: QrelsInput, runs: RunsInput,
               rel_level: int | None = None, run_names: str = "tag", names: str = DEFAULT_NAMES,
               n_jobs: int | None = None,
               progress: bool = False, standardize: str | Iterable[str] | None = None,
-              reference: pd.DataFrame | None = None, leave_one_out: bool = False) -> pd.DataFrame:
+              reference: pd.DataFrame | None = None, leave_one_out: bool = False, bounded: bool = False,
+              error: float | None = None) -> pd.DataFrame:
     """Raw and interval-scaled per-topic scores of TREC runs.
 
     Parameters
@@ -269,6 +302,15 @@ def transform(qrels: QrelsInput, runs: RunsInput,
         Scores of other runs (a table of this function) to standardise against.
     leave_one_out : bool
         ECDF of each run without its own score.
+    bounded : bool
+        Scale RBP, DCG, nDCG and nDCG_trec past N = 40, where no exact scale exists, by
+        bounded scales (docs/bounded.md): certified intervals of their scaled values,
+        written as ``scaled_lo`` and ``scaled_hi`` (columns added for every measure;
+        equal to ``scaled`` where the scale is exact), ``rank`` and ``scaled`` their
+        midpoints. Measures with closed forms or bounded scales need no store.
+    error : float, optional
+        Widest interval of a bounded scale, in scaled units (default 1e-4; implies
+        ``bounded``): smaller costs time (widths shrink as 1 / grid cells).
 
     Returns
     -------
@@ -292,6 +334,11 @@ def transform(qrels: QrelsInput, runs: RunsInput,
         raise IrscaleError(f"rel_level must be an integer >= 1, got {rel_level!r}")
     if max_grade is not None and (isinstance(max_grade, bool) or not isinstance(max_grade, int) or max_grade < 1):
         raise IrscaleError(f"max_grade must be an integer >= 1, got {max_grade!r}")
+    if error is not None:
+        if isinstance(error, bool) or not isinstance(error, (int, float)) or not 0 < error < 1:
+            raise IrscaleError(f"error must be a number between 0 and 1 (the widest scaled interval of a bounded "
+                               f"scale), got {error!r}")
+        bounded = True
     methods = None if standardize is None else (
         STANDARDISATIONS if isinstance(standardize, str) and standardize.strip().lower() == "all"
         else check_transforms(standardize, STANDARDISATIONS))
@@ -299,7 +346,7 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     if not q.topics and empty_topics == "skip":
         raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
     ms, later, typed = read_measures(measures, names, q, max_grade)
-    ranked = store is not None and not raw_only
+    ranked = (store is not None or bounded) and not raw_only
     if ranked and rb_scale == "common":
         per_topic = [m for m in ms if not m.has_common_scale()]
         if per_topic:
@@ -310,10 +357,19 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     opened = open_or_none(store) if ranked else None
     path = None if not ranked else opened.path if opened is not None else store
     missing = {}
+
+    def check_scales(new: list[Measure]) -> dict:
+        """Warn of the measures without a scale; the tables the store lacks (checked)."""
+        warn_unscalable([m for m in new if not (bounded and m.bounded_only)], typed, stacklevel=4)
+        lack = missing_tables(opened, table_needs(q, new, rb_scale, max_grade, rel_level))
+        if lack and path is None:
+            raise IrscaleError(f"{', '.join(map(str, lack))} need tables: give a store (store=..., --store) to "
+                               f"read or build them in (bounded scales and closed forms need none)")
+        check_missing(path, lack, build_missing, hint, exists=opened is not None, n_jobs=n_jobs)
+        return lack
+
     if ranked:                                   # everything checked before any run is read
-        warn_unscalable(ms, typed)
-        missing = missing_tables(opened, table_needs(q, ms, rb_scale, max_grade, rel_level))
-        check_missing(path, missing, build_missing, hint, exists=opened is not None, n_jobs=n_jobs)
+        missing = check_scales(ms)
     warn_folded_levels(ms, q, max_grade, typed)
     run_list = read_runs(runs, None if later else max(m.n for m in ms), progress=progress, run_names=run_names)
     if later:                                    # names that rank the whole run: at the runs' depth
@@ -321,14 +377,16 @@ def transform(qrels: QrelsInput, runs: RunsInput,
         new = [m for m in more if m not in ms]
         ms, typed = ms + new, {**more_typed, **typed}
         if ranked:
-            warn_unscalable(new, typed)
-            more_missing = missing_tables(opened, table_needs(q, new, rb_scale, max_grade, rel_level))
-            check_missing(path, more_missing, build_missing, hint, exists=opened is not None, n_jobs=n_jobs)
-            missing.update(more_missing)
+            missing.update(check_scales(new))
         warn_folded_levels(new, q, max_grade, typed)
     tables = opened if opened is not None or not ranked else CLOSED_FORMS    # closed forms need no store
     if missing:
         tables = build_tables(path, missing, n_jobs, progress)
+    if ranked and bounded:
+        tables = bounded_scales.BoundedScales(tables, error)
+        tables.prepare([(m, rb) for m in ms if tables.covers(m)
+                        for rb in ([m.common_rb()] if rb_scale == "common" else qrels_rbs(q, m, max_grade, rel_level))],
+                       progress)
     depth = max(m.n for m in ms)
     judged = []
     for run in run_list:
@@ -341,7 +399,8 @@ def transform(qrels: QrelsInput, runs: RunsInput,
                                f"{', '.join(j.topics[:3])}...): are these the right qrels?")
         warn_coverage(j, missing_topics)
         judged.append(j)
-    out = score_judged(judged, ms, tables, rb_scale, midranks, empty_topics, missing_topics, rel_level)
+    out = score_judged(judged, ms, tables, rb_scale, midranks, empty_topics, missing_topics, rel_level,
+                       bounds=bounded and ranked)
     return out if methods is None else standardize_scores(out, methods, reference, leave_one_out)
 
 

@@ -11,15 +11,24 @@ exact scale exists. See docs/bounded.md.
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 from typing import TYPE_CHECKING, ClassVar
 
 import mpmath
 import numpy as np
 
+from irscale.enumerate.progress import progress_bar
 from irscale.enumerate.runspace import runs_of_ids
 from irscale.enumerate.words import words_to_ints
-from irscale.errors import BuildTooLargeError, OracleListError, RunError, ValueNotInScaleError
+from irscale.errors import (
+    BuildTooLargeError,
+    IrscaleWarning,
+    OracleListError,
+    RecallBaseError,
+    RunError,
+    ValueNotInScaleError,
+)
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.certificate import Certificate
@@ -90,6 +99,68 @@ def bounded_scale(measure: Measure | str, rb: RecallBase = None, *, cells: int |
     m = parse_measure(measure)
     return bounded_table(m, m.table_rb(m.check_rb(rb)), cells=cells, error=error, threads=threads,
                          max_bytes=max_bytes).scale(rb)
+
+
+class BoundedScales:
+    """The scales of a transform that opts in to bounded scales: the bounded scale (of at
+    most ``error`` in scaled units) of every measure that has bounded scales and no exact
+    one (RBP, DCG, nDCG, nDCG_trec past N = 40), one per recall base, computed once; every
+    other measure's from ``exact`` (a store, or the closed forms)."""
+
+    def __init__(self, exact: object, error: float | None = None):
+        self.exact, self.error, self.path = exact, error, getattr(exact, "path", None)
+        self._tables: dict = {}
+        self.refused: dict = {}                   # (measure, rb) -> why it has no bounded scale
+
+    @staticmethod
+    def covers(measure: Measure) -> bool:
+        """Whether ``measure`` is scaled by a bounded scale here."""
+        return measure.bounded_only
+
+    def prepare(self, needs: list[tuple[Measure, RecallBase]], progress: bool = False) -> None:
+        """Compute the bounded scales of ``needs`` (measure, recall base) now, with a
+        progress bar (each takes up to seconds); warn once per measure of the recall bases
+        it has none for (per-grade counts that bound two grades): their topics stay unscaled."""
+        todo = list(dict.fromkeys((m, self._key_rb(m, rb)) for m, rb in needs if self.covers(m)))
+        bar = progress_bar(total=len(todo), desc="bounded scales", unit="scale", disable=not progress)
+        with bar:
+            for m, rb in todo:
+                bar.set_postfix_str(f"{m}" + ("" if rb is None else f" rb={rb}"), refresh=False)
+                self.scale(m, rb)
+                bar.update()
+        by_measure: dict = {}
+        for (m, rb), why in self.refused.items():
+            by_measure.setdefault(m, []).append((rb, why))
+        for m, refused in by_measure.items():
+            what = ("whose per-grade counts bound more than one grade (counts below N: bounded scales, like rank "
+                    "oracles, count the runs of one bounded grade)" if m.per_grade_rb else f"({refused[0][1]})")
+            warnings.warn(f"{m}: no bounded scale for the topics {what}: {len(refused)} count vector(s), e.g. "
+                          f"{refused[0][0]}; the rank and scaled values of those topics stay empty",
+                          IrscaleWarning, stacklevel=3)
+
+    @staticmethod
+    def _key_rb(measure: Measure, rb: RecallBase) -> RecallBase:
+        """The recall base naming the scale: every rb >= N of a binary measure is one scale
+        (every run is feasible)."""
+        rb = measure.check_rb(rb)
+        return measure.n if isinstance(rb, int) and rb > measure.n else rb
+
+    def scale(self, measure: Measure, rb: RecallBase = None) -> Scale | None:
+        """The scale of ``measure`` for ``rb``: bounded where :meth:`covers` says so (None for
+        a recall base it has none for, see :meth:`prepare`), else ``exact``'s."""
+        if not self.covers(measure):
+            return self.exact.scale(measure, rb)
+        rb = self._key_rb(measure, rb)
+        if (measure, rb) in self.refused:
+            return None
+        key = (measure, measure.table_rb(rb))
+        if key not in self._tables:
+            self._tables[key] = bounded_table(measure, key[1], error=self.error)
+        try:
+            return self._tables[key].scale(rb)
+        except RecallBaseError as e:
+            self.refused[(measure, rb)] = str(e)
+            return None
 
 
 class BoundedScale(Scale):
@@ -319,6 +390,10 @@ class BoundedScale(Scale):
     def rank_judged(self, grades: np.ndarray, lengths: np.ndarray) -> np.ndarray:
         """Midpoint ranks of judged rankings (``grades`` (m, N) folded to 0..G; what transforms rank)."""
         return self.rank_runs(grades)
+
+    def rank_bounds_judged(self, grades: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Certified [lo, hi] of the unq ranks of judged rankings (what transforms rank)."""
+        return self.rank_bounds_runs(grades)
 
     def rank_ids(self, ids: ArrayLike) -> np.ndarray:
         m = self.measure

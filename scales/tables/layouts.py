@@ -89,23 +89,29 @@ def stored_layout(attrs: dict) -> Layout:
     return layout
 
 
-def scale_kind(measure: Measure) -> str | None:
+def scale_kind(measure: Measure, width: float | None = None) -> str | None:
     """What a measure's scale is, as outputs say it: ``"exact: closed form"`` (P, R, F1,
     RR, Rprec: :mod:`irscale.scales.tables.closed`), ``"exact: rank oracle"``,
-    ``"exact: table"``; None when it has no scale (:meth:`Measure.scales_reason` says why)."""
+    ``"exact: table"``; with ``width`` (the widest scaled interval of scores that used
+    bounded scales) ``"bounded: scaled within 9.2e-04"`` for a measure whose bounded scale
+    stands in for an exact one; None when it has no scale (:meth:`Measure.scales_reason`
+    says why)."""
     if not measure.has_scales:
-        return None
+        return f"bounded: scaled within {width:.1e}" if width is not None and measure.bounded_scales else None
     if measure.closed_form() is not None:
         return "exact: closed form"
     return "exact: rank oracle" if measure.layout == "oracle" else "exact: table"
 
 
-def describe_scales(measures: list[Measure]) -> str:
+def describe_scales(measures: list[Measure], widths: dict[Measure, float] | None = None) -> str:
     """One phrase naming the kind of scale of each measure that has one, grouped by kind
-    (``exact: closed form for P@1000, RR@1000; exact: table for AP@10``)."""
+    (``exact: closed form for P@1000, RR@1000; exact: table for AP@10``); ``widths``: the
+    widest scaled interval of each measure scaled by a bounded scale."""
     kinds: dict[str, list[str]] = {}
-    for m in measures:
-        kind = scale_kind(m)
+    widths = widths or {}
+    widest = max((w for m, w in widths.items() if scale_kind(m) is None), default=None)
+    for m in measures:                          # bounded scales: one phrase, their widest interval
+        kind = scale_kind(m) or scale_kind(m, widest if m in widths else None)
         if kind is not None:
             kinds.setdefault(kind, []).append(str(m))
     return "; ".join(f"{kind} for {', '.join(names)}" for kind, names in kinds.items())

@@ -369,6 +369,12 @@ class Scale(abc.ABC):
         folded to 0..G, ``lengths`` their lengths (truncated run spaces read them)."""
         return self.rank_ids(self.measure.judged_ids(grades, lengths))
 
+    def rank_bounds_judged(self, grades: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[lo, hi] holding the unq rank of each judged ranking: an exact scale's rank twice
+        (the same array); a bounded scale's certified interval (:mod:`irscale.scales.tables.bounded`)."""
+        rank = self.rank_judged(grades, lengths)
+        return rank, rank
+
     @abc.abstractmethod
     def rank_ids(self, ids: ArrayLike) -> np.ndarray:
         """Exact ranks (int64 (m,)) of runs given by run id (SPEC section 2 numbering).
