@@ -28,27 +28,42 @@ def available_cores() -> int:
     except (AttributeError, OSError):              # macOS, Windows: no affinity
         return max(1, os.cpu_count() or 1)
 
-#: The built-in scoring kernels by name (functions of :mod:`irscale.enumerate.kernels`).
+#: The generic scoring kernels by name (functions of :mod:`irscale.enumerate.kernels`).
 KERNELS = {
     "additive": "additive_keys",
     "additive_mw": "additive_keys_mw",
-    "ap": "ap_keys",
-    "rr": "rr_keys",
-    "err": "err_keys",
 }
+_kernel_modules: dict[str, object] = {}        # module name -> its tiered view (one per process)
+
+
+def kernel_of(kernel: str | Callable) -> Callable:
+    """The scoring function ``kernel`` names: a generic kernel (:data:`KERNELS`), or
+    ``"module:function"``, a kernel of a family's own module (imported on first use, its
+    ``INTERPRETABLE`` kernels tiered); a function is itself."""
+    if not isinstance(kernel, str):
+        return kernel
+    if kernel in KERNELS:
+        return getattr(kernels, KERNELS[kernel])
+    module, _, name = kernel.partition(":")
+    if not name:
+        raise ValueError(f"unknown scoring kernel {kernel!r}: a name of KERNELS or 'module:function'")
+    view = _kernel_modules.get(module)
+    if view is None:
+        view = _kernel_modules.setdefault(module, tiered(lazy_module(module)))
+    return getattr(view, name)
 
 
 def score(kernel: str | Callable[[np.ndarray, np.ndarray, np.ndarray], None], words: int, weights: np.ndarray,
           runs: np.ndarray) -> np.ndarray:
     """Keys of ``runs`` (uint8, shape (m, N)) as a (m, words) uint64 array.
 
-    ``kernel`` is the name of a built-in kernel (:data:`KERNELS`) or any numba-jitted
-    function with the signature ``(runs, weights, out)``: a measure may bring its own
-    kernel without changes to the enumerator.
+    ``kernel`` names a generic kernel (:data:`KERNELS`) or a family's
+    (``"module:function"``), or is any numba-jitted function with the signature ``(runs,
+    weights, out)``: a measure brings its own kernel without changes to the enumerator
+    (:func:`kernel_of`).
     """
     out = np.empty((runs.shape[0], words), dtype=np.uint64)
-    fn = getattr(kernels, KERNELS[kernel]) if isinstance(kernel, str) else kernel
-    fn(runs, weights, out)
+    kernel_of(kernel)(runs, weights, out)
     return out
 
 #: Strata of scored runs: none, the number of nonzero degrees (relevant documents), or
@@ -59,7 +74,7 @@ STRATA = (None, "relevant", "grade_codes")
 @dataclass(frozen=True)
 class ScoringJob:
     """Everything a worker needs to score runs for one measure (picklable): the kernel
-    (a name of :data:`KERNELS` or a numba function), its weights,
+    (a name :func:`kernel_of` knows, or a numba function), its weights,
     the key codec and which strata to keep (:data:`STRATA`)."""
 
     kernel: object

@@ -1,4 +1,6 @@
-"""Numba kernels of the enumerator: run decoding and exact-key scoring.
+"""Numba kernels of the enumerator: run decoding and the generic exact-key scoring (sums of
+per-rank weights); a family with keys of its own brings its kernels in its own module
+(``families/<family>_kernels.py``, e.g. AP's, RR's and ERR's).
 
 All kernels take judged runs as a ``uint8`` array of shape (n_runs, N), column 0 being
 rank 1, and write one key per run. Integer arithmetic only; no ``fastmath``.
@@ -13,8 +15,7 @@ import numpy as np
 
 #: Kernels whose Python source gives the same results run by the interpreter: small calls
 #: of them need no compiling (:mod:`irscale.enumerate.interpreted`; tests/test_interpreted.py).
-INTERPRETABLE = ("decode_runs", "decode_ids", "encode_runs", "relevant_counts", "additive_keys", "ap_keys",
-                 "rr_keys")
+INTERPRETABLE = ("decode_runs", "decode_ids", "encode_runs", "relevant_counts", "additive_keys")
 
 
 @nb.njit(cache=True)
@@ -158,48 +159,3 @@ def additive_keys_mw(runs, limbs, out):
             carry = v >> np.uint64(32)
         for w in range(words):
             out[i, words - 1 - w] = acc[2 * w] | (acc[2 * w + 1] << np.uint64(32))
-
-
-@nb.njit(cache=True)
-def ap_keys(runs, weights, out):
-    """AP numerator: key = sum_k [r_k > 0] * (relevant in top k) * weights[k, 1]
-    with weights[k, 1] = lcm(1..N) / k."""
-    m, n = runs.shape
-    for i in range(m):
-        acc = np.uint64(0)
-        seen = np.uint64(0)
-        for k in range(n):
-            if runs[i, k] > 0:
-                seen += np.uint64(1)
-                acc += seen * weights[k, 1]
-        out[i, 0] = acc
-
-
-@nb.njit(cache=True)
-def rr_keys(runs, weights, out):
-    """RR key: N + 1 - (rank of the first relevant document), 0 if none. A document is
-    relevant when its degree is >= ``weights[0, 0]`` (1 when ``weights`` is empty)."""
-    m, n = runs.shape
-    threshold = weights[0, 0] if weights.shape[0] > 0 else 1
-    for i in range(m):
-        key = 0
-        for k in range(n):
-            if runs[i, k] >= threshold:
-                key = n - k
-                break
-        out[i, 0] = key
-
-
-@nb.njit(cache=True)
-def err_keys(runs, weights, out):
-    """ERR keys: sum_k weights[k, r_k] * prod_{j<k} weights[N, r_j] (see
-    :mod:`irscale.scales.measures.families.err`); one 64-bit word."""
-    n = runs.shape[1]
-    for i in range(runs.shape[0]):
-        key = np.uint64(0)
-        prod = np.uint64(1)
-        for k in range(n):
-            g = runs[i, k]
-            key += weights[k, g] * prod
-            prod *= weights[n, g]
-        out[i, 0] = key

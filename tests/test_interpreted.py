@@ -39,10 +39,14 @@ from irscale.enumerate import interpreted as ip
 from irscale.enumerate import kernels as K
 from irscale.enumerate import split_kernels as sk
 from irscale.enumerate.split import group_split, process_bucket
+from irscale.scales.measures.families import average_precision_kernels as apk
+from irscale.scales.measures.families import err_kernels as errk
+from irscale.scales.measures.families import reciprocal_rank_kernels as rrk
 from irscale.scales.tables import lookup_kernels as lk
 from irscale.scales.tables import oracle_kernels as ok
 
-MODULES = {"kernels": K, "split_kernels": sk, "lookup_kernels": lk, "oracle_kernels": ok}
+MODULES = {"kernels": K, "split_kernels": sk, "lookup_kernels": lk, "oracle_kernels": ok,
+           "average_precision_kernels": apk, "reciprocal_rank_kernels": rrk, "err_kernels": errk}
 #: The listed kernels this file compares directly on inputs of its own (the rest of each
 #: list is covered by the kernel tests run interpreted; see test_every_listed_kernel_is_covered).
 COMPARED = {"decode_runs", "decode_ids", "encode_runs", "relevant_counts", "additive_keys", "ap_keys", "rr_keys",
@@ -108,7 +112,7 @@ def both(kernel, *args, scratch=()):
 
 def test_every_listed_kernel_is_covered():
     for module in MODULES.values():
-        assert module.INTERPRETABLE, module.__name__
+        assert module.INTERPRETABLE or module is errk, module.__name__      # ERR's kernel: compiled only
         for name in module.INTERPRETABLE:
             assert isinstance(getattr(module, name), nb.core.registry.CPUDispatcher), name
     listed = {name for m in MODULES.values() for name in m.INTERPRETABLE}
@@ -142,8 +146,9 @@ def _compiled_only() -> set[str]:
 def _kernel_tests():
     out = []
     skip = _compiled_only()
-    for mod, attr in ((test_kernels_enumerate, "K"), (test_kernels_split, "sk"), (test_kernels_lookup, "lk"),
-                      (test_kernels_oracle, None)):       # the oracle tests call the kernels through oracle_form
+    for mod, attr in ((test_kernels_enumerate, ("K", "APK", "RRK", "ERRK")), (test_kernels_split, ("sk",)),
+                      (test_kernels_lookup, ("lk",)),
+                      (test_kernels_oracle, ())):       # the oracle tests call the kernels through oracle_form
         for name, fn in inspect.getmembers(mod, inspect.isfunction):
             if not name.startswith("test_") or fn.__module__ != mod.__name__:
                 continue
@@ -160,8 +165,8 @@ def _kernel_tests():
 
 @pytest.mark.parametrize("mod,attr,fn,kw", _kernel_tests())
 def test_kernel_tests_pass_interpreted(mod, attr, fn, kw, monkeypatch):
-    if attr is not None:
-        monkeypatch.setattr(mod, attr, Interpreted(getattr(mod, attr)))
+    for name in attr:
+        monkeypatch.setattr(mod, name, Interpreted(getattr(mod, name)))
     monkeypatch.setattr(ip.Tiered, "interpret", True)        # what they call through the library too
     if "monkeypatch" in inspect.signature(fn).parameters:
         kw = {**kw, "monkeypatch": monkeypatch}
@@ -178,9 +183,9 @@ def test_run_kernels_and_scoring_wrap_as_compiled():
         big = rng.integers(1 << 62, (1 << 63) - 1, size=(n, levels), dtype=np.int64).astype(np.uint64)
         for weights in (big, rng.integers(0, 50, size=(n, levels)).astype(np.uint64)):
             both(K.additive_keys, runs, weights, np.zeros((300, 1), np.uint64))
-            both(K.ap_keys, runs, weights, np.zeros((300, 1), np.uint64))
+            both(apk.ap_keys, runs, weights, np.zeros((300, 1), np.uint64))
         for weights in (np.zeros((0, 0), np.uint64), np.full((1, 1), 2, np.uint64)):
-            both(K.rr_keys, runs, weights, np.zeros((300, 1), np.uint64))
+            both(rrk.rr_keys, runs, weights, np.zeros((300, 1), np.uint64))
         both(K.decode_runs, 5, 100, levels, min(n, 12), np.full((110, min(n, 12)), 255, np.uint8))
         both(K.decode_ids, rng.integers(0, levels ** min(n, 12), size=50), levels, min(n, 12),
              np.zeros((50, min(n, 12)), np.uint8))

@@ -69,9 +69,10 @@ METHODS = ("auto", "split", "generic")
 class KeySpec:
     """How a measure's exact keys are computed and what they mean.
 
-    ``kernel`` names a scoring kernel of :data:`irscale.enumerate.jobs.KERNELS` or is a
-    numba function ``(runs, weights, out)`` of the measure's own (then override
-    :meth:`key_python` with its plain-Python reference); ``weights`` are its integer
+    ``kernel`` names a generic scoring kernel (:data:`irscale.enumerate.jobs.KERNELS`) or
+    the family's own, ``"module:function"`` of its ``families/<family>_kernels.py`` (numba
+    functions ``(runs, weights, out)``, loaded lazily; then override :meth:`key_python`
+    with its plain-Python reference); ``weights`` are its integer
     weights per rank (0-based) and relevance degree, as Python ints; ``max_key`` bounds
     every key; ``ordered`` says whether key order is value order; ``tie_method`` is how
     the certificate of a table names the way its ties were decided.

@@ -1,7 +1,8 @@
 """The registry of measure families: every module of
 :mod:`irscale.scales.measures.families` is imported, and every
 :class:`~irscale.scales.measures.measure.Measure` subclass it defines with a ``name`` is a
-family. Adding a family is adding a module; there is no list to edit.
+family (modules named ``*_kernels`` hold a family's numba kernels, loaded only to score
+runs). Adding a family is adding a module; there is no list to edit.
 
 One registry serves parsing, building, transforms, the service and ``irscale measures``.
 """
@@ -19,6 +20,8 @@ from irscale.scales.measures.measure import Measure
 def _discover() -> dict[str, type]:
     found: dict[str, type] = {}
     for info in sorted(pkgutil.iter_modules(_families_package.__path__), key=lambda i: i.name):
+        if info.name.endswith("_kernels"):
+            continue                          # numba: imported when runs are scored
         module = importlib.import_module(f"{_families_package.__name__}.{info.name}")
         for obj in vars(module).values():
             if (isinstance(obj, type) and issubclass(obj, Measure) and obj.__module__ == module.__name__

@@ -2,7 +2,7 @@
 
 AP = (1/RB) * sum_k r_k * (sum_{j<=k} r_j) / k. The exact key is the integer
 ``L * sum_k r_k * (relevant in top k) / k`` with L = lcm(1..N), so AP = key / (L * RB),
-scored by the kernel ``ap`` (:func:`irscale.enumerate.kernels.ap_keys`).
+scored by the family's kernel (``average_precision_kernels.ap_keys``).
 
 Split form: the prefix contributes its own key A and its number of relevant documents
 c (the state); a suffix with relevant ranks k > h contributes
@@ -30,7 +30,7 @@ from irscale.scales.measures.keys import LinearKey, lcm_upto
 class APKey(LinearKey):
     """AP's cumulated-precision key (weights[k][1] = L/(k+1))."""
 
-    kernel: object = "ap"
+    kernel: object = f"{__name__}_kernels:ap_keys"
     split_enumeration: ClassVar[bool] = True
 
     def key_python(self, run: Sequence[int]) -> int:

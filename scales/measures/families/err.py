@@ -49,7 +49,7 @@ GENERIC_LIMIT = 2 ** 16
 class ERRKey(LinearKey):
     """ERR's cascade key: sum_k weights[k][r_k] * prod_{j<k} factors[r_j]."""
 
-    kernel: object = "err"
+    kernel: object = f"{__name__}_kernels:err_keys"
     factors: list
     split_enumeration: ClassVar[bool] = True
 

@@ -34,7 +34,7 @@ class ReciprocalRankKey(KeySpec):
     """RR: key = N + 1 - first relevant rank (0 if none); ``max_key`` is N. A document is
     relevant when its degree is at least ``weights[0][0]`` (1 when ``weights`` is empty)."""
 
-    kernel: object = "rr"
+    kernel: object = f"{__name__}_kernels:rr_keys"
     split_enumeration: ClassVar[bool] = True
 
     @property
