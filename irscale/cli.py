@@ -27,6 +27,8 @@ COMMANDS = {
     "spacing": ("spacing", "Spacing statistics of the tables in PATH."),
     "axioms": ("axioms", "Order-theoretic checks over all runs of length N."),
     "serve": ("serve", "Serve the tables of STORE over HTTP (JSON lookup API; docs at /docs)."),
+    "pack": ("pack", "Write the tables of the store folder STORE into one file OUT, for sharing."),
+    "unpack": ("pack", "Make the store folder STORE of the single-file store FILE (packed, or of an older irscale)."),
     "measures": ("measures", "List the known measure families."),
 }
 
@@ -42,7 +44,7 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         module = importlib.import_module(f"irscale.commands.{COMMANDS[cmd_name][0]}")
-        return module.command
+        return getattr(module, f"{cmd_name}_command", None) or module.command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, help_text) for name, (_, help_text) in COMMANDS.items()]

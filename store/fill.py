@@ -1,7 +1,8 @@
-"""build_store: build the tables a store lacks and commit each to the file atomically,
-resumably (checkpoints of unfinished tables live next to the store), one writer at a
-time (the store's lock file, :mod:`irscale.store.lock`), with a full disk or a file-size
-limit reported as :class:`~irscale.errors.DiskFullError` and no temporary file left."""
+"""build_store: build the tables a store lacks and commit each to the store folder
+atomically (:mod:`irscale.store.folder`), resumably (checkpoints of unfinished tables live
+next to the store), one build per table at a time (a lock per table: builds of different
+tables go on together), with a full disk or a file-size limit reported as
+:class:`~irscale.errors.DiskFullError` and no temporary file left."""
 from __future__ import annotations
 
 import contextlib
@@ -26,11 +27,10 @@ from irscale.scales.tables.entry_build import safe_name
 from irscale.scales.tables.estimate import Estimate, duration, estimate, size
 from irscale.scales.tables.layouts import layout_of
 from irscale.scales.tables.scale import Table
-from irscale.store import journal
+from irscale.store import folder
 from irscale.store.format import table_name
-from irscale.store.lock import StoreLock
 from irscale.store.reader import Store
-from irscale.store.writer import appendable, commit, commit_size
+from irscale.store.writer import commit, commit_size
 
 #: Builds estimated below this many bytes of tables and checkpoints skip the disk check.
 SMALL_BUILD_BYTES = 64 << 20
@@ -62,9 +62,9 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     the store are kept unless ``rebuild``. Tables are committed atomically as they are
     built: a table as soon as it is built once the tables waiting took
     :data:`COMMIT_SECONDS` (30 s) to build or hold :data:`COMMIT_BYTES` (1 GiB), quick
-    tables together, the rest at the end. A commit adds its tables to the store in place
-    (:mod:`irscale.store.journal`), or, where it replaces a table, writes a new copy of
-    the store.
+    tables together, the rest at the end.
+    Tables are committed as they are built, each one a file of the store folder renamed
+    into place (:mod:`irscale.store.folder`).
     Big tables (2^31 pairs or more, entries beyond half the memory available, or an
     explicit ``bucket_items``: :func:`irscale.enumerate.split.checkpoints_worth`)
     checkpoint finished buckets next to the store
@@ -74,17 +74,15 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     build that fails or is interrupted (Ctrl-C) while building a table commits the tables
     it finished before stopping.
 
-    **One writer at a time.** A build that has tables to write holds the store's lock
-    (``.NAME.lock`` next to it, :mod:`irscale.store.lock`) from start to end, checkpoints
-    included. A second build of the same store waits for it: it prints once on stderr
-    "waiting for PID N on HOST to finish writing NAME ...", then, holding the lock, looks
-    at the store again and builds only the tables still missing, so every table of both
-    builds ends up in the store (two identical builds: the second finds its tables built
-    and returns). ``wait``: seconds to wait at most (None, the default: as long as it
-    takes; 0: not at all), after which :class:`~irscale.errors.StoreBusyError` names the
-    holder. The kernel releases the lock of a killed build, so a lock file left behind
-    never blocks the next build. Readers see the old store or the new: they wait only for
-    the milliseconds in which a commit writes its few changed kilobytes into the store.
+    **One build per table at a time.** A build holds a lock on each table it writes
+    (:class:`~irscale.store.folder.TableLocks`) from start to end, checkpoints included:
+    builds of different tables go on together, and a build of a table another build is
+    writing waits for it (it says so once on stderr), then looks at the store again and
+    builds only the tables still missing (two identical builds: the second finds its
+    tables built and returns). ``wait``: seconds to wait at most (None, the default: as
+    long as it takes; 0: not at all), after which :class:`~irscale.errors.StoreBusyError`
+    says so. The kernel releases the locks of a killed build. Readers take no lock: they
+    see each table as it was before a commit or after it.
 
     **Disk full.** When the disk fills up or a file-size limit (``ulimit -f``) is reached
     anywhere in a build (a table, a new copy of the store, a checkpoint), the build stops with
@@ -129,11 +127,16 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     requested = table_requests(ms, requests)
     wanted = _missing(path, requested, rebuild, chosen if layout != "auto" else None)
     if any(wanted.values()):
+        if path.exists() and not path.is_dir():
+            commit(path, [])                  # its error: a packed file takes no tables
         if not path.parent.is_dir():
             raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
-        lock = StoreLock(path, wait=wait)
+        existed = path.exists()
+        folder.create(path)
+        locks = folder.TableLocks(path, [table_name(str(m), t) for m, ts in wanted.items() for t in ts], wait=wait,
+                                  notify=lambda message: print(f"irscale: {message}", file=sys.stderr, flush=True))
         try:
-            lock.acquire()
+            locks.__enter__()
         except KeyboardInterrupt:
             raise KeyboardInterrupt(f"interrupted while waiting for another build to finish writing {path}: "
                                     f"this build wrote nothing") from None
@@ -141,9 +144,9 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
             with _writes_fail_with_efbig():
                 if not rebuild:   # the build we may have waited for has written some of them
                     wanted = _missing(path, requested, rebuild, chosen if layout != "auto" else None)
-                _build(path, ms, wanted, n_jobs, progress, method, backend, scheduler, bucket_items, layout)
+                _build(path, ms, wanted, n_jobs, progress, method, backend, scheduler, bucket_items, layout, existed)
         finally:
-            lock.release()
+            locks.__exit__()
     if report is not None:
         report.built = [table_name(str(m), t) for m, ts in wanted.items() for t in ts]
         built = set(report.built)
@@ -164,7 +167,7 @@ class BuildReport:
 def _missing(path: Path, requested: dict, rebuild: bool, layouts: dict | None = None) -> dict:
     """The requested tables that the store lacks (all of them with ``rebuild``; with
     ``layouts``, measure -> layout asked for, also those stored in another layout)."""
-    if rebuild or not path.exists():
+    if rebuild or not path.exists() or path.is_dir() and not (path / folder.MANIFEST).exists():
         return dict(requested)
     existing = Store(path)
 
@@ -192,8 +195,9 @@ def _writes_fail_with_efbig() -> Iterator[None]:
 
 
 def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: bool, method: str,
-           backend: str | None, scheduler: str | None, bucket_items: int | None, layout: str = "auto") -> None:
-    """Build and commit the ``wanted`` tables (the caller holds the store's lock). When it
+           backend: str | None, scheduler: str | None, bucket_items: int | None, layout: str = "auto",
+           existed: bool = True) -> None:
+    """Build and commit the ``wanted`` tables (the caller holds their locks). When it
     stops early (a full disk, Ctrl-C), its error says what this build kept: the tables it
     committed, counted as they are committed and, for tables the store lacked before,
     also found in the store (so that a Ctrl-C just after a commit still counts it)."""
@@ -202,7 +206,6 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
         return
     wd = workdir_for(path)
     pairs = [(m, t) for m in todo for t in wanted[m]]
-    existed = path.exists()
     before = _in_store(path, pairs)           # tables replaced (--rebuild, another layout)
     batch = Batch()
     try:
@@ -237,8 +240,7 @@ def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list
     plans = [estimate(m, t, fanout.workers, method, layout) for m, t in pairs]
     if bucket_items is not None:     # an explicit work unit checkpoints every table it builds
         plans = [dataclasses.replace(p, checkpoints=int(p.stored * 1.4)) for p in plans]
-    # a commit copies the store where it replaces a table or the journal cannot take it
-    check_disk(path, wd, plans, copies=path.exists() and not appendable(path, pairs))
+    check_disk(path, wd, plans)
     if progress:
         announce(plans, wd)
     before = {str(m): status.seconds for m in todo
@@ -248,7 +250,7 @@ def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list
                            bucket_items=bucket_items, concatenate=False, layout=layout)
     try:
         stored = {m: sum(p.stored for p, (mm, _) in zip(plans, pairs) if mm is m) for m in todo}
-        # what stores nothing (oracles, implicit tables) first, since a commit may copy the store;
+        # what stores nothing (oracles, implicit tables) first: they are committed at once;
         # one call per group, so that generic tables of one run space share an enumeration pass
         groups = [[m for m in todo if not stored[m]], [m for m in todo if stored[m]]]
         tables = (t for g in groups if g for t in build_tables(g, {str(m): wanted[m] for m in g}, options=options))
@@ -291,9 +293,8 @@ def _kept(path: Path, pairs: list, batch: Batch, before: set[str]) -> set[str]:
 
 
 #: A build commits the tables it has built once they took this long to build (or at its
-#: end): a kill loses about this much finished work, and quick tables share one commit
-#: (a commit that replaces tables writes a new copy of the store).
-COMMIT_SECONDS = 30.0
+#: end): a kill loses about this much finished work (a commit is a rename per table).
+COMMIT_SECONDS = 1.0
 #: ... or once they take this many bytes (tables built in memory are held until committed).
 COMMIT_BYTES = 1 << 30
 
@@ -348,15 +349,9 @@ class Batch:
         tables = self.tables
         if not tables:
             return 0
-        interrupted = False
-        try:
-            commit_checked(path, tables, self.seconds, progress=progress)
-        except journal.CommittedInterrupt:
-            interrupted = True                # committed all the same: the build's message counts them
+        commit_checked(path, tables, self.seconds, progress=progress)
         self.done.extend(table_name(str(t.measure), t.table_rb) for t in tables)
         self._committed(tables, wd)
-        if interrupted:
-            raise KeyboardInterrupt from None
         return len(tables)
 
     def _committed(self, tables: list, wd: Path) -> None:
@@ -375,74 +370,49 @@ def _remove_partial_checkpoints(wd: Path) -> None:
             remove_partial(sub)
 
 
-def check_room(path: Path, tables: list, append: bool) -> None:
-    """Refuse (DiskFullError) a commit whose writes cannot fit on the disk or whose store
-    would exceed the process's file-size limit: HDF5 does not survive a failed write well
-    (an exception from the middle of the library, or a crash), so such a commit must not
-    start. A commit that appends (``append``: :func:`~irscale.store.writer.appendable`)
-    writes the new tables into the store; another one writes a new copy of the store next
-    to it."""
-    target = path if append else temporary_path(path)
-    need = commit_size(path, tables, copy=not append)
-    final = commit_size(path, tables)
+def check_room(path: Path, tables: list) -> None:
+    """Refuse (DiskFullError) a commit whose table files cannot fit on the disk or exceed
+    the process's file-size limit: HDF5 does not survive a failed write well (an exception
+    from the middle of the library, or a crash), so such a commit must not start."""
+    sizes = [commit_size([t]) for t in tables]
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-    if limit != resource.RLIM_INFINITY and final > limit:
-        raise DiskFullError(f"file size limit reached writing {target}: file too large (the new store takes about "
-                            f"{size(final)}, and this process may write files of at most {size(limit)}, ulimit -f)")
-    folder = Path(os.path.abspath(path)).parent
+    if limit != resource.RLIM_INFINITY and sizes and max(sizes) > limit:
+        raise DiskFullError(f"file size limit reached writing {path}: file too large (a table file takes about "
+                            f"{size(max(sizes))}, and this process may write files of at most {size(limit)}, "
+                            f"ulimit -f)")
     try:
-        free = shutil.disk_usage(folder).free
+        free = shutil.disk_usage(path if path.is_dir() else path.parent).free
     except OSError:
         return
-    if need > free:
-        what = "the new tables need" if append else "the new copy of the store needs"
-        raise DiskFullError(f"disk full while writing {target} ({size(free)} free on {folder}; {what} about "
-                            f"{size(need)})")
-
-
-def temporary_path(path: Path) -> Path:
-    """The temporary file a commit of this process writes next to the store."""
-    folder = path.parent if str(path.parent) else Path(".")
-    return folder / f".{path.name}.tmp-{os.getpid()}"
+    if sum(sizes) > free:
+        raise DiskFullError(f"disk full while writing {path} ({size(free)} free; the new tables need about "
+                            f"{size(sum(sizes))})")
 
 
 def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool = False) -> None:
     """:func:`~irscale.store.writer.commit` after :func:`check_room`, with a full disk or
-    a file-size limit met while writing reported as DiskFullError (the copy of the old
-    store, the HDF5 write: h5py raises RuntimeError or OSError) and no temporary file
-    left behind."""
-    append = appendable(path, [(t.measure, t.table_rb) for t in tables])
-    check_room(path, tables, append)
-    tmp = temporary_path(path)
-    target = path if append else tmp
+    a file-size limit met while writing reported as DiskFullError (h5py raises RuntimeError
+    or OSError); a failed commit leaves no temporary file."""
+    check_room(path, tables)
     try:
         commit(path, tables, build_seconds, progress=progress)
-    except journal.JournaledError:
-        raise                     # committed, through its journal: not a failure to report as "unchanged"
     except (StoreError, OSError, RuntimeError) as e:
         cause = e.__context__ if isinstance(e, StoreError) and e.__context__ is not None else e
-        full = disk_error(cause, target, path.parent)
-        tmp.unlink(missing_ok=True)
+        full = disk_error(cause, path, path.parent)
         if full is not None:
             raise full from None
         raise
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
-def check_disk(path: Path, wd: Path, plans: list[Estimate], copies: bool = True) -> None:
+def check_disk(path: Path, wd: Path, plans: list[Estimate]) -> None:
     """Refuse a build whose estimated peak disk use exceeds the free space of the store's
-    folder: checkpoints of the table being built, the tables, and where commits copy the
-    store (``copies``) each commit's new copy of it (the old store stays until the copy is
-    renamed over it)."""
+    folder: checkpoints of the table being built and the tables."""
     if not plans or sum(p.stored + p.checkpoints for p in plans) < SMALL_BUILD_BYTES:
         return
-    old = path.stat().st_size if path.exists() and copies else 0
     stored, peak = 0, 0
     for p in plans:
         stored += p.stored
-        peak = max(peak, p.checkpoints + old + stored)
+        peak = max(peak, p.checkpoints + stored)
     folder = path.parent if str(path.parent) else Path(".")
     try:
         free = shutil.disk_usage(folder).free
@@ -453,7 +423,7 @@ def check_disk(path: Path, wd: Path, plans: list[Estimate], copies: bool = True)
         raise BuildTooLargeError(
             f"building {len(plans)} table(s) into {path} needs about {size(peak)} of disk at its peak (the store "
             f"grows by about {size(stored)}, checkpoints in {wd} take up to {size(max(p.checkpoints for p in plans))}"
-            f"{', and each commit writes a new copy of the store' if copies else ''}), but {folder} has "
+            f"), but {folder} has "
             f"{size(free)} free; free some space or build fewer or smaller tables at a time")
 
 

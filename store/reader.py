@@ -1,5 +1,8 @@
-"""Reading a store: file checks, table listing, tables read by their layouts (lazily:
-memory-mapped where the layout maps its datasets) and their scales.
+"""Reading a store: a store folder (:mod:`irscale.store.folder`: one file per table) or a
+packed file (one HDF5 file of many tables: what ``irscale pack`` writes, and every store
+irscale wrote before store folders), table listing, tables read by their layouts (lazily:
+memory-mapped where the layout maps its datasets) and their scales. Readers take no lock
+and write nothing.
 
 Every table is validated when it is first opened, before any lookup kernel sees it
 (:meth:`Store.table`): a version-4 table's attributes against its checksum and its
@@ -14,9 +17,11 @@ can be named) and the command that rebuilds it, never another exception.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,7 +35,7 @@ from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.layouts import stored_layout
 from irscale.scales.tables.scale import Scale, Table
-from irscale.store import journal
+from irscale.store import folder
 from irscale.store.format import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -50,18 +55,24 @@ DAMAGE = (OSError, KeyError, ValueError, TypeError, RuntimeError, IndexError, Ov
 
 def check_file(path: str | os.PathLike) -> None:
     """Raise :class:`~irscale.errors.StoreError` unless ``path`` is a readable irscale
-    store of a format version this package knows."""
+    store (a store folder, or a packed file of a format version this package knows)."""
     path = Path(path)
     if not path.exists():
-        raise StoreError(f"{path}: no such file")
+        raise StoreError(f"{path}: no such store")
     if path.is_dir():
-        raise StoreError(f"{path} is a folder, not a table file")
+        folder.read_manifest(path)
+        return
     if not os.access(path, os.R_OK):
         raise StoreError(f"{path}: permission denied")
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise StoreError(f"{path} is not a regular file (a store is a folder, or a file written by 'irscale pack')")
     if not h5py.is_hdf5(path):
-        raise StoreError(f"{path} is not an HDF5 file (expected a table file written by 'irscale build')")
+        raise StoreError(f"{path} is not an HDF5 file (expected a store written by 'irscale build')")
+    if (path.parent / f".{path.name}.redo").exists():
+        raise StoreError(f"{path} has an unfinished commit of an older irscale (.{path.name}.redo beside "
+                         f"it): finish it by reading the store once with that irscale, or rebuild the store")
     try:
-        with journal.open_for_reading(path) as f:
+        with h5py.File(path, "r") as f:
             fmt = f.attrs.get("format")
             ver = f.attrs.get("format_version")
         if isinstance(fmt, bytes):
@@ -76,6 +87,49 @@ def check_file(path: str | os.PathLike) -> None:
                          f"({FORMAT_VERSION}); upgrade irscale")
     if ver < OLDEST_VERSION:
         raise StoreError(f"{path} uses the old table format version {ver}; rebuild it with 'irscale build'")
+
+
+class _FolderTables:
+    """The tables of a store folder: one HDF5 file each."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.attrs = folder.read_manifest(path)
+
+    def names(self) -> list[str]:
+        return list(folder.table_files(self.path))
+
+    @contextlib.contextmanager
+    def group(self, name: str) -> Iterator[tuple[object, Path]]:
+        """(the table's HDF5 group, the file holding it), or (None, None) without it."""
+        file = self.path / folder.file_of(name)
+        try:
+            regular = stat.S_ISREG(file.stat().st_mode)
+        except FileNotFoundError:
+            regular = False
+        if not regular:
+            yield None, None
+            return
+        with h5py.File(file, "r") as f:
+            yield f, file
+
+
+class _PackedTables:
+    """The tables of a packed file: groups ``/tables/NAME`` of one HDF5 file."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        with h5py.File(path, "r") as f:
+            self.attrs = _attrs(f)
+
+    def names(self) -> list[str]:
+        with h5py.File(self.path, "r") as f:
+            return list(f["tables"]) if "tables" in f else []
+
+    @contextlib.contextmanager
+    def group(self, name: str) -> Iterator[tuple[object, Path]]:
+        with h5py.File(self.path, "r") as f:
+            yield f.get(table_path(name)), self.path
 
 
 def _reason(e: BaseException) -> str:
@@ -115,11 +169,12 @@ class Store:
         self.path = Path(path)
         check_file(self.path)
         try:
-            with journal.open_for_reading(self.path) as f:
-                self.attrs = _attrs(f)
+            self._tables = _FolderTables(self.path) if self.path.is_dir() else _PackedTables(self.path)
         except DAMAGE as e:
             raise CorruptStoreError(f"{self.path}: cannot read HDF5 file ({_reason(e)}); the file is damaged") from None
+        self.attrs = self._tables.attrs
         self._cache: dict = {}
+        self._scales: dict = {}
 
     def __repr__(self) -> str:
         return f"<Store {self.path}: {len(self.tables())} tables>"
@@ -140,31 +195,36 @@ class Store:
         (name, problem) of the groups whose metadata are damaged)."""
         out, incomplete, damaged = [], [], []
         try:
-            with journal.open_for_reading(self.path) as f:
-                if "tables" not in f:
-                    return out, incomplete, damaged
-                names = list(f["tables"])
-                for name in names:
-                    try:
-                        g = f["tables"][name]
-                        a = _attrs(g)
-                        if a.get("complete") is not True:
-                            incomplete.append(name)
-                            continue
-                        _check_listed(a)
-                        a["path"] = g.name
-                        counts = json.loads(a.get("rb_counts", "null"))
-                        a["rb_counts"] = None if counts is None else tuple(int(c) for c in counts)
-                        a["name"] = table_name(a["measure"], a["rb_counts"])
-                        if a["name"] != name:
-                            raise ValueError(f"its attributes name it {a['name']!r}")
-                        out.append(a)
-                    except DAMAGE as e:
-                        damaged.append((name, f"its metadata cannot be read: {_reason(e)}"))
+            names = self._tables.names()
         except DAMAGE as e:
-            raise CorruptStoreError(f"{self.path}: its list of tables cannot be read ({_reason(e)}); the file is "
-                                    f"damaged: rebuild the store") from None
+            raise CorruptStoreError(f"{self.path}: its list of tables cannot be read ({_reason(e)}); the store is "
+                                    f"damaged: rebuild it") from None
+        for name in names:
+            try:
+                with self._tables.group(name) as (g, _):
+                    if g is None:
+                        continue                      # removed since it was listed
+                    a = _attrs(g)
+                    if a.get("complete") is not True:
+                        incomplete.append(name)
+                        continue
+                    _check_listed(a)
+                    a["path"] = g.name
+                counts = json.loads(a.get("rb_counts", "null"))
+                a["rb_counts"] = None if counts is None else tuple(int(c) for c in counts)
+                a["name"] = table_name(a["measure"], a["rb_counts"])
+                if a["name"] != name:
+                    raise ValueError(f"its attributes name it {a['name']!r}")
+                out.append(a)
+            except DAMAGE as e:
+                damaged.append((name, f"its metadata cannot be read: {_reason(e)}"))
         return sorted(out, key=lambda a: (a["measure"], a["rb_counts"] or ())), incomplete, damaged
+
+    def group(self, name: str) -> contextlib.AbstractContextManager:
+        """A context manager giving the HDF5 group of the table called ``name`` (the root of
+        its file in a store folder) and the file holding it, or (None, None); for copying
+        tables whole (:mod:`irscale.store.pack`)."""
+        return self._tables.group(name)
 
     def _rebuild_by_name(self, name: str) -> str:
         """The command that rebuilds the table called ``name`` in the file."""
@@ -177,22 +237,20 @@ class Store:
         table per recall-base vector: the table of ``table_rb``, default the common one)."""
         m = parse_measure(measure)
         trb = self._table_rb(m, table_rb)
-        path = table_path(str(m), trb)
         try:
-            with journal.open_for_reading(self.path) as f:
-                return path in f and bool(f[path].attrs.get("complete", False))
+            with self._tables.group(table_name(str(m), trb)) as (g, _):
+                return g is not None and bool(g.attrs.get("complete", False))
         except DAMAGE as e:
             raise self._corrupt(m, trb, f"cannot be read ({_reason(e)})") from None
 
     def layout_of(self, measure: str | Measure, table_rb: tuple | None = None) -> str | None:
         """The layout of the stored table of ``measure`` (None when there is none)."""
         m = parse_measure(measure)
-        path = table_path(str(m), self._table_rb(m, table_rb))
         try:
-            with journal.open_for_reading(self.path) as f:
-                if path not in f:
+            with self._tables.group(table_name(str(m), self._table_rb(m, table_rb))) as (g, _):
+                if g is None:
                     return None
-                a = _attrs(f[path])
+                a = _attrs(g)
         except DAMAGE:
             return None
         return stored_layout(a).name
@@ -237,11 +295,10 @@ class Store:
         if (m, trb) in self._cache and not verify:
             return self._cache[(m, trb)]
         try:
-            with journal.open_for_reading(self.path) as f:
-                g = f.get(table_path(str(m), trb))
+            with self._tables.group(table_name(str(m), trb)) as (g, file):
                 if g is None or not bool(g.attrs.get("complete", False)):
                     raise self._missing(m, trb)
-                t = self._read(g, m, trb, verify)
+                t = self._read(g, m, trb, verify, file)
         except CorruptStoreError as e:       # a layout's finding: name the table
             if getattr(e, "table", None):
                 raise
@@ -253,7 +310,7 @@ class Store:
         self._cache[(m, trb)] = t
         return t
 
-    def _read(self, g, m: Measure, trb: tuple | None, verify: bool) -> Table:
+    def _read(self, g, m: Measure, trb: tuple | None, verify: bool, file: Path) -> Table:
         """Read and validate one table group (see :meth:`table`)."""
         a = _attrs(g)
         version = a.get("format_version")
@@ -289,7 +346,7 @@ class Store:
                 raise CorruptStoreError(f"attr {name} is not an integer: {a.get(name)!r}")
         size = sum(int(ds.id.get_storage_size()) for ds in g.values() if isinstance(ds, h5py.Dataset))
         whole = verify or size < VERIFY_ON_OPEN_BYTES or not layout.lazy
-        source = _GroupSource(self.path, g, a, random_access=not verify)
+        source = _GroupSource(file, g, a, random_access=not verify)
         if digests is not None:
             for name, (_, _, digest) in sorted(digests.items()):
                 if (whole or name not in layout.lazy) and _digest(source.scan(name)) != digest:
@@ -353,15 +410,23 @@ class Store:
         m = parse_measure(measure)
         m.check_scales()
         rb = m.check_rb(rb)
+        hit = self._scales.get((m, rb))
+        if hit is not None:
+            return hit
         m.check_defined(rb)
+        key = (m, rb)
         if m.layout == "closed":
-            return closed_scale(m, rb)
-        try:
-            return self.table(m, table_rb=m.table_rb(rb)).scale(rb)
-        except TableNotFoundError:
-            if m.closed_form() is None:
-                raise
-            return closed_scale(m, rb)
+            scale = closed_scale(m, rb)
+        else:
+            try:
+                scale = self.table(m, table_rb=m.table_rb(rb)).scale(rb)
+            except TableNotFoundError:
+                if m.closed_form() is None:
+                    raise
+                scale = closed_scale(m, rb)
+        if len(self._scales) < 4096:
+            self._scales[key] = scale
+        return scale
 
 
 def _update(h, arr: np.ndarray) -> None:

@@ -29,7 +29,7 @@ from irscale.store.reader import Store, open_store
 @click.argument("scores", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False),
               help="Folder for report.md, the CSV/JSON tables and the figures.")
-@click.option("--stores", "stores", multiple=True, cls=ManyValues, type=click.Path(dir_okay=False),
+@click.option("--stores", "stores", multiple=True, cls=ManyValues, type=click.Path(),
               help="Table files of the measures: adds spacing statistics and the figures (values against the "
                    "fraction of runs, runs of length 4, Hasse diagram).")
 @click.option("--tests", help="Comma-separated significance tests (default: all): "

@@ -37,7 +37,7 @@ judging = lazy_module("irscale.scales.runs.judging")
                    "completes ir_measures' names (irm:nDCG@10: gains = the levels).")
 @click.option("--max-grade", type=click.IntRange(min=1), default=None,
               help="With --qrels: fold qrels levels above this grade into it (as transform --max-grade).")
-@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
+@click.option("--out", "-o", required=True, type=click.Path(),
               help="Table file (HDF5) to create or extend.")
 @jobs_option("Parallel workers; small tables are built in this process whatever it says")
 @click.option("--rebuild", is_flag=True, help="Rebuild tables already in the file.")

@@ -37,7 +37,7 @@ MAX_BUILD_SECONDS = 60.0
               help="Comma-separated names as ir_measures and trec_eval write them (nDCG@10, P@5, RR, map, "
                    "ndcg_cut_10) or irscale's own (nDCG(b=2)@10, RBP(p=0.8)@10).")
 @click.option("--baseline", "-b", help="The run (by name) every other is tested against; without it, every pair.")
-@click.option("--store", "store_path", type=click.Path(dir_okay=False),
+@click.option("--store", "store_path", type=click.Path(),
               help="Table store to read scales from and build missing ones into (default: $IRSCALE_STORE, else "
                    "~/.cache/irscale/tables.h5, shared by every project).")
 @click.option("--test", type=click.Choice(TESTS), default="ttest", show_default=True,

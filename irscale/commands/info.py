@@ -216,7 +216,7 @@ def _rebuild_commands(path: str, store: Store, bad: list[str]) -> str:
 
 
 @click.command("info")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print metadata as JSON.")
 @click.option("--by-rb", "by_rb", is_flag=True, help="Also list distinct values per recall base.")
 @click.option("--verify", is_flag=True, help="Recompute every table's checksum and check its consistency (reads "

@@ -87,7 +87,7 @@ def _tolerance(value: float | None, name: str) -> float | None:
 
 
 @click.command("lookup", cls=_ValuesCommand)
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path())
 @click.argument("measure")
 @click.argument("values", nargs=-1, required=True)
 @click.option("--rb", "rb_text", help="Recall base of the topic (RB-dependent measures): an integer, or for graded "

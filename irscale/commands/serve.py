@@ -14,7 +14,7 @@ from irscale.store.service import (
 
 
 @click.command("serve")
-@click.option("--store", "store_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--store", "store_path", required=True, type=click.Path(),
               help="Table file (HDF5) to serve, read-only.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")

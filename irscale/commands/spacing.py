@@ -13,7 +13,7 @@ from irscale.store.reader import open_store
 
 
 @click.command("spacing")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path())
 @click.option("--measures", "-m", help="Comma-separated measures (default: every table).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--axioms/--no-axioms", default=True, show_default=True,

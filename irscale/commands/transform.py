@@ -32,7 +32,7 @@ MISSING_TOPICS = ("zero", "skip")
 @click.option("--measures", "-m", help='Comma-separated measure names, e.g. "AP@30,nDCG(b=2)@30".')
 @click.option("--preset", help="A named measure set instead of (or besides) --measures, e.g. 'paper'.")
 @click.option("--depth", type=int, help="Cutoff N for --preset.")
-@click.option("--store", "store_path", type=click.Path(dir_okay=False),
+@click.option("--store", "store_path", type=click.Path(),
               help="Table file with a table for every measure; without it only raw scores are written.")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
               help="Scores file: .csv, .tsv, .parquet (.csv.gz, .tsv.gz); written atomically.")

@@ -1,0 +1,257 @@
+"""A store is a folder of immutable tables (the way zarr and TileDB keep arrays)::
+
+    NAME/
+        irscale-store.json        the manifest: format name and version, generator, created
+        AP@10.h5                  one HDF5 file per table: the table's attributes on its
+        nDCG(b=2,gains=(0,1,2))@10%20rb=(3,10).h5     root, its layout's datasets
+        .lock-AP@10.h5            a build's lock on one table (fcntl; empty otherwise)
+        .build/                   checkpoints of unfinished big tables (resumable)
+
+A table file is written into a private temporary folder of the store (``mkdtemp``: mode
+0700, a fresh name), flushed to disk, renamed into place and the store folder flushed: a
+commit is a rename, a replaced table is a new file (memory maps of the old one stay
+valid), and a crash at any moment leaves the old table or the new one. Readers take no
+lock and write nothing, so a store on a read-only mount or of another user reads like
+any other. Nothing is ever written through a path a reader of the folder could have
+planted: temporary files live in the writer's own ``mkdtemp`` folder, renames replace
+what they land on, lock files are opened without following symlinks.
+
+Table file names are the table names (:func:`irscale.store.format.table_name`) with
+characters other than letters, digits and ``@=(),.+-_`` percent-encoded, plus ``.h5``.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import errno
+import fcntl
+import json
+import os
+import shutil
+import stat
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+from irscale.enumerate.processes import process_alive
+from irscale.errors import CorruptStoreError, StoreBusyError, StoreError
+from irscale.version import __version__
+
+#: The manifest file of a store folder.
+MANIFEST = "irscale-store.json"
+#: Format of the folder (its manifest's ``format`` and ``format_version``).
+STORE_FORMAT = "irscale-store"
+STORE_VERSION = 1
+#: Largest manifest read (bytes): a manifest is a few hundred bytes.
+MAX_MANIFEST_BYTES = 64 << 10
+#: Suffix of table files.
+SUFFIX = ".h5"
+_SAFE = "@=(),.+-_"
+#: Seconds between two attempts to take a busy table lock.
+POLL_SECONDS = 0.25
+
+
+def file_of(name: str) -> str:
+    """The file name of the table called ``name``."""
+    return quote(name, safe=_SAFE) + SUFFIX
+
+
+def name_of(file: str) -> str | None:
+    """The table name of a table file name (None for other files)."""
+    if file.startswith(".") or not file.endswith(SUFFIX):
+        return None
+    return unquote(file[: -len(SUFFIX)])
+
+
+def is_store_folder(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a folder (the folder store; not a single table file)."""
+    return Path(path).is_dir()
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Flush a folder's entries (a rename into it) to disk; file systems that cannot
+    flush a folder are skipped, and any other failure fails the commit."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.EROFS, errno.ENOTSUP):
+            raise
+    finally:
+        os.close(fd)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def create(path: str | os.PathLike) -> None:
+    """Make an empty store folder at ``path`` (its parent must exist), its manifest
+    written like a table (temporary folder, rename); a store already there is kept."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
+    try:
+        path.mkdir()
+    except FileExistsError:
+        if not path.is_dir():
+            raise StoreError(f"{path} is a file, not a store folder") from None
+    except OSError as e:
+        raise StoreError(f"cannot create the store folder {path}: {e.strerror or e}") from None
+    if (path / MANIFEST).exists():
+        return
+    text = json.dumps({"format": STORE_FORMAT, "format_version": STORE_VERSION, "generator": "irscale",
+                       "generator_version": __version__, "created": _now()}, indent=1).encode()
+
+    def write(tmp: Path) -> None:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            view = memoryview(text)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    publish(path, MANIFEST, write)
+    _fsync_folder(path.parent)
+
+
+def read_manifest(path: str | os.PathLike) -> dict:
+    """The manifest of the store folder at ``path``, checked: a folder without one is not
+    a store (:class:`~irscale.errors.StoreError`), a damaged one is
+    :class:`~irscale.errors.CorruptStoreError`."""
+    path = Path(path)
+    file = path / MANIFEST
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise StoreError(f"{path} is a folder but not an irscale store (no {MANIFEST})") from None
+    except OSError as e:
+        raise StoreError(f"{file}: cannot read it ({e.strerror or e})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise CorruptStoreError(f"{file} is not a regular file; the store is damaged")
+        data = os.read(fd, MAX_MANIFEST_BYTES + 1)
+    finally:
+        os.close(fd)
+    try:
+        manifest = json.loads(data) if len(data) <= MAX_MANIFEST_BYTES else None
+    except ValueError:
+        manifest = None
+    if not isinstance(manifest, dict) or manifest.get("format") != STORE_FORMAT:
+        raise CorruptStoreError(f"{file} is damaged (not the manifest of an irscale store)")
+    version = manifest.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise CorruptStoreError(f"{file} is damaged (format_version {version!r})")
+    if version > STORE_VERSION:
+        raise StoreError(f"{path} uses store format version {version}, newer than this irscale knows "
+                         f"({STORE_VERSION}); upgrade irscale")
+    return manifest
+
+
+def table_files(path: str | os.PathLike) -> dict[str, Path]:
+    """The table files of the store folder at ``path`` by table name: regular files only
+    (a FIFO, device or folder named like a table is not read; symlinks are followed to a
+    regular file)."""
+    path = Path(path)
+    out = {}
+    try:
+        entries = list(os.scandir(path))
+    except OSError as e:
+        raise StoreError(f"{path}: cannot list its tables ({e.strerror or e})") from None
+    for entry in entries:
+        name = name_of(entry.name)
+        if name is None:
+            continue
+        try:
+            if entry.is_file():           # follows a symlink; a FIFO or device is not a file
+                out[name] = Path(entry.path)
+        except OSError:
+            continue
+    return dict(sorted(out.items()))
+
+
+def publish(path: Path, file: str, write: Callable[[Path], None]) -> None:
+    """Write the file ``file`` of the store folder ``path`` atomically: ``write`` writes it
+    (and flushes it to disk) at a path in a fresh private folder of the store, which is
+    then renamed over ``path / file`` and the store folder flushed. A failure or an
+    interrupt leaves the store as it was (and no temporary file)."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{os.getpid()}-", dir=path))
+    try:
+        target = tmp / file
+        write(target)
+        os.replace(target, path / file)
+        _fsync_folder(path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def remove_stale(path: Path) -> None:
+    """Remove the temporary folders of writers that died (their pid is gone)."""
+    for entry in path.glob(".tmp-*"):
+        try:
+            pid = int(entry.name.split("-")[1])
+        except (IndexError, ValueError):
+            continue
+        if pid != os.getpid() and not process_alive(pid):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+class TableLocks:
+    """Locks on tables of a store folder, one lock file each (``.lock-FILE``), held while
+    a build writes them: two builds of different tables go on at once, a build of a table
+    another one is building waits for it (``wait`` seconds at most; None: as long as it
+    takes). fcntl locks, released by the kernel when their holder dies; the lock files are
+    opened without following symlinks and never written."""
+
+    def __init__(self, path: Path, names: list[str], wait: float | None = None,
+                 notify: Callable[[str], None] | None = None):
+        if wait is not None and not wait >= 0:
+            raise StoreError(f"the wait for a busy store must be a number of seconds >= 0 or None, got {wait!r}")
+        self.path, self.names, self.wait, self.notify = path, sorted(set(names)), wait, notify
+        self._fds: list[int] = []
+
+    def __enter__(self) -> TableLocks:
+        deadline = None if self.wait is None else time.monotonic() + self.wait
+        try:
+            for name in self.names:          # in name order: two builds never wait for each other
+                self._fds.append(self._take(name, deadline))
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        while self._fds:
+            os.close(self._fds.pop())
+
+    def _take(self, name: str, deadline: float | None) -> int:
+        file = self.path / f".lock-{file_of(name)}"
+        try:
+            fd = os.open(file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise StoreError(f"cannot write {self.path}: cannot open the lock file {file.name} "
+                             f"({e.strerror or e})") from None
+        told = False
+        while True:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return fd
+            except OSError as e:
+                if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+                    return fd             # no locks on this file system: renames keep the store whole anyway
+                if e.errno not in (errno.EACCES, errno.EAGAIN):
+                    os.close(fd)
+                    raise StoreError(f"cannot lock {file}: {e.strerror or e}") from None
+            if deadline is not None and time.monotonic() >= deadline:
+                os.close(fd)
+                waited = "without waiting" if not self.wait else f"after waiting {self.wait:g} s"
+                raise StoreBusyError(f"table {name} of {self.path} is being built by another build; gave up {waited}: "
+                                     f"run the build again when it has finished, or let it wait longer (irscale build "
+                                     f"--wait SECONDS; by default a build waits as long as it takes)")
+            if not told and self.notify is not None:
+                self.notify(f"waiting for another build to finish table {name} of {self.path}")
+                told = True
+            time.sleep(POLL_SECONDS if deadline is None else max(0.0, min(POLL_SECONDS, deadline - time.monotonic())))
+
