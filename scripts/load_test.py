@@ -102,7 +102,7 @@ def make_targets(store_path: Path, seed: int) -> list[Target]:
 
 def invalid_requests(targets: list[Target], table_names: set[str]) -> list[tuple[bytes, int]]:
     """Request bodies that must be refused, with the expected status."""
-    missing = next(f"P@{n}" for n in range(1, 33) if f"P@{n}" not in table_names)
+    missing = next(f"AP@{n}" for n in range(1, 33) if f"AP@{n}" not in table_names)     # P: a closed form, no table
     with_rb = next((t for t in targets if t.rb is not None), None)
     without_rb = next((t for t in targets if t.rb is None), None)
     cases = [

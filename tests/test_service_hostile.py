@@ -16,7 +16,7 @@ import pytest
 
 import irscale
 from irscale.store import service as service_module
-from irscale.store.service import MAX_FIELDS, MAX_RB_ITEMS, MAX_RUN_LENGTH, create_app, prescan
+from irscale.store.service import MAX_FIELDS, MAX_RB_ITEMS, MAX_RUN_LENGTH, create_app, lookups, prescan
 
 # live servers under hostile requests: 7 s; CI runs it (pytest --runslow)
 pytestmark = pytest.mark.slow
@@ -95,12 +95,12 @@ UNPARSED = [  # (body, status, type, needles): the scan refuses these without bu
                          ids=[f"{i}-{u[2]}" for i, u in enumerate(UNPARSED)])
 def test_hostile_shapes_are_refused_before_parsing(client, monkeypatch, body, status, kind, needles):
     parsed = []
-    real = service_module.pydantic_core.from_json
+    real = lookups.pydantic_core.from_json
 
     def spy(data, *a, **k):
         parsed.append(len(data))
         return real(data, *a, **k)
-    monkeypatch.setattr(service_module.pydantic_core, "from_json", spy)
+    monkeypatch.setattr(lookups.pydantic_core, "from_json", spy)
     _error(_post(client, body), status, kind, *needles)
     # malformed JSON is described by the parser (which stops where the scan did)
     assert not parsed or status == 400

@@ -25,7 +25,7 @@ from PIL import Image
 
 import irscale
 from irscale.store import service
-from irscale.store.service import create_app
+from irscale.store.service import create_app, views
 
 # a browser and service workers: 11 s; CI runs it (pytest --runslow)
 pytestmark = pytest.mark.slow
@@ -166,9 +166,9 @@ def test_big_scales_count_the_gaps_of_windows(client, store, monkeypatch):
     """Scales of more than GAP_WINDOWS * GAP_WINDOW values whose tables have more than
     VIEW_EXACT_VALUES entries have only the gaps within GAP_WINDOWS evenly spaced windows
     of GAP_WINDOW consecutive ranks counted; smaller scales of the same table every gap."""
-    monkeypatch.setattr(service, "VIEW_EXACT_VALUES", 100)
-    monkeypatch.setattr(service, "GAP_WINDOWS", 3)
-    monkeypatch.setattr(service, "GAP_WINDOW", 16)
+    monkeypatch.setattr(views, "VIEW_EXACT_VALUES", 100)
+    monkeypatch.setattr(views, "GAP_WINDOWS", 3)
+    monkeypatch.setattr(views, "GAP_WINDOW", 16)
     view = _view(client, measure="AP@8", rb=8, points=20, bins=6)     # K = 225: not cached before
     values = store.scale("AP@8", 8).values
     g = view["gaps"]

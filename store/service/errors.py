@@ -1,0 +1,57 @@
+"""The errors of the lookup service's requests, their HTTP status, and the JSON of an error
+answer (``{"error": {"type": ..., "message": ...}}``, see docs/service.md, "Errors")."""
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic_core
+
+from irscale.errors import CorruptStoreError, IrscaleError, TableNotFoundError
+
+
+class RequestError(IrscaleError, ValueError):
+    """A lookup request that is valid JSON but not a valid request (HTTP 422);
+    ``details`` lists validation problems as ``{"loc": ..., "message": ...}``."""
+
+    def __init__(self, message: str, details: list | None = None):
+        super().__init__(message)
+        self.details = details
+
+
+class InvalidJSONError(RequestError):
+    """The request body is not JSON (HTTP 400)."""
+
+
+class PayloadTooLargeError(IrscaleError):
+    """A request with more items than the service answers at once, or one that needs
+    more time or memory than its budget (HTTP 413)."""
+
+
+class RequestTimeoutError(IrscaleError):
+    """The request body did not arrive in time (HTTP 408)."""
+
+
+class ServiceBusyError(IrscaleError):
+    """Too many requests at once (HTTP 503, retry later)."""
+
+
+_STATUS = ((InvalidJSONError, 400), (TableNotFoundError, 404), (RequestTimeoutError, 408),
+           (PayloadTooLargeError, 413), (ServiceBusyError, 503), (CorruptStoreError, 500))
+
+
+def status_of(error: IrscaleError) -> int:
+    """HTTP status of an error: 400, 404, 408, 413 or 503 for the kinds above, 500 for a
+    damaged table (the server's problem, not the request's), else 422."""
+    for kind, status in _STATUS:
+        if isinstance(error, kind):
+            return status
+    return 422
+
+
+def error_body(kind: str, message: str, details: list | None = None) -> bytes:
+    """The JSON of an error answer (see docs/service.md)."""
+    error: dict[str, Any] = {"type": kind, "message": message}
+    if details:
+        error["details"] = details
+    return pydantic_core.to_json({"error": error})
+

@@ -1,0 +1,301 @@
+"""The lookups behind the HTTP API (:class:`LookupService`): a store's tables opened once, and
+the answers to POST /v1/rank and GET /v1/table as (HTTP status, JSON), never raising."""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pydantic_core
+from pydantic import ValidationError
+
+from irscale.errors import (
+    IrscaleError,
+    IrscaleWarning,
+    MeasureError,
+    RunError,
+    StoreError,
+    TableNotFoundError,
+    ValueNotInScaleError,
+)
+from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.parse import parse_measure
+from irscale.scales.measures.user_names import names_of, read_stored
+from irscale.scales.tables.layouts import kind_of_scale
+from irscale.scales.tables.scale import RTOL
+from irscale.store.reader import Store, open_store
+from irscale.store.service.errors import (
+    InvalidJSONError,
+    PayloadTooLargeError,
+    RequestError,
+    error_body,
+    status_of,
+)
+from irscale.store.service.limits import DEFAULT_MAX_ITEMS, SCALE_CACHE_SIZE, VIEW_CACHE_SIZE
+from irscale.store.service.models import _RankQuery
+from irscale.store.service.scan import _not_an_object, prescan
+from irscale.store.service.scan_kernels import _parse_runs
+from irscale.store.service.validation import _validation_error, runs_array
+from irscale.store.service.views import table_view
+
+log = logging.getLogger("irscale.service")
+
+
+def _table_info(meta: dict) -> dict:
+    measure = parse_measure(meta["measure"])
+    build_seconds = meta.get("build_seconds", -1)
+    return {
+        "measure": str(measure), "rb_counts": None if meta.get("rb_counts") is None else list(meta["rb_counts"]),
+        "family": measure.name, "params": pydantic_core.from_json(meta.get("params", "{}")),
+        "n": measure.n, "rel": pydantic_core.from_json(meta["rel"]), "rb_dependent": measure.rb_dependent,
+        "runs": meta["n_runs"], "distinct": meta["n_distinct"],
+        "distinct_by_rb": pydantic_core.from_json(meta["distinct_by_rb"]) or None,
+        "entries": meta["n_entries"], "implicit": bool(meta.get("implicit", False)),
+        "tie_method": meta["tie_method"], "error_bound": meta["error_bound"], "min_gap": meta["min_gap"],
+        "min_gap_exact": str(meta["min_gap_exact"]), "redecided": meta.get("redecided", 0),
+        "created": meta["created"], "build_seconds": build_seconds if build_seconds >= 0 else None,
+        "irscale_version": meta["generator_version"], "checksum": meta["checksum"],
+        "names": names_of(measure),
+    }
+
+
+class LookupService:
+    """The lookups behind the HTTP API, on a snapshot of a store's tables.
+
+    Parameters
+    ----------
+    store : str, path or Store
+        The table file (opened read-only) or an open store.
+    max_items : int
+        Most values or runs answered in one request.
+
+    Every table is opened (memory-mapped) and its lookup structures prepared here, so
+    requests never touch the file system (tables per recall-base vector excepted) and the
+    first one is as fast as the others. Methods are thread-safe; scales are cached per
+    (measure, rb).
+    """
+
+    def __init__(self, store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_ITEMS):
+        self.store = store if isinstance(store, Store) else open_store(store)
+        self.max_items = int(max_items)
+        self.tables: dict[str, dict] = {}
+        for meta in self.store.tables():
+            try:
+                info = _table_info(meta)
+            except MeasureError as e:  # a family this irscale does not know
+                log.warning("skipping table %s: %s", meta["measure"], e)
+                continue
+            self.tables[meta["name"]] = info
+        self.measures = {info["measure"] for info in self.tables.values()}
+        if not self.tables:
+            raise StoreError(f"{self.store.path} holds no table to serve; build some with 'irscale build'")
+        attrs = self.store.attrs
+        self.store_info = {"format": attrs.get("format"), "format_version": attrs.get("format_version"),
+                           "created": attrs.get("created"), "irscale_version": attrs.get("generator_version")}
+        path = Path(self.store.path)
+        #: what must never appear in an answer: the store's location (longest first)
+        secrets = {str(path.resolve()), str(path.resolve().parent) + os.sep}
+        if os.sep in str(path):     # a bare file name is no location (and may be a word of a message)
+            secrets |= {str(path), str(path.parent) + os.sep}
+        self._secrets = sorted(secrets - {os.sep}, key=len, reverse=True)
+        self.scale = functools.lru_cache(maxsize=SCALE_CACHE_SIZE)(self._open_scale)
+        self.view = functools.lru_cache(maxsize=VIEW_CACHE_SIZE)(self._view)
+        for info in self.tables.values():
+            rb = info["rb_counts"] if info["rb_counts"] is not None else (1 if info["rb_dependent"] else None)
+            self.scale(info["measure"], tuple(rb) if isinstance(rb, list) else rb)
+        prescan(b"{}", self.max_items)      # compiles (or loads) the scan before the first request
+
+    def _open_scale(self, measure: str, rb):
+        with warnings.catch_warnings():     # a name read as the store's table: the answer names the measure
+            warnings.simplefilter("ignore", IrscaleWarning)
+            m = read_stored(measure, self.measures, rb)
+        if str(m) not in self.measures and m.closed_form() is None:    # closed forms need no table
+            raise TableNotFoundError(f"this store has no table {m}; available tables: {', '.join(self.tables)}")
+        try:
+            return self.store.scale(m, rb)
+        except TableNotFoundError:      # a table per recall-base vector (the reader's message names the file)
+            try:
+                vec = "(" + ",".join(map(str, m.table_rb(m.check_rb(rb)))) + ")"
+            except (IrscaleError, TypeError, ValueError):
+                vec = str(rb)
+            have = ", ".join("(" + ",".join(map(str, info["rb_counts"])) + ")" for info in self.tables.values()
+                             if info["measure"] == str(m) and info["rb_counts"] is not None)
+            raise TableNotFoundError(
+                f"this store has no table {m} for the per-grade counts {vec}"
+                + (f" (it has {m} for {have})" if have else "")
+                + f"; create it with: irscale build --measures \"{m}\" --rb \"{vec}\" --out STORE") from None
+
+    def scrub(self, message: str) -> str:
+        """``message`` without the store's location (its path becomes "this store")."""
+        for secret in self._secrets:
+            message = message.replace(secret, "" if secret.endswith(os.sep) else "this store")
+        return message
+
+    def answer(self, body: bytes) -> tuple[int, bytes]:
+        """(HTTP status, JSON) of a POST /v1/rank body: the answer, or the error of a bad
+        request, or a 500 error (logged) for a bug; never raises."""
+        return self._guarded(lambda: self.rank_body(body), "POST /v1/rank", "the request", "split the batch")
+
+    def _guarded(self, work, route: str, what: str, advice: str) -> tuple[int, bytes]:
+        """(HTTP status, JSON) of ``work()``: 200 and its JSON, the error of a bad request,
+        413 when it runs out of memory, or a 500 error (logged) for a bug; never raises."""
+        try:
+            return 200, work()
+        except IrscaleError as e:
+            return status_of(e), error_body(type(e).__name__, self.scrub(str(e)), getattr(e, "details", None))
+        except MemoryError:
+            return 413, error_body("PayloadTooLargeError", f"{what} needs more memory than this service has; {advice}")
+        except Exception:
+            log.exception(f"internal error answering {route}")
+            return 500, error_body("InternalError", "internal server error (a bug in irscale)")
+
+    def rank_body(self, body: bytes) -> bytes:
+        """Answer a POST /v1/rank body (JSON bytes) with the JSON of a RankResponse;
+        raises an IrscaleError for a bad request (see :meth:`answer`)."""
+        if not body.strip():
+            raise InvalidJSONError("the request body is empty; send a JSON object like "
+                                   '{"measure": "AP@10", "rb": 5, "values": [0.5]}')
+        span = prescan(body, self.max_items)
+        # the runs (nearly all of a big request) are read by a kernel straight from the bytes
+        # when they are plain lists of small integers; anything else takes the slow path,
+        # which names the problem
+        fast = span is not None and span[1] - span[0] > 1024
+        try:
+            request = pydantic_core.from_json(body[:span[0]] + b"[]" + body[span[1] + 1:] if fast else body)
+        except ValueError as e:
+            raise InvalidJSONError(f"the request body is not valid JSON: {e}") from None
+        if not isinstance(request, dict):
+            raise _not_an_object()
+        if fast:
+            runs = self._fast_runs(body, span, request)
+            if runs is not None:
+                return self._answer(request, runs)
+            request = pydantic_core.from_json(body)
+        return self._answer(request, None)
+
+    def _fast_runs(self, body: bytes, span: tuple[int, int], request: dict) -> np.ndarray | RunError | None:
+        """The runs of ``body`` read by :func:`_parse_runs` for the measure of ``request``;
+        the RunError naming the first bad run; or None when the kernel cannot tell (the
+        slow path then parses and checks them all)."""
+        measure = request.get("measure")
+        if not isinstance(measure, str) or measure.strip() == "":
+            return None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", IrscaleWarning)
+                m = read_stored(measure, self.measures, request.get("rb") if isinstance(request.get("rb"),
+                                                                                        (int, list)) else None)
+        except (IrscaleError, TypeError, ValueError):
+            return None
+        ok, out, lengths, bad = _parse_runs(np.frombuffer(body, np.uint8), span[0], span[1], m.n, m.levels - 1,
+                                            m.run_space == "truncated")
+        if not ok:
+            return self._first_bad_run(body, span[0], bad, m)
+        if out.shape[0] > self.max_items:
+            raise PayloadTooLargeError(f"{out.shape[0]} runs in one request; this service answers at most "
+                                       f"{self.max_items} per request: split the batch")
+        return out if m.run_space == "truncated" else out.view(np.uint8)
+
+    @staticmethod
+    def _first_bad_run(body: bytes, opening: int, start: int, measure: Measure) -> RunError | None:
+        """The RunError of the run whose list starts at byte ``start`` of the ``runs`` list
+        opened at byte ``opening`` (every run before it passed the kernel, so each is one
+        flat list), found by the slow checks on that run alone; None when that run cannot
+        be isolated or passes them (the slow path then checks every run)."""
+        if start < 0:
+            return None
+        end = body.find(b"]", start)
+        try:
+            run = pydantic_core.from_json(body[start:end + 1])
+        except ValueError:
+            return None
+        index = body.count(b"[", opening + 1, start)
+        try:
+            runs_array([run], measure, first=index)
+        except RunError as e:
+            return e
+        return None
+
+    def _answer(self, request: dict, runs: np.ndarray | RunError | None) -> bytes:
+        """The answer to a parsed request (``runs``: already read as an array, or the
+        error of its first bad run; its ``runs`` field then holds an empty list)."""
+        for field in ("values", "runs"):  # checked by the scan already; kept for direct callers
+            items = request.get(field)
+            if isinstance(items, list) and len(items) > self.max_items:
+                raise PayloadTooLargeError(f"{len(items)} {field} in one request; this service answers at most "
+                                           f"{self.max_items} per request: split the batch")
+        try:
+            query = _RankQuery.model_validate(request)
+        except ValidationError as e:
+            raise _validation_error(e) from None
+        if (query.values is None) == (query.runs is None):
+            raise RequestError("give exactly one of values (raw measure values) and runs (judged runs)")
+        if query.runs is not None and (query.rtol is not None or query.atol is not None or query.decimals is not None):
+            raise RequestError("rtol, atol and decimals apply to value lookups only; runs are ranked exactly")
+        scale = self.scale(query.measure, tuple(query.rb) if isinstance(query.rb, list) else query.rb)
+        if query.values is not None:
+            ranks = self._rank_values(scale, np.array(query.values, dtype=np.float64), query.rtol, query.atol,
+                                      query.decimals)
+        elif isinstance(runs, RunError):
+            raise runs
+        elif runs is not None:
+            ranks = scale.rank_runs(runs) if runs.shape[0] else np.zeros(0, np.int64)
+        elif query.runs:
+            ranks = scale.rank_runs(runs_array(query.runs, scale.measure))
+        else:
+            ranks = np.zeros(0, np.int64)
+        rb = list(scale.rb) if isinstance(scale.rb, tuple) else scale.rb
+        return pydantic_core.to_json({"measure": str(scale.measure), "rb": rb, "k": scale.k,
+                                      "rank": ranks.tolist(), "scaled": scale.scaled(ranks).tolist(),
+                                      "scale": kind_of_scale(scale)})
+
+    @staticmethod
+    def _rank_values(scale, values: np.ndarray, rtol: float | None, atol: float | None,
+                     decimals: int | None = None) -> np.ndarray:
+        """Ranks of a batch of values; ValueNotInScaleError names the first rejected index.
+        Values below the smallest or above the largest value of the scale by more than the
+        tolerance are refused here too (whatever the layout's lookup makes of them)."""
+        rtol = RTOL if rtol is None else rtol
+        ranks = scale.rank(values, rtol=rtol, atol=atol, errors="zero", decimals=decimals)
+        if values.size:
+            lo, hi = (float(v) for v in scale.values_of_ranks(np.array([1, scale.k])))
+            tol = (scale._default_atol() if atol is None else atol) + rtol * np.abs(values)
+            if decimals is not None:
+                tol = np.maximum(tol, 0.5 * 10.0 ** -decimals)
+            ranks = np.where((values < lo - tol) | (values > hi + tol), 0, ranks)
+        rejected = np.flatnonzero(ranks == 0)
+        if rejected.size:
+            i = int(rejected[0])
+            x = float(values[i])
+            if x < lo - tol[i] or x > hi + tol[i]:
+                side, end = ("below", "smallest") if x < lo else ("above", "largest")
+                raise ValueNotInScaleError(f"values[{i}]: {x!r} is not a value of {scale._label()} ({side} its "
+                                           f"{end} value {lo if x < lo else hi!r})")
+            try:
+                scale.rank(values[i:i + 1], rtol=rtol, atol=atol, decimals=decimals)
+            except ValueNotInScaleError as e:
+                hint = ("" if decimals is not None or "ambiguous" in str(e) else
+                        "; a value rounded as trec_eval prints it (0.3333) ranks with decimals: 4")
+                raise ValueNotInScaleError(f"values[{i}]: {e}{hint}") from None
+            raise ValueNotInScaleError(f"values[{i}]: {values[i]!r} is not a value of {scale.measure}")
+        return ranks
+
+    # -- GET /v1/table ------------------------------------------------------------------
+    def answer_view(self, query: bytes) -> tuple[int, bytes]:
+        """(HTTP status, JSON) of a GET /v1/table whose parameters, checked by
+        :func:`view_params`, are the JSON object ``query``: the view, or the error of a
+        bad request, or a 500 error (logged) for a bug; never raises."""
+        def work() -> bytes:
+            params = pydantic_core.from_json(query)
+            rb = params["rb"]
+            return self.view(params["measure"], tuple(rb) if isinstance(rb, list) else rb, params["points"],
+                             params["bins"], params["gaps"])
+        return self._guarded(work, "GET /v1/table", "the view", "ask for fewer points")
+
+    def _view(self, measure: str, rb, points: int, bins: int, gaps: str) -> bytes:
+        """The JSON of the view of the scale of ``measure`` and ``rb`` (cached by
+        :attr:`view`; see :func:`~irscale.store.service.views.table_view`)."""
+        return table_view(self.scale(measure, rb), points, bins, gaps)
