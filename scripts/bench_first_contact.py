@@ -54,7 +54,7 @@ CHILD = textwrap.dedent(r"""
     elif what == "main":                 # the README's main command, in one process
         import contextlib, io
         from irscale.cli import main
-        store = os.path.join(work, "paper-n10.h5")
+        store = os.path.join(work, "paper-n10")
         with contextlib.redirect_stdout(io.StringIO()) as said:
             codes = [main(["build", "--preset", "paper", "--depth", "10", "--out", store, "-q"]), main(["info", store]),
                      main(["lookup", store, "AP@10", "--rb", "5", "0", "0.25", "1"])]

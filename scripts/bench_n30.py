@@ -4,7 +4,7 @@ distinct values, runs, certificate, and the ratio of build time to the physical 
 (the time this machine needs to write the table's output bytes once, to memory and to
 disk, medians of 3 measured in the same run, after the table is built).
 
-    python scripts/bench_n30.py --out /path/paper30.h5 [--n 30] [--jobs 2] [--measures ...] [--layout table]
+    python scripts/bench_n30.py --out /path/paper30 [--n 30] [--jobs 2] [--measures ...] [--layout table]
 
 Tables already in the store are reported from their stored build time (no peak memory).
 "build s" is the wall time of the fresh ``irscale build`` process; "in build" the seconds

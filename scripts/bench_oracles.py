@@ -2,7 +2,7 @@
 freshly opened store at N = 30 and N = 40, transforms of TREC-8 from an oracle store and a
 full store side by side, and the exactness of oracle ranks against stored tables.
 
-    python scripts/bench_oracles.py --full ../bench/paper30.h5 [--work DIR] [--repeat 3]
+    python scripts/bench_oracles.py --full ../bench/paper30 [--work DIR] [--repeat 3]
         [--skip-build] [--exact-runs 1000000] [--data ../shared/data/trec8]
 
 Parts (each prints the machine's load before and after):

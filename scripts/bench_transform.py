@@ -5,10 +5,10 @@ Every contender is a separate process that reads the qrels and all run files, sc
 (run, topic) and writes a per-topic table; wall time and peak memory are measured from
 outside (python start-up included). Contenders run in alternating order, ``--repeat`` times.
 
-    python scripts/bench_transform.py [--store paper30.h5] [--repeat 2] [--data ../shared/data/trec8]
+    python scripts/bench_transform.py [--store paper30] [--repeat 2] [--data ../shared/data/trec8]
 
 Without --store the ranked rows are skipped (the N = 30 tables take 11 min to build:
-``irscale build --preset paper --depth 30 --out paper30.h5 --jobs 2``).
+``irscale build --preset paper --depth 30 --out paper30 --jobs 2``).
 """
 from __future__ import annotations
 

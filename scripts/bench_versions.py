@@ -4,7 +4,7 @@ each a fresh process, the two versions alternating (A B B A A B ...), medians of
 before and after.
 
     python scripts/bench_versions.py --a /path/venv-old/bin/python --b .venv/bin/python \\
-        [--store paper30.h5] [--build-n 24] [--big "AP@30,DCG(b=2)@30"] [--repeat 3]
+        [--store paper30] [--build-n 24] [--big "AP@30,DCG(b=2)@30"] [--repeat 3]
 
 Workloads (each skipped when its input is not given):
 

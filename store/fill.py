@@ -147,6 +147,8 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
                 _build(path, ms, wanted, n_jobs, progress, method, backend, scheduler, bucket_items, layout, existed)
         finally:
             locks.__exit__()
+            if not existed:
+                folder.remove_if_unused(path)
     if report is not None:
         report.built = [table_name(str(m), t) for m, ts in wanted.items() for t in ts]
         built = set(report.built)
@@ -380,13 +382,14 @@ def check_room(path: Path, tables: list) -> None:
         raise DiskFullError(f"file size limit reached writing {path}: file too large (a table file takes about "
                             f"{size(max(sizes))}, and this process may write files of at most {size(limit)}, "
                             f"ulimit -f)")
+    where = path if path.is_dir() else path.parent
     try:
-        free = shutil.disk_usage(path if path.is_dir() else path.parent).free
+        free = shutil.disk_usage(where).free
     except OSError:
         return
     if sum(sizes) > free:
-        raise DiskFullError(f"disk full while writing {path} ({size(free)} free; the new tables need about "
-                            f"{size(sum(sizes))})")
+        raise DiskFullError(f"disk full while writing {path} ({size(free)} free on {where}; the new tables need "
+                            f"about {size(sum(sizes))})")
 
 
 def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool = False) -> None:

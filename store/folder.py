@@ -98,9 +98,11 @@ def create(path: str | os.PathLike) -> None:
         if not path.is_dir():
             raise StoreError(f"{path} is a file, not a store folder") from None
     except OSError as e:
-        raise StoreError(f"cannot create the store folder {path}: {e.strerror or e}") from None
+        raise StoreError(f"cannot write {path}: cannot create the store folder ({e.strerror or e})") from None
     if (path / MANIFEST).exists():
         return
+    if any(not e.name.startswith((".lock-", ".tmp-")) for e in os.scandir(path)):   # another build's are fine
+        raise StoreError(f"{path} is a folder of other files, not an irscale store; give a new or an empty folder")
     text = json.dumps({"format": STORE_FORMAT, "format_version": STORE_VERSION, "generator": "irscale",
                        "generator_version": __version__, "created": _now()}, indent=1).encode()
 
@@ -185,6 +187,20 @@ def publish(path: Path, file: str, write: Callable[[Path], None]) -> None:
         _fsync_folder(path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def remove_if_unused(path: Path) -> None:
+    """Remove the store folder ``path`` that a build created and left without a table (its
+    manifest and lock files only): a refused or interrupted first build leaves nothing."""
+    try:
+        entries = list(os.scandir(path))
+        if any(not (e.name == MANIFEST or e.name.startswith(".lock-")) for e in entries):
+            return
+        for e in entries:
+            os.unlink(e.path)
+        path.rmdir()
+    except OSError:
+        pass
 
 
 def remove_stale(path: Path) -> None:

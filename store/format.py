@@ -1,6 +1,8 @@
-"""The HDF5 table format (version 4; version-3 tables are read too).
+"""The table format (version 4; version-3 tables are read too).
 
-One file holds many tables::
+A store is a folder with one HDF5 file per table (:mod:`irscale.store.folder`: its
+manifest, file names, commits by rename); a packed store (:mod:`irscale.store.pack`, and
+every store written before store folders) is one HDF5 file of many tables::
 
     /                   attrs: format="irscale-tables", format_version=4,
                                generator="irscale", generator_version, created
@@ -8,6 +10,7 @@ One file holds many tables::
                         (``AP@10``), followed for tables of one recall-base vector by it
                         (``nDCG(b=2,gains=(0,1,2))@10 rb=(3,10)``, ``Twist@20 rb=(4,)``)
 
+A table is the same in both: the root of its file in a folder, a group of a packed file.
 Every table group has the attributes
 
     measure, family, params (JSON), rel (JSON list), n, rb_dependent, layout,
@@ -46,15 +49,11 @@ Version-3 tables (no attr ``format_version``; files whose root says 3) are read 
 their ``checksum`` is the sha256 over the bytes of the layout's checksummed datasets in
 its order (ids, counts, strata / num, den, counts / keys, counts), which covers neither
 the block index nor the attributes; readers validate those structurally instead (and
-recompute the index of small tables). Writing into a version-3 file adds version-4
-tables and sets the root's format_version to 4; the version-3 tables in it stay as they are.
+recompute the index of small tables). ``irscale unpack`` makes a store folder of a
+version-3 file; the version-3 tables stay as they are, tables added are version 4.
 
 Datasets are contiguous and uncompressed so that readers memory-map them and never read a
-table whole. A table counts as present only when ``complete`` is True. A commit adds
-tables past the file's end and changes its metadata through a redo journal
-(``.NAME.redo``, :mod:`irscale.store.journal`), or replaces the file whole (a temporary
-file in the same folder, then a rename), so an interrupted write never leaves a store
-half-changed.
+table whole. A table counts as present only when ``complete`` is True.
 """
 from __future__ import annotations
 

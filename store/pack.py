@@ -17,7 +17,7 @@ from irscale.errors import StoreError
 from irscale.store import folder
 from irscale.store.format import table_path
 from irscale.store.reader import Store
-from irscale.store.writer import write_root_attrs
+from irscale.store.writer import LIBVER, write_root_attrs
 
 
 def _verified(store: Store) -> list[dict]:
@@ -40,7 +40,7 @@ def pack(store: str | os.PathLike, out: str | os.PathLike) -> int:
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.tmp-", dir=out.parent)
     os.close(fd)
     try:
-        with h5py.File(tmp, "w") as f:
+        with h5py.File(tmp, "w", libver=LIBVER) as f:
             write_root_attrs(f)
             f.create_group("tables")
             for t in tables:
@@ -70,7 +70,7 @@ def unpack(file: str | os.PathLike, out: str | os.PathLike) -> int:
 
     def write(name: str):
         def at(tmp: Path) -> None:
-            with source.group(name) as (g, _), h5py.File(tmp, "w") as f:
+            with source.group(name) as (g, _), h5py.File(tmp, "w", libver=LIBVER) as f:
                 _copy(g, f)
             with open(tmp, "rb") as fh:
                 os.fsync(fh.fileno())

@@ -46,7 +46,6 @@ from irscale.store.format import (
     new_checksum,
     table_checksum,
     table_name,
-    table_path,
 )
 
 #: What h5py and numpy raise on damaged HDF5 structures, attributes or datasets.
@@ -58,7 +57,8 @@ def check_file(path: str | os.PathLike) -> None:
     store (a store folder, or a packed file of a format version this package knows)."""
     path = Path(path)
     if not path.exists():
-        raise StoreError(f"{path}: no such store")
+        raise StoreError(f"{path}: no such file or folder (a store is the folder irscale build makes, or a file "
+                         f"of irscale pack)")
     if path.is_dir():
         folder.read_manifest(path)
         return
@@ -129,7 +129,8 @@ class _PackedTables:
     @contextlib.contextmanager
     def group(self, name: str) -> Iterator[tuple[object, Path]]:
         with h5py.File(self.path, "r") as f:
-            yield f.get(table_path(name)), self.path
+            listed = "tables" in f and name in list(f["tables"])
+            yield (f["tables"][name] if listed else None), self.path     # a listed group that cannot open: damage
 
 
 def _reason(e: BaseException) -> str:
@@ -161,7 +162,7 @@ class Store:
     store and answering a lookup reads only the parts of a table the lookup touches
     (tables are validated when first opened: see the module docstring).
 
-    >>> store = open_store("tables.h5")                # doctest: +SKIP
+    >>> store = open_store("tables")                # doctest: +SKIP
     >>> store.scale("AP@10", rb=5).rank([0.5])        # doctest: +SKIP
     """
 

@@ -34,6 +34,10 @@ from irscale.store.format import (
 )
 from irscale.version import __version__
 
+#: HDF5 file format of table files: the latest, whose superblock and object headers carry
+#: checksums, so that HDF5 refuses damaged metadata instead of parsing it.
+LIBVER = "latest"
+
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -158,7 +162,7 @@ def _reserve(path: Path, size: int) -> None:
 def _write_file(tmp: Path, table: Table, build_seconds: float | None, bar) -> None:
     """One table file at ``tmp`` (in the writer's private folder), flushed to disk; every
     error of the writes, the flush and the close fails it."""
-    with h5py.File(tmp, "w"):
+    with h5py.File(tmp, "w", libver=LIBVER):
         pass
     _reserve(tmp, table_bytes(table))
     with h5py.File(tmp, "a") as f:

@@ -1,10 +1,9 @@
 """What a build does not spend on small tables: workers (tables of fewer than FANOUT_ITEMS
 pairs are built in-process), checkpoints (tables whose entries fit in memory keep their
-buckets there), and commits (quick tables share one commit: each commit copies the
-store)."""
+buckets there), and commits (quick tables share one commit; a commit is a rename per
+table, the other tables' files untouched)."""
 from __future__ import annotations
 
-import h5py
 import numpy as np
 import pytest
 
@@ -73,12 +72,7 @@ def commits(monkeypatch):
 
 
 def _build_seconds(path):
-    with h5py.File(path, "r") as f:
-        out = {}
-        f["tables"].visititems(lambda name, obj: out.__setitem__(obj.attrs["measure"] + obj.attrs["rb_counts"],
-                                                                   float(obj.attrs["build_seconds"]))
-                               if "build_seconds" in obj.attrs else None)
-        return out
+    return {t["name"]: float(t["build_seconds"]) for t in irscale.open_store(path).tables()}
 
 
 def test_quick_tables_share_one_commit(tmp_path, commits):
@@ -122,41 +116,23 @@ def test_a_kill_keeps_the_tables_committed_before(tmp_path, monkeypatch):
     assert len(irscale.build_store(path, "P@8,AP@8").tables()) == 2
 
 
-def test_commit_clones_where_the_file_system_can(tmp_path, monkeypatch):
-    """A commit that copies the store (here: it replaces a table; new tables are appended,
-    tests/test_store_append.py) clones it where FICLONE works (XFS, btrfs) and copies it
-    where it fails (ext4, tmpfs)."""
-    import os
-
-    from irscale.store import writer
+def test_a_commit_replaces_only_its_tables_files(tmp_path):
+    """A commit renames each of its tables' files into place: a replaced table is a new
+    file (a memory map of the old one stays valid), the other tables' files stay the same
+    files, and nothing else is left in the store folder."""
     path = tmp_path / "t.h5"
-    irscale.build_store(path, "P@6,RR@6")
-    cloned = []
-
-    def fake_clone(fd, request, src):        # what FICLONE leaves: the same bytes
-        assert request == writer.FICLONE
-        cloned.append(1)
-        while chunk := os.read(src, 1 << 16):
-            os.write(fd, chunk)
-
-    def no_copy(*args):
-        raise AssertionError("the store was copied, not cloned")
-    monkeypatch.setattr(writer.fcntl, "ioctl", fake_clone)
-    monkeypatch.setattr(os, "sendfile", no_copy)
-    irscale.build_store(path, "RR@6", rebuild=True)
-    assert cloned == [1]
-    assert sorted(irscale.open_store(path).verify_each()) == [("P@6", None), ("RR@6", None)]
-    assert len(irscale.open_store(path).tables()) == 2
-    monkeypatch.undo()
-
-    def cannot(fd, request, src):
-        raise OSError(95, "Operation not supported")
-    monkeypatch.setattr(writer.fcntl, "ioctl", cannot)
-    ino = path.stat().st_ino
-    irscale.build_store(path, "P@6,R@6", rebuild=True)
-    assert path.stat().st_ino != ino
-    assert sorted(name for name, problem in irscale.open_store(path).verify_each() if problem is None) == [
-        "P@6", "R@6", "RR@6"]
+    irscale.build_store(path, "P@6,RR@6,AP@8", layout="table")
+    before = {p.name: p.stat().st_ino for p in path.glob("*.h5")}
+    old = irscale.open_store(path).table("AP@8")
+    ids = np.array(old.ids)
+    irscale.build_store(path, "AP@8", rebuild=True, layout="table")
+    after = {p.name: p.stat().st_ino for p in path.glob("*.h5")}
+    assert after.keys() == before.keys() and after["AP@8.h5"] != before["AP@8.h5"]
+    assert {k: v for k, v in after.items() if k != "AP@8.h5"} == {k: v for k, v in before.items() if k != "AP@8.h5"}
+    assert np.array_equal(np.asarray(old.ids), ids)                     # the old file, still mapped
+    assert sorted(irscale.open_store(path).verify_each()) == [("AP@8", None), ("P@6", None), ("RR@6", None)]
+    assert sorted(p.name for p in path.iterdir() if not p.name.startswith(".lock-")) == [
+        "AP@8.h5", "P@6.h5", "RR@6.h5", "irscale-store.json"]
 
 
 def test_one_pool_of_workers_per_build():

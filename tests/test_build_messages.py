@@ -22,7 +22,6 @@ from irscale.cli import main
 from irscale.enumerate import split
 from irscale.enumerate.jobs import available_cores
 from irscale.store import fill
-from irscale.store.lock import StoreLock
 
 
 def _said(capsys) -> tuple[str, str]:
@@ -39,13 +38,13 @@ def test_a_second_identical_build_says_its_tables_are_already_built(tmp_path, ca
     assert main(["build", "-q", "-m", "P@5,AP@5,RR@5", "--out", out]) == 0
     second, _ = _said(capsys)
     assert second != first
-    assert "all 3 tables already built" in second and "3 tables in the file" in second
+    assert "all 3 tables already built" in second and "3 tables in the store" in second
     assert main(["build", "-q", "-m", "AP@5", "--out", out]) == 0
     one, _ = _said(capsys)
     assert "AP@5" in one and "already built" in one
     assert main(["build", "-q", "-m", "P@5,AP@5,R@5,P@6", "--out", out]) == 0
     both, _ = _said(capsys)
-    assert "2 tables built" in both and "2 already built" in both and "5 tables in the file" in both
+    assert "2 tables built" in both and "2 already built" in both and "5 tables in the store" in both
     assert main(["build", "-q", "-m", "P@5", "--rebuild", "--out", out]) == 0
     rebuilt, _ = _said(capsys)
     assert "already" not in rebuilt                    # rebuilt: built again, not found
@@ -87,14 +86,19 @@ def test_interrupting_the_build_of_a_new_store_says_nothing_was_written(tmp_path
     assert "resume" not in message                   # nothing kept, no checkpoints: nothing to resume from
 
 
+def _contents(store) -> dict:
+    """The store folder's files (lock files apart) and their bytes."""
+    return {p.name: p.read_bytes() for p in store.iterdir() if not p.name.startswith(".lock-")}
+
+
 def test_interrupting_a_build_of_an_existing_store_says_it_is_unchanged(tmp_path, monkeypatch):
     path = tmp_path / "t.h5"
     irscale.build_store(path, "P@5")
-    before = path.read_bytes()
+    before = _contents(path)
     _interrupt_buckets(monkeypatch)
     with pytest.raises(KeyboardInterrupt) as stopped:
         irscale.build_store(path, "AP@18", n_jobs=1)
-    assert path.read_bytes() == before
+    assert _contents(path) == before
     assert "t.h5 is unchanged" in str(stopped.value) and "resume" not in str(stopped.value)
 
 
@@ -133,27 +137,27 @@ def test_a_ctrl_c_just_after_a_commit_counts_the_committed_table(tmp_path, monke
 
 def test_a_ctrl_c_while_waiting_for_another_build_says_so(tmp_path, capsys):
     path = tmp_path / "t.h5"
-    held = threading.Event()
-    done = threading.Event()
-
-    def other_build():
-        with StoreLock(path, notify=None):
-            held.set()
-            done.wait(30)
-    t = threading.Thread(target=other_build)
-    t.start()
-    held.wait(10)
-    timer = threading.Timer(0.5, _thread.interrupt_main)
-    timer.start()
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from irscale.store import folder
+        folder.create(Path({str(path)!r}))
+        with folder.TableLocks(Path({str(path)!r}), ["AP@6"]):
+            print("locked", flush=True)
+            sys.stdin.readline()
+    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
+        assert holder.stdout.readline().strip() == "locked"
+        timer = threading.Timer(0.5, _thread.interrupt_main)
+        timer.start()
         code = main(["build", "-q", "-m", "AP@6", "--out", str(path)])
     finally:
-        done.set()
-        t.join()
+        holder.kill()
+        holder.wait()
     _, err = _said(capsys)
     assert code == 130
     assert "waiting" in err and "wrote nothing" in err and "aborted" not in err
-    assert not path.exists()
+    assert not irscale.open_store(path).tables()
 
 
 def test_a_sigint_to_the_build_prints_its_message_once(tmp_path):

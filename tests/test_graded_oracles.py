@@ -10,6 +10,7 @@ import mpmath
 import numpy as np
 import oracle_reference as ref
 import pytest
+from store_files import table_file
 
 import irscale
 from irscale.errors import CorruptStoreError, RecallBaseError, RunError
@@ -207,8 +208,7 @@ def test_tampered_per_vector_oracles_are_refused(tmp_path, attrs, problem):
     name = "nDCG_trec(gains=(0,1,2))@6"
     path = tmp_path / "o.h5"
     irscale.build_store(path, name, rbs={name: [(2, 6)]})
-    with h5py.File(path, "a") as f:
-        g = f["tables"][f"{name} rb=(2,6)"]
+    with h5py.File(table_file(path, f"{name} rb=(2,6)"), "a") as g:
         for k, v in attrs.items():
             g.attrs[k] = v
         g.attrs["checksum"] = table_checksum(_attrs(g))
@@ -221,8 +221,7 @@ def test_deep_verification_recounts_k(tmp_path):
     name = "nDCG_trec(gains=(0,1,2))@6"
     path = tmp_path / "o.h5"
     irscale.build_store(path, name, rbs={name: [(2, 6)]})
-    with h5py.File(path, "a") as f:
-        g = f["tables"][f"{name} rb=(2,6)"]
+    with h5py.File(table_file(path, f"{name} rb=(2,6)"), "a") as g:
         g.attrs["n_distinct"] = g.attrs["n_entries"] = 399
         g.attrs["checksum"] = table_checksum(_attrs(g))
     with pytest.raises(CorruptStoreError, match=r"n_entries=399, counted 400"):

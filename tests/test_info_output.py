@@ -8,11 +8,11 @@ import shutil
 import h5py
 import pytest
 from click.testing import CliRunner
+from store_files import table_file
 
 import irscale
 from irscale.cli import cli, main
 from irscale.errors import IrscaleError
-from irscale.store.format import table_path
 
 MEASURES = "AP@6,P@6,DCG(b=2)@6"
 NAMES = ["AP@6", "DCG(b=2)@6", "P@6"]
@@ -127,9 +127,9 @@ def test_verify_gives_a_verdict_per_table(store_path, tmp_path, capsys):
     assert "all 3 tables ok" in result.stdout
 
     bad = tmp_path / "bad.h5"
-    shutil.copy(store_path, bad)
-    with h5py.File(bad, "a") as f:
-        counts = f[table_path("P@6") + "/counts"]
+    shutil.copytree(store_path, bad)
+    with h5py.File(table_file(bad, "P@6"), "a") as f:
+        counts = f["counts"]
         counts[0] = counts[0] + 1
     result = _info(bad, "--verify")
     assert isinstance(result.exception, IrscaleError)            # the CLI prints it as one line, exit 2

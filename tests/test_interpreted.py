@@ -398,14 +398,13 @@ def test_store_written_and_read_interpreted_equals_compiled(tmp_path, monkeypatc
     s1 = irscale.build_store(tmp_path / "i.h5", measures, layout="table", n_jobs=1)
     monkeypatch.setattr(ip.Tiered, "interpret", False)
     s2 = irscale.build_store(tmp_path / "c.h5", measures, layout="table", n_jobs=1)
-    import h5py
-    with h5py.File(tmp_path / "i.h5") as f, h5py.File(tmp_path / "c.h5") as g:
-        names = sorted(f["tables"]) if "tables" in f else sorted(f)
-        assert names == (sorted(g["tables"]) if "tables" in g else sorted(g))
-        root_f, root_g = (f["tables"], g["tables"]) if "tables" in f else (f, g)
-        for name in names:
-            for ds in root_g[name]:
-                same(root_f[name][ds][()], root_g[name][ds][()])
+    names = [t["name"] for t in s1.tables()]
+    assert names == [t["name"] for t in s2.tables()]
+    for name in names:
+        with s1.group(name) as (f, _), s2.group(name) as (g, _):
+            assert sorted(f) == sorted(g)
+            for ds in g:
+                same(f[ds][()], g[ds][()])
     for interpret, store in itertools.product((True, False), (s1, s2)):
         monkeypatch.setattr(ip.Tiered, "interpret", interpret)
         reopened = irscale.open_store(store.path if hasattr(store, "path") else tmp_path / "i.h5")

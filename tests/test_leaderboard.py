@@ -221,11 +221,11 @@ def test_bad_arguments_are_irscale_errors(synthetic):
 
 def test_compare_builds_what_it_needs_into_the_default_store(synthetic, tmp_path, monkeypatch):
     folder, _ = synthetic
-    monkeypatch.setenv("IRSCALE_STORE", str(tmp_path / "cache" / "tables.h5"))
+    monkeypatch.setenv("IRSCALE_STORE", str(tmp_path / "cache" / "tables"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrscaleWarning)
         board = irscale.compare(folder / "qrels.txt", folder / "runs", "nDCG@10,P_5,recip_rank")
-    assert board.store == str(tmp_path / "cache" / "tables.h5")
+    assert board.store == str(tmp_path / "cache" / "tables")
     built = irscale.open_store(board.store)
     assert not built.has("P@5") and not built.has("RR@30")          # closed forms: nothing built
     assert [s.scale for s in board.measures][1:] == ["exact: closed form"] * 2

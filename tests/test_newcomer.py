@@ -12,7 +12,6 @@ import warnings
 from fractions import Fraction
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -28,7 +27,7 @@ from irscale.scales.tables import build as build_module
 from irscale.scales.tables.build import build_tables
 from irscale.scales.tables.estimate import Estimate, estimate
 from irscale.store import fill
-from irscale.store.format import table_path
+from irscale.store.format import table_name
 from irscale.store.writer import commit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,8 +72,7 @@ def test_stored_bytes_are_the_bytes_the_store_writes(tmp_path, name):
     [table] = build_tables([m], {str(m): [m.table_rbs("all")[0]]})
     path = tmp_path / "t.h5"
     commit(path, [table])
-    with h5py.File(path, "r") as f:
-        g = f[table_path(str(m), table.table_rb)]
+    with irscale.open_store(path).group(table_name(str(m), table.table_rb)) as (g, _):
         written = sum(g[d].nbytes for d in g if d not in ("index_raw", "index_cum"))
     assert table.stored_bytes() == written
 

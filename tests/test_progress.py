@@ -30,4 +30,4 @@ def test_a_quick_build_prints_its_result_line_only(tmp_path):
                         "--jobs", "1"], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stderr
     assert r.stderr == "", r.stderr
-    assert r.stdout.strip() == f"{out}: 3 tables for 3 measures (3 tables in the file)"
+    assert r.stdout.strip() == f"{out}: 3 tables for 3 measures (3 tables in the store)"

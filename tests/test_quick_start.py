@@ -57,7 +57,7 @@ def test_quick_start_on_trec_covid_from_a_fresh_clone(shared_data, tmp_path):
 
     (clone / "qrels.txt").symlink_to(covid / "qrels" / "qrels.covid-round5.txt")
     (clone / "runs").symlink_to(covid / "runs", target_is_directory=True)
-    env = dict(env, PATH=f"{venv_bin}{os.pathsep}{env.get('PATH', '')}", IRSCALE_STORE=str(tmp_path / "tables.h5"))
+    env = dict(env, PATH=f"{venv_bin}{os.pathsep}{env.get('PATH', '')}", IRSCALE_STORE=str(tmp_path / "tables"))
 
     # the command, verbatim
     command = marked("quick-start").strip()
@@ -70,7 +70,7 @@ def test_quick_start_on_trec_covid_from_a_fresh_clone(shared_data, tmp_path):
     assert len(titles) == len(names)
     for name in names:
         assert any(re.match(rf"{re.escape(name)} (=|·) ", t) for t in titles), f"no section for {name}: {titles}"
-    assert (tmp_path / "tables.h5").exists(), "scales are built into $IRSCALE_STORE"
+    assert (tmp_path / "tables").exists(), "scales are built into $IRSCALE_STORE"
 
     # the file it writes: 73 rows per measure
     out = re.search(r"-o (\S+)", command).group(1)

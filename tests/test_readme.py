@@ -1,7 +1,7 @@
 """A newcomer's walk through README.md and docs/*.md, verbatim: every code block runs as written.
 
 Every page runs in a folder of its own holding what the examples name: ``qrels.txt`` and
-``runs/`` (small synthetic TREC files, :func:`write_trec_files`) and ``paper-n10.h5`` (made
+``runs/`` (small synthetic TREC files, :func:`write_trec_files`) and ``paper-n10`` (made
 by the README's main command), with ``IRSCALE_STORE`` naming a store in that folder, so
 that ``irscale compare`` never builds scales into the tester's home. A page's blocks run in
 the order it shows them:
@@ -9,7 +9,7 @@ the order it shows them:
 * ```sh blocks with bash: every block whole, except the README's set-up blocks, which
   install the package (already installed here): the main command runs after its install
   prefix (``python3 -m venv .venv && . .venv/bin/activate && pip install . &&``), once, to
-  make ``paper-n10.h5``; the install block is that prefix alone; the test command is the
+  make ``paper-n10``; the install block is that prefix alone; the test command is the
   one running this file and is left out;
 * ```python blocks one by one, each in a fresh namespace, in this process;
 * ```text blocks are synopses: every ``irscale COMMAND --option`` in them must be an option
@@ -173,14 +173,14 @@ def test_text_synopses_name_real_options():
 # -- slow: every block runs -----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def base(tmp_path_factory) -> Path:
-    """qrels.txt, runs/ and paper-n10.h5, made by the README's main command (after its
+    """qrels.txt, runs/ and paper-n10, made by the README's main command (after its
     install prefix: the package under test is installed)."""
     folder = tmp_path_factory.mktemp("newcomer")
     write_trec_files(folder)
     cmd = marked("main-command").strip()[len(INSTALL_PREFIX):]
     r = _bash(cmd, folder, folder / "store.h5")
     assert r.returncode == 0, f"README main command failed:\n{cmd}\nstderr:\n{r.stderr[-2000:]}"
-    assert (folder / "paper-n10.h5").exists()
+    assert (folder / "paper-n10").exists()
     (folder / "store.h5").unlink(missing_ok=True)
     return folder
 

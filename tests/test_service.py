@@ -19,6 +19,8 @@ import pytest
 
 import irscale
 from irscale.errors import StoreError
+from irscale.store import folder
+from irscale.store.folder import STORE_FORMAT, STORE_VERSION
 from irscale.store.format import FORMAT_NAME, FORMAT_VERSION
 from irscale.store.service import create_app
 
@@ -122,7 +124,7 @@ def test_tables_and_health(client, store_path):
     assert r.status_code == 200
     assert str(store_path.parent) not in r.text and '"path"' not in r.text
     data = r.json()
-    assert data["store"]["format"] == FORMAT_NAME and data["store"]["format_version"] == FORMAT_VERSION
+    assert data["store"]["format"] == STORE_FORMAT and data["store"]["format_version"] == STORE_VERSION
     tables = {t["measure"]: t for t in data["tables"]}
     assert set(tables) == {"AP@8", "DCG(b=2)@8", "RBP(p=0.8)@8", "P@8"}
     ap, dcg = tables["AP@8"], tables["DCG(b=2)@8"]
@@ -274,6 +276,9 @@ def test_store_errors_before_serving(tmp_path):
         f.attrs["format"], f.attrs["format_version"] = FORMAT_NAME, FORMAT_VERSION
     with pytest.raises(StoreError, match="holds no table"):
         create_app(tmp_path / "empty.h5")
+    folder.create(tmp_path / "empty")
+    with pytest.raises(StoreError, match="holds no table"):
+        create_app(tmp_path / "empty")
 
 
 # -- the real server -----------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""The HDF5 store: round trip, metadata, atomicity under crashes, file checks."""
+"""The store: round trip, metadata, atomicity under crashes, file checks (a store folder
+of table files; single-file stores, packed or old, read as they are)."""
 import os
 import signal
 import subprocess
@@ -9,6 +10,7 @@ import time
 import h5py
 import numpy as np
 import pytest
+from store_files import build_packed, table_file
 from test_store_validation import as_version_3
 
 import irscale
@@ -44,10 +46,11 @@ def test_round_trip(tmp_path):
     store = irscale.build_store(path, MEASURES + ",RBP(p=0.5)@8", layout="table")
     tables = store.tables()
     assert [t["measure"] for t in tables] == sorted(MEASURES.split(",") + ["RBP(p=0.5)@8"])
-    with h5py.File(path) as f:
-        assert f.attrs["format"] == "irscale-tables"
-        assert f.attrs["format_version"] == FORMAT_VERSION
-        assert "generator_version" in f.attrs and "created" in f.attrs
+    assert store.attrs["format"] == "irscale-store" and store.attrs["format_version"] == 1
+    assert "generator_version" in store.attrs and "created" in store.attrs
+    for name in [t["name"] for t in tables]:                  # one file per table, format 4 inside
+        with h5py.File(table_file(path, name)) as f:
+            assert f.attrs["format_version"] == FORMAT_VERSION and f.attrs["measure"] == name
     reopened = irscale.open_store(path)
     for meta in tables:
         assert META <= set(meta)
@@ -78,8 +81,7 @@ def test_round_trip(tmp_path):
 def test_tables_written_before_the_layout_attribute(tmp_path):
     """Stores written before tables recorded their layout (format 3 all the same) read as
     entry tables, or implicit ones when their attr implicit is set; answers unchanged."""
-    path = tmp_path / "t.h5"
-    irscale.build_store(path, "AP@8,RBP(p=0.5)@8,Twist@6", rb_counts={"Twist@6": [(2,)]})
+    path = build_packed(tmp_path / "t.h5", "AP@8,RBP(p=0.5)@8,Twist@6", rb_counts={"Twist@6": [(2,)]})
     ids = np.array([i for i in range(64) if bin(i).count("1") <= 2])         # feasible for Twist's rb = 2
     before = {name: irscale.open_store(path).scale(name, rb).rank_ids(ids)
               for name, rb in (("AP@8", 8), ("RBP(p=0.5)@8", None), ("Twist@6", 2))}
@@ -121,8 +123,8 @@ def test_missing_table_names_the_build_command(tmp_path):
 def test_incomplete_table_is_invisible(tmp_path):
     path = tmp_path / "t.h5"
     irscale.build_store(path, "P@6,AP@6")
-    with h5py.File(path, "a") as f:
-        f[table_path("AP@6")].attrs["complete"] = False
+    with h5py.File(table_file(path, "AP@6"), "a") as f:
+        f.attrs["complete"] = False
     store = irscale.open_store(path)
     assert [t["measure"] for t in store.tables()] == ["P@6"]
     with pytest.raises(TableNotFoundError):
@@ -132,8 +134,8 @@ def test_incomplete_table_is_invisible(tmp_path):
 def test_corrupt_table_detected(tmp_path):
     path = tmp_path / "t.h5"
     irscale.build_store(path, "P@6")
-    with h5py.File(path, "a") as f:
-        f[table_path("P@6") + "/counts"][0] = 99
+    with h5py.File(table_file(path, "P@6"), "a") as f:
+        f["counts"][0] = 99
     with pytest.raises(StoreError, match="checksum"):
         irscale.open_store(path).table("P@6", verify=True)
     from irscale.cli import main
@@ -141,8 +143,20 @@ def test_corrupt_table_detected(tmp_path):
 
 
 def test_foreign_and_unreadable_files(tmp_path):
-    with pytest.raises(StoreError, match="no such file"):
+    with pytest.raises(StoreError, match="no such file or folder"):
         irscale.open_store(tmp_path / "missing.h5")
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(StoreError, match="not an irscale store"):
+        irscale.open_store(tmp_path / "folder")
+    (tmp_path / "folder" / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="not an irscale store"):            # nothing written into it
+        irscale.build_store(tmp_path / "folder", "P@4")
+    assert [p.name for p in (tmp_path / "folder").iterdir()] == ["notes.txt"]
+    (tmp_path / "empty").mkdir()
+    assert irscale.build_store(tmp_path / "empty", "P@4").tables()        # an empty folder becomes a store
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(StoreError, match="not a regular file"):              # never opened: no hang
+        irscale.open_store(tmp_path / "fifo")
     (tmp_path / "text.h5").write_text("hello")
     with pytest.raises(StoreError, match="not an HDF5 file"):
         irscale.open_store(tmp_path / "text.h5")
@@ -174,17 +188,15 @@ def test_write_failure_keeps_old_store(tmp_path, monkeypatch):
     with pytest.raises(StoreError, match="No space left on device.*unchanged"):
         irscale.build_store(path, "RR@6")
     assert _snapshot(path).keys() == before.keys()
-    assert not list(tmp_path.glob(".t.h5.tmp-*"))
+    assert not list(path.glob(".tmp-*"))
     assert not list(tmp_path.glob(".t.h5.build/*.npz"))
 
 
 @pytest.mark.parametrize("rebuild", [False, True])
 def test_sigkill_in_the_middle_of_writing_a_table(tmp_path, rebuild):
     """A writer killed (SIGKILL) halfway through a table's datasets leaves the store as it
-    was; the next build completes it and removes what the dead writer left: data past the
-    store's end (new tables are appended in place) or its temporary file (a replaced
-    table goes through a new copy of the store)."""
-    from irscale.store import journal
+    was (its table file half-written in its private temporary folder); the next build
+    completes it and removes what the dead writer left."""
     path = tmp_path / "t.h5"
     irscale.build_store(path, "P@6")
     before = _snapshot(path)
@@ -196,8 +208,7 @@ def test_sigkill_in_the_middle_of_writing_a_table(tmp_path, rebuild):
         real = writer.write_table
         def dying(f, table, *args):
             if str(table.measure) == "AP@6":          # die after its first dataset
-                g = f.create_group("/tables/AP@6")
-                g.create_dataset("ids", data=table.parts[0].ids)
+                f.create_dataset("ids", data=table.parts[0].ids)
                 f.flush()
                 os.kill(os.getpid(), signal.SIGKILL)
             real(f, table, *args)
@@ -206,18 +217,14 @@ def test_sigkill_in_the_middle_of_writing_a_table(tmp_path, rebuild):
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == -signal.SIGKILL, proc.stderr
-    if rebuild:
-        assert list(tmp_path.glob(".t.h5.tmp-*")), "the killed writer should have left its temporary file"
-    else:
-        assert path.stat().st_size > journal.end_of_data(path), "the killed writer should have left data past the end"
+    assert list(path.glob(".tmp-*/AP@6.h5")), "the killed writer should have left its temporary file"
     after = _snapshot(path)
-    assert set(after) == set(before)  # RR@6 and AP@6 are quick: one commit, which the kill stopped
+    assert set(after) == set(before) | {"RR@6"}          # RR@6 was committed before AP@6 was written
     for k in before:
         assert before[k][1] == after[k][1]
     store = irscale.build_store(path, "RR@6,AP@6")
     assert len(store.tables()) == 3
-    assert not list(tmp_path.glob(".t.h5.tmp-*"))
-    assert path.stat().st_size == journal.end_of_data(path)
+    assert not list(path.glob(".tmp-*"))
     assert len(store.scale("AP@6", rb=3)) == len(irscale.scale("AP@6", rb=3))
 
 

@@ -1,8 +1,8 @@
-"""Writers of one store exclude each other (issue 13, item 1): a lock file next to the
-store, held for the whole build; a second build waits, naming the holder's PID, then
-builds what is still missing; a lock left by a SIGKILLed build does not block; readers
-never wait."""
-import json
+"""Builds of one store (a folder of table files): builds of different tables go on at once
+and keep every table; a build of a table another build is writing waits for its lock (a
+lock per table), then builds what is still missing; a lock of a SIGKILLed build does not
+block; readers take no lock and never wait; the same store reached through a symlink and
+a hard link is one store; nothing is written through a symlink planted in the folder."""
 import os
 import signal
 import subprocess
@@ -11,12 +11,13 @@ import textwrap
 import threading
 import time
 
+import numpy as np
 import pytest
 
 import irscale
 from irscale.cli import main
 from irscale.errors import StoreBusyError
-from irscale.store.lock import StoreLock, lock_path
+from irscale.store.folder import TableLocks, file_of
 
 PY = sys.executable
 
@@ -54,8 +55,8 @@ def test_two_builds_of_different_measures_keep_every_table(tmp_path):
             assert p.returncode == 0, err
         assert _measures(path) == {"AP@16", "DCG(b=2)@16", "P@16"}, f"attempt {attempt}: a table was lost"
         irscale.open_store(path).verify()
-        assert not lock_path(path).exists()
-        assert not list(tmp_path.glob(f".t{attempt}.h5.*")), "temporary files, checkpoints or lock left"
+        assert not list(path.glob(".tmp-*")), "temporary files left"
+        assert not list(tmp_path.glob(f".t{attempt}.h5.*")), "checkpoints left"
 
 
 def test_two_identical_builds_at_once_both_succeed(tmp_path):
@@ -76,43 +77,47 @@ def test_two_identical_builds_at_once_both_succeed(tmp_path):
     assert not (tmp_path / ".t.h5.build").exists()
 
 
-def test_busy_store_waits_for_the_holder_and_names_it(tmp_path):
+def _holder(path, names, cwd) -> subprocess.Popen:
+    """A child holding the locks of the tables ``names`` of ``path`` until told to stop."""
+    return _child(f"""
+        import sys
+        from pathlib import Path
+        from irscale.store.folder import TableLocks
+        with TableLocks(Path({str(path)!r}), {names!r}):
+            print("locked", flush=True)
+            sys.stdin.readline()
+    """, cwd, stdin=subprocess.PIPE)
+
+
+def test_a_busy_table_waits_for_its_holder_and_other_tables_do_not(tmp_path):
     path = tmp_path / "t.h5"
     irscale.build_store(path, "P@8")
-    holder = _child(f"""
-        import sys, time
-        from irscale.store.lock import StoreLock
-        with StoreLock({str(path)!r}):
-            print("locked", flush=True)
-            time.sleep(float(sys.stdin.readline()))
-    """, tmp_path, stdin=subprocess.PIPE)
+    holder = _holder(path, ["AP@8"], tmp_path)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        info = json.loads(lock_path(path).read_text())
-        assert info["pid"] == holder.pid
-        # refuse at once / after a short wait, naming the PID
-        for wait in (0, 0.3):
-            with pytest.raises(StoreBusyError, match=rf"being written by PID {holder.pid}\b"):
+        for wait in (0, 0.3):                      # refuse at once / after a short wait, naming the table
+            with pytest.raises(StoreBusyError, match=r"table AP@8 .* being built by another build"):
                 irscale.build_store(path, "AP@8", wait=wait)
         assert main(["build", "-m", "AP@8", "--out", str(path), "-q", "--wait", "0"]) == 2
-        # by default: wait, say for whom, then build once the holder is done
+        assert irscale.build_store(path, "RR@8", wait=0).has("RR@8")      # another table: at once
+        # by default: wait, say so, then build once the holder is done
         cli = subprocess.Popen([PY, "-m", "irscale", "build", "-m", "AP@8", "--out", str(path), "-q"], cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         guard = threading.Timer(60, cli.kill)
         guard.start()
-        said = cli.stderr.readline()             # it says whom it waits for, then waits
+        said = cli.stderr.readline()
         guard.cancel()
-        assert f"waiting for PID {holder.pid}" in said and str(path) in said, said
+        assert "waiting for another build to finish table AP@8" in said and str(path) in said, said
         time.sleep(0.5)
         assert cli.poll() is None, cli.communicate()
-        holder.stdin.write("0\n")
+        holder.stdin.write("\n")
         holder.stdin.flush()
         out, err = cli.communicate(timeout=60)
     finally:
         holder.kill()
         holder.wait()
     assert cli.returncode == 0, err
-    assert _measures(path) == {"P@8", "AP@8"}
+    assert _measures(path) == {"P@8", "AP@8", "RR@8"}
 
 
 def test_lock_of_a_killed_build_does_not_block_the_next(tmp_path):
@@ -135,39 +140,64 @@ def test_lock_of_a_killed_build_does_not_block_the_next(tmp_path):
     p = _child(script, tmp_path)
     _, err = p.communicate(timeout=120)
     assert p.returncode == -signal.SIGKILL, err
-    assert json.loads(lock_path(path).read_text())["pid"] == p.pid   # the killed build's lock file is left
+    assert (path / f".lock-{file_of('AP@16')}").exists()               # the killed build's lock file is left
     store = irscale.build_store(path, "AP@16", bucket_items=3000, wait=0)   # busy would raise at once
     assert {t["measure"] for t in store.tables()} == {"P@8", "AP@16"}
     store.verify()
-    assert not lock_path(path).exists()
 
 
-def test_lock_is_reentrant_in_a_thread_and_excludes_other_threads(tmp_path):
-    path = tmp_path / "t.h5"
-    events = []
-    with StoreLock(path):
-        with StoreLock(path, wait=0):          # the same thread: re-entrant
-            assert lock_path(path).exists()
-
-        def other():
-            try:
-                with StoreLock(path, wait=0.2, notify=None):
-                    events.append("locked")
-            except StoreBusyError as e:
-                events.append(str(e))
-        t = threading.Thread(target=other)
-        t.start()
-        t.join()
-        assert lock_path(path).exists()        # the inner release kept the outer hold
-    assert len(events) == 1 and f"PID {os.getpid()}" in events[0]
-    assert not lock_path(path).exists()
-    with StoreLock(path, wait=0):              # free again
-        pass
-
-
-def test_readers_do_not_wait_for_a_writer(tmp_path):
+def test_readers_take_no_lock_and_a_reader_delays_no_build(tmp_path):
     path = tmp_path / "t.h5"
     irscale.build_store(path, "AP@8")
-    with StoreLock(path):
+    with TableLocks(path, ["AP@8"]):               # a build writing AP@8: readers read on
         assert irscale.open_store(path).scale("AP@8", rb=3).rank_runs([[1, 0, 0, 0, 0, 0, 0, 0]]).size == 1
         assert irscale.build_store(path, "AP@8", wait=0).has("AP@8")   # nothing to build: no lock needed
+    reader = irscale.open_store(path)
+    table = reader.table("AP@8")                   # held open, memory-mapped
+    ids = np.array(table.ids)
+    t0 = time.perf_counter()
+    irscale.build_store(path, "AP@8,RR@8", rebuild=True, wait=0)
+    assert time.perf_counter() - t0 < 30
+    assert np.array_equal(np.asarray(table.ids), ids)      # the replaced file stays mapped as it was
+
+
+def test_a_store_through_a_symlink_and_a_hard_link_loses_nothing(tmp_path):
+    """Two builds at once, one through a symlink to the store folder, 8 rounds: every table
+    there and verified; the symlink stays a symlink."""
+    real = tmp_path / "real"
+    link = tmp_path / "link"
+    irscale.build_store(real, "P@4")
+    link.symlink_to(real)
+    for round_ in range(8):
+        go = tmp_path / f"go{round_}"
+        a, b = f"AP@{6 + round_}", f"RR@{6 + round_}"
+        procs = [_child(_builder(real, a, go), tmp_path), _child(_builder(link, b, go, ", rebuild=True"), tmp_path)]
+        time.sleep(0.5)
+        go.touch()
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+        assert {a, b} <= _measures(real)
+    assert link.is_symlink() and len(irscale.open_store(link).verify()) == 17
+    # a table file hard-linked elsewhere is replaced by a rebuild, never written through
+    outside = tmp_path / "outside.h5"
+    os.link(real / file_of("P@4"), outside)
+    before = outside.read_bytes()
+    irscale.build_store(link, "P@4", rebuild=True)
+    assert outside.read_bytes() == before
+
+
+def test_nothing_is_written_through_a_planted_symlink(tmp_path):
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@4")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (path / f".lock-{file_of('AP@6')}").symlink_to(victim)             # a planted lock file
+    with pytest.raises(irscale.StoreError, match="lock file"):
+        irscale.build_store(path, "AP@6")
+    assert victim.read_text() == "keep me"
+    (path / f".lock-{file_of('AP@6')}").unlink()
+    (path / file_of("AP@6")).symlink_to(victim)                         # a planted table file
+    irscale.build_store(path, "AP@6", rebuild=True)
+    assert victim.read_text() == "keep me" and not (path / file_of("AP@6")).is_symlink()
+    irscale.open_store(path).verify()

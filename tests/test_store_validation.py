@@ -22,10 +22,12 @@ import textwrap
 import h5py
 import numpy as np
 import pytest
+from store_files import build_packed
 
 import irscale
 from irscale.errors import CorruptStoreError
 from irscale.store.format import FORMAT_VERSION, UNCOVERED, table_path
+from irscale.store.pack import unpack
 
 LAYOUT_CHECKSUMMED = {"entries": ("ids", "counts", "strata"), "fraction": ("num", "den", "counts"),
                       "formal": ("keys", "counts"), "implicit": ()}
@@ -90,8 +92,7 @@ RB_COUNTS = {"Twist@6": [(2,)]}
 
 def both_versions(folder, measures: str, rb_counts: dict) -> dict:
     """A store of format 4 in ``folder`` and the same as format 3 wrote it: {"v4": path, "v3": path}."""
-    v4 = folder / "v4.h5"
-    irscale.build_store(v4, measures, n_jobs=1, rb_counts=rb_counts, layout="table")   # format 3 had no oracles
+    v4 = build_packed(folder / "v4.h5", measures, n_jobs=1, rb_counts=rb_counts, layout="table")  # 3 had no oracles
     v3 = folder / "v3.h5"
     shutil.copyfile(v4, v3)
     as_version_3(v3)
@@ -385,15 +386,19 @@ def test_big_tables_are_checked_where_lookups_read(built, tmp_path):
 
 def test_format_3_stores_stay_readable(built, tmp_path):
     """A store as format 3 wrote it reads and verifies as before, answers as the format-4
-    one, and gains format-4 tables when a table is added (its own keep their checksums)."""
+    one, and unpacked into a store folder gains format-4 tables when a table is added (its
+    own keep their checksums)."""
     path = _copy(built, "v3", tmp_path)
     store = irscale.open_store(path)
     assert store.attrs["format_version"] == 3
     assert store.verify() == ["AP@11", "DCG(b=2)@8", "RBP(p=0.5)@8", "Twist@6 rb=(2)"]
     assert _reference(path) == _reference(built["v4"])
     before = {t["name"]: t["checksum"] for t in store.tables()}
+    with pytest.raises(irscale.StoreError, match="irscale unpack"):       # a single file takes no table
+        irscale.build_store(path, "P@6", n_jobs=1)
+    unpack(path, tmp_path / "unpacked")
+    path = tmp_path / "unpacked"
     store = irscale.build_store(path, "P@6", n_jobs=1)
-    assert store.attrs["format_version"] == FORMAT_VERSION
     after = {t["name"]: t for t in store.tables()}
     assert {n: after[n]["checksum"] for n in before} == before
     assert "format_version" not in after["AP@11"] and after["P@6"]["format_version"] == FORMAT_VERSION

@@ -79,7 +79,7 @@ def test_empty_and_binary_runs(files, capsys):
     binary = inputs / "run.bin"
     binary.write_bytes(b"401 Q0 D1 1 3.5 sysA\n\x89HDF\r\n\x1a\n\x00\x00\x00\x00\x00\x08\x08\x00")
     _fails(capsys, _transform(qrels, [binary], out), f"{binary}:4: binary content", out_dir=out)
-    store = inputs / "tables.h5"
+    store = inputs / "tables"
     assert main(["build", "--measures", "P@3", "--out", str(store), "-q"]) == 0
     _fails(capsys, _transform(qrels, [store], out), str(store), "binary content", out_dir=out)
     corrupt = inputs / "cut.run.gz"

@@ -38,9 +38,9 @@ judging = lazy_module("irscale.scales.runs.judging")
 @click.option("--max-grade", type=click.IntRange(min=1), default=None,
               help="With --qrels: fold qrels levels above this grade into it (as transform --max-grade).")
 @click.option("--out", "-o", required=True, type=click.Path(),
-              help="Table file (HDF5) to create or extend.")
+              help="Store to create or add to: a folder of table files (a new folder, or one irscale made).")
 @jobs_option("Parallel workers; small tables are built in this process whatever it says")
-@click.option("--rebuild", is_flag=True, help="Rebuild tables already in the file.")
+@click.option("--rebuild", is_flag=True, help="Rebuild tables already in the store.")
 @click.option("--backend", type=click.Choice(["loky", "threading", "dask"]), default=None,
               help="Where workers run: local processes (loky, default), threads, or a dask.distributed cluster.")
 @click.option("--scheduler", help="Address of the dask scheduler (tcp://host:port) for --backend dask; "
@@ -116,12 +116,12 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
     built, found = len(report.built), len(report.found)
     if found and not built:
         what = f"the table of {report.found[0]} is" if found == 1 else f"all {found} tables"
-        click.echo(f"{out}: {what} already built ({in_file} in the file)")
+        click.echo(f"{out}: {what} already built ({in_file} in the store)")
     elif found:
-        click.echo(f"{out}: {_count(built, 'table')} built, {found} already built ({in_file} in the file)")
+        click.echo(f"{out}: {_count(built, 'table')} built, {found} already built ({in_file} in the store)")
     else:
         done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
-        click.echo(f"{out}: {_count(len(done), 'table')} for {_count(len(ms), 'measure')} ({in_file} in the file)")
+        click.echo(f"{out}: {_count(len(done), 'table')} for {_count(len(ms), 'measure')} ({in_file} in the store)")
 
 
 def _read_names(names: list[str], vocabulary: str, q, max_grade: int | None, request) -> list:

@@ -39,7 +39,7 @@ MAX_BUILD_SECONDS = 60.0
 @click.option("--baseline", "-b", help="The run (by name) every other is tested against; without it, every pair.")
 @click.option("--store", "store_path", type=click.Path(),
               help="Table store to read scales from and build missing ones into (default: $IRSCALE_STORE, else "
-                   "~/.cache/irscale/tables.h5, shared by every project).")
+                   "~/.cache/irscale/tables, shared by every project).")
 @click.option("--test", type=click.Choice(TESTS), default="ttest", show_default=True,
               help="Paired test of each comparison (tukey-hsd: randomised Tukey HSD, corrected by itself).")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,

@@ -43,7 +43,7 @@ from irscale.scales.runs.preflight import (
     warn_unscalable,
 )
 from irscale.scales.tables.units import duration, size
-from irscale.store.location import default_store
+from irscale.store.location import adopt_older_default, default_store
 
 if TYPE_CHECKING:
     from irscale.scales.analysis.leaderboard import Leaderboard
@@ -153,6 +153,8 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
     warn_unscalable([m for m in ms if not (bounded and m.bounded_only)], typed)   # before anything is read or built
     check_run_paths(runs)
     path = Path(store) if store is not None else default_store()
+    if store is None and (moved := adopt_older_default(path)) is not None:
+        warnings.warn(moved, IrscaleWarning, stacklevel=2)
     opened = open_or_none(path)
     hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
 

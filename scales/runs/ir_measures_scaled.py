@@ -1,9 +1,9 @@
 """``Scaled``: irscale's interval-scaled values as a measure of ir_measures.
 
 >>> import ir_measures, irscale                                   # doctest: +SKIP
->>> measure = irscale.Scaled(ir_measures.AP@10, store="tables.h5")  # doctest: +SKIP
+>>> measure = irscale.Scaled(ir_measures.AP@10, store="tables")  # doctest: +SKIP
 >>> ir_measures.calc_aggregate([measure, ir_measures.AP@10], qrels, run)   # doctest: +SKIP
-{Scaled(AP@10,store='tables.h5'): ..., AP@10: ...}
+{Scaled(AP@10,store='tables'): ..., AP@10: ...}
 
 How it plugs in: ir_measures has no plugin entry point. Its default pipeline asks its
 providers in turn whether they support a measure, and the first, the *runtime* provider
@@ -172,14 +172,14 @@ class Scaled(IrMeasure):
         elif "measure" in params:
             raise IrscaleError("Scaled: the measure is given twice")
         if measure is _NOT_GIVEN:
-            raise IrscaleError("Scaled needs the measure to scale: Scaled(ir_measures.AP@10, store='tables.h5')")
+            raise IrscaleError("Scaled needs the measure to scale: Scaled(ir_measures.AP@10, store='tables')")
         cutoff = params.pop("cutoff", _NOT_GIVEN)
         unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
         if unknown:
             raise IrscaleError(f"Scaled: unknown parameter(s) {', '.join(unknown)}; it takes "
                                f"{', '.join(self.SUPPORTED_PARAMS)}")
         if "store" not in params or params["store"] is None:
-            raise IrscaleError("Scaled needs the table file: Scaled(ir_measures.AP@10, store='tables.h5')")
+            raise IrscaleError("Scaled needs the table file: Scaled(ir_measures.AP@10, store='tables')")
         store = params["store"]
         if isinstance(store, os.PathLike):
             params["store"] = store = os.fspath(store)

@@ -90,7 +90,7 @@ def _table(measure: Measure, table_rb: tuple | None, layout: str = "auto") -> Ta
             raise BuildTooLargeError(
                 f"{guess.label}: {guess.runs:.3g} runs; building it in memory needs about {size(guess.memory)}, "
                 f"{size(free)} are available. Build it into a store once (irscale build --measures "
-                f"\"{measure}\" --out tables.h5, or irscale.build_store) and use open_store(...).scale(...)")
+                f"\"{measure}\" --out tables, or irscale.build_store) and use open_store(...).scale(...)")
         if guess.seconds > SLOW_SECONDS:
             progress = True
             warnings.warn(f"building in memory: {guess.describe(in_memory=True)}; irscale build stores it once "

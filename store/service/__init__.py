@@ -1,6 +1,6 @@
 """The HTTP lookup service: a store's tables behind a small JSON API (FastAPI + uvicorn).
 
-Run it with ``irscale serve --store tables.h5`` (:func:`serve`) or embed it as an ASGI
+Run it with ``irscale serve --store tables`` (:func:`serve`) or embed it as an ASGI
 application (:func:`create_app`). It is read-only, opens every table once at start-up and
 never accepts or returns a filesystem path. The API, its conventions, its errors and its
 limits are in docs/service.md; the OpenAPI description is at ``/openapi.json``, the
