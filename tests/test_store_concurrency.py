@@ -161,6 +161,7 @@ def test_readers_take_no_lock_and_a_reader_delays_no_build(tmp_path):
     assert np.array_equal(np.asarray(table.ids), ids)      # the replaced file stays mapped as it was
 
 
+@pytest.mark.slow
 def test_a_store_through_a_symlink_and_a_hard_link_loses_nothing(tmp_path):
     """Two builds at once, one through a symlink to the store folder, 8 rounds: every table
     there and verified; the symlink stays a symlink."""
