@@ -30,7 +30,7 @@ from irscale.scales.tables.scale import Table
 from irscale.store import folder
 from irscale.store.format import table_name
 from irscale.store.reader import Store
-from irscale.store.writer import commit, commit_size
+from irscale.store.writer import check_takes_tables, commit, commit_size
 
 #: Builds estimated below this many bytes of tables and checkpoints skip the disk check.
 SMALL_BUILD_BYTES = 64 << 20
@@ -127,8 +127,7 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
     requested = table_requests(ms, requests)
     wanted = _missing(path, requested, rebuild, chosen if layout != "auto" else None)
     if any(wanted.values()):
-        if path.exists() and not path.is_dir():
-            commit(path, [])                  # its error: a packed file takes no tables
+        check_takes_tables(path)
         if not path.parent.is_dir():
             raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
         existed = path.exists()

@@ -174,15 +174,21 @@ def _write_file(tmp: Path, table: Table, build_seconds: float | None, bar) -> No
         os.close(fd)
 
 
+def check_takes_tables(path: Path) -> None:
+    """Refuse (StoreError) a single-file store as the target of a build: it is read as it
+    is, and tables are added to store folders."""
+    if path.exists() and not path.is_dir():
+        raise StoreError(f"{path} is a single-file store (a packed store, or one of an older irscale): it is read "
+                         f"as it is, but tables are added to store folders; convert it first with: irscale unpack "
+                         f"{path} {path.with_suffix('')}")
+
+
 def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = None,
            progress: bool = False) -> None:
     """Add ``tables`` to the store folder at ``path`` (created if missing), each table
     atomically (a table of the same name is replaced)."""
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise StoreError(f"{path} is a single-file store (a packed store, or one of an older irscale): it is read "
-                         f"as it is, but tables are added to store folders; convert it first with: irscale unpack "
-                         f"{path} {path.with_suffix('')}")
+    check_takes_tables(path)
     folder.create(path)
     folder.remove_stale(path)
     new = sum(t.stored_bytes() for t in tables)
