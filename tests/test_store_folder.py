@@ -55,6 +55,8 @@ def test_readers_write_nothing(tmp_path):
 def test_a_read_only_store_reads_and_serves(tmp_path):
     """The store's files readable and nothing writable by the reader: a child that cannot
     write (another user when the tests run as root, else the folder made read-only)."""
+    if os.geteuid() == 0 and not all(os.stat(p).st_mode & 0o001 for p in Path(sys.prefix).resolve().parents):
+        pytest.skip(f"the reader runs as another user, who cannot reach this Python's packages under {sys.prefix}")
     base = Path(tempfile.mkdtemp(prefix="irscale-ro-"))
     try:
         os.chmod(base, 0o755)
