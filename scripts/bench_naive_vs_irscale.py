@@ -87,7 +87,7 @@ def main() -> None:
         import irscale
         listed = irscale.open_store(store).tables()
         exact = {t["measure"].split("@")[0]: t["n_distinct"] for t in listed}
-        inside = {t["measure"]: t.get("build_seconds", -1.0) for t in listed}
+        inside = {t.measure: -1.0 if t.build_seconds is None else t.build_seconds for t in listed}
     load_after = os.getloadavg()
     print(f"N = {args.n}, paper set (11 measures, every recall base), irscale --jobs {args.jobs} "
           f"--layout {args.layout}, "

@@ -71,7 +71,7 @@ def main(argv=None) -> int:
     irscale.build_store(path, TRUNCATED, n_jobs=args.jobs)
     out = {}
     for t in irscale.open_store(path).tables():
-        out[t["name"]] = {k: v for k, v in sorted(t.items()) if k not in SKIP}
+        out[t["name"]] = {k: v for k, v in sorted(t.to_json().items()) if k not in SKIP}
     json.dump(out, sys.stdout, indent=1, sort_keys=True, default=str)
     print()
     print(f"{len(out)} tables in {time.perf_counter() - t0:.1f} s", file=sys.stderr)

@@ -57,10 +57,12 @@ table whole. A table counts as present only when ``complete`` is True.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
@@ -147,3 +149,151 @@ def little_endian_bytes(arr: np.ndarray) -> memoryview:
     """The bytes a digest covers: the array little-endian, in C order (a view of the
     array's memory when it is already so, not a copy)."""
     return memoryview(np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).reshape(-1)).cast("B")
+
+
+#: Integers past int64 (the run counts and K of bounded scales, up to 2^1000 and more) are
+#: stored as decimal text; readers take either.
+_INT64 = 2 ** 63 - 1
+_DECIMAL = re.compile(r"[0-9]{1,4000}")
+
+
+def int_attr(value: int) -> int | str:
+    """An integer as an HDF5 attribute: itself within int64, else its decimal text."""
+    value = int(value)
+    return value if -_INT64 <= value <= _INT64 else str(value)
+
+
+def _int(attrs: Mapping, key: str, default: object = ...) -> int:
+    v = attrs.get(key, default)
+    if isinstance(v, str) and _DECIMAL.fullmatch(v):
+        return int(v)
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise ValueError(f"attr {key} is {v!r}")
+    return v
+
+
+def _text(attrs: Mapping, key: str, default: object = ...) -> str:
+    v = attrs.get(key, default)
+    if not isinstance(v, str):
+        raise ValueError(f"attr {key} is {v!r}")
+    return v
+
+
+def _real(attrs: Mapping, key: str, default: object = ...) -> float:
+    v = attrs.get(key, default)
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        raise ValueError(f"attr {key} is {v!r}")
+    return float(v)
+
+
+def _json(attrs: Mapping, key: str, default: str, kind: type) -> object:
+    value = json.loads(_text(attrs, key, default))
+    if not isinstance(value, kind):
+        raise ValueError(f"attr {key} is {attrs.get(key)!r}")
+    return value
+
+
+def _ints(values: object, key: str) -> tuple[int, ...]:
+    if not isinstance(values, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise ValueError(f"attr {key} is {values!r}")
+    return tuple(values)
+
+
+@dataclasses.dataclass(frozen=True)
+class TableInfo(Mapping):
+    """The metadata of one stored table, decoded and type-checked once
+    (:meth:`from_attrs`), shared by the reader's listing, ``irscale info`` and the
+    service. Its fields are typed (``params`` a dict, ``rel``, ``distinct_by_rb`` and
+    ``rb_counts`` tuples, run counts Python integers of any size, ``build_seconds`` None
+    when unknown); ``attrs`` holds every attribute as stored. As a read-only mapping it
+    gives the fields and the other attributes by name (``info["n_runs"]``)."""
+
+    name: str
+    measure: str
+    rb_counts: tuple[int, ...] | None
+    family: str
+    params: dict
+    rel: tuple[int, ...]
+    n: int
+    layout: str
+    n_entries: int
+    n_runs: int
+    n_distinct: int
+    distinct_by_rb: tuple[int, ...]
+    implicit: bool
+    tie_method: str
+    error_bound: float
+    min_gap: float
+    min_gap_exact: str
+    redecided: int
+    format_version: int
+    generator_version: str
+    created: str
+    build_seconds: float | None
+    checksum: str
+    path: str
+    attrs: Mapping = dataclasses.field(repr=False, compare=False)
+
+    @classmethod
+    def from_attrs(cls, attrs: Mapping, path: str = "") -> TableInfo:
+        """The metadata of a table from its decoded attributes (:func:`decode_attrs`);
+        raises ValueError naming the first attribute that is missing or of a wrong type
+        (whether the values are right is checked when the table is opened)."""
+        counts = _json(attrs, "rb_counts", "null", (list, type(None)))
+        rb_counts = None if counts is None else _ints(counts, "rb_counts")
+        seconds = _real(attrs, "build_seconds", -1.0)
+        measure = _text(attrs, "measure")
+        layout = attrs.get("layout") or ("implicit" if attrs.get("implicit") else "entries")
+        return cls(
+            name=table_name(measure, rb_counts), measure=measure, rb_counts=rb_counts,
+            family=_text(attrs, "family", measure.split("(")[0].split("@")[0]),
+            params=_json(attrs, "params", "{}", dict), rel=_ints(_json(attrs, "rel", "[]", list), "rel"),
+            n=_int(attrs, "n"), layout=_text({"layout": layout}, "layout"), n_entries=_int(attrs, "n_entries"),
+            n_runs=_int(attrs, "n_runs"), n_distinct=_int(attrs, "n_distinct"),
+            distinct_by_rb=_ints(_json(attrs, "distinct_by_rb", "[]", list), "distinct_by_rb"),
+            implicit=bool(attrs.get("implicit", False)), tie_method=_text(attrs, "tie_method"),
+            error_bound=_real(attrs, "error_bound"), min_gap=_real(attrs, "min_gap"),
+            min_gap_exact=str(attrs.get("min_gap_exact", "")), redecided=_int(attrs, "redecided", 0),
+            format_version=_int(attrs, "format_version", 3), generator_version=_text(attrs, "generator_version"),
+            created=_text(attrs, "created"), build_seconds=seconds if seconds >= 0 else None,
+            checksum=_text(attrs, "checksum"), path=path, attrs=dict(attrs))
+
+    def _keys(self) -> list[str]:
+        fields = [f.name for f in dataclasses.fields(self) if f.name != "attrs"]
+        return fields + [k for k in self.attrs if k not in fields]
+
+    def __getitem__(self, key: str) -> object:
+        if key != "attrs" and key in self.__dataclass_fields__:
+            return getattr(self, key)
+        return self.attrs[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    def to_json(self) -> dict:
+        """The metadata as JSON values: the fields, then every other attribute (JSON text
+        of lists and objects decoded); non-finite floats as None, integers past 2^53 as
+        decimal text."""
+        out = {}
+        for key in self._keys():
+            value = self[key]
+            if isinstance(value, str) and value[:1] in ("[", "{") and key not in self.__dataclass_fields__:
+                try:
+                    value = json.loads(value)
+                except ValueError:
+                    pass
+            out[key] = _jsonable(value)
+        return out
+
+
+def _jsonable(value: object) -> object:
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2 ** 53:
+        return str(value)
+    return value

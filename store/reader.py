@@ -21,6 +21,7 @@ import contextlib
 import json
 import mmap
 import os
+import shlex
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +42,7 @@ from irscale.store.format import (
     FORMAT_VERSION,
     OLDEST_VERSION,
     VERIFY_ON_OPEN_BYTES,
+    TableInfo,
     decode_attrs,
     little_endian_bytes,
     new_checksum,
@@ -180,8 +182,9 @@ class Store:
     def __repr__(self) -> str:
         return f"<Store {self.path}: {len(self.tables())} tables>"
 
-    def tables(self, skip_damaged: bool = False) -> list[dict]:
-        """Metadata of every complete table, sorted by measure name. A table whose
+    def tables(self, skip_damaged: bool = False) -> list[TableInfo]:
+        """Metadata (:class:`~irscale.store.format.TableInfo`) of every complete table,
+        sorted by measure name. A table whose
         metadata are damaged raises CorruptStoreError naming it (``skip_damaged``: is left
         out; :meth:`verify_each` reports it)."""
         out, _, damaged = self._listing()
@@ -191,7 +194,7 @@ class Store:
                                     f"{self._rebuild_by_name(name)}")
         return out
 
-    def _listing(self) -> tuple[list[dict], list[str], list[tuple[str, str]]]:
+    def _listing(self) -> tuple[list[TableInfo], list[str], list[tuple[str, str]]]:
         """(metadata of the complete tables, names of the groups not marked complete,
         (name, problem) of the groups whose metadata are damaged)."""
         out, incomplete, damaged = [], [], []
@@ -209,17 +212,13 @@ class Store:
                     if a.get("complete") is not True:
                         incomplete.append(name)
                         continue
-                    _check_listed(a)
-                    a["path"] = g.name
-                counts = json.loads(a.get("rb_counts", "null"))
-                a["rb_counts"] = None if counts is None else tuple(int(c) for c in counts)
-                a["name"] = table_name(a["measure"], a["rb_counts"])
-                if a["name"] != name:
-                    raise ValueError(f"its attributes name it {a['name']!r}")
-                out.append(a)
+                    info = TableInfo.from_attrs(a, path=g.name)
+                if info.name != name:
+                    raise ValueError(f"its attributes name it {info.name!r}")
+                out.append(info)
             except DAMAGE as e:
                 damaged.append((name, f"its metadata cannot be read: {_reason(e)}"))
-        return sorted(out, key=lambda a: (a["measure"], a["rb_counts"] or ())), incomplete, damaged
+        return sorted(out, key=lambda t: (t.measure, t.rb_counts or ())), incomplete, damaged
 
     def group(self, name: str) -> contextlib.AbstractContextManager:
         """A context manager giving the HDF5 group of the table called ``name`` (the root of
@@ -231,7 +230,7 @@ class Store:
         """The command that rebuilds the table called ``name`` in the file."""
         measure, _, vec = name.partition(" rb=")
         return f'irscale build --measures "{measure}"' + (f' --rb "{vec}"' if vec else "") + \
-            f" --rebuild --out {self.path}"
+            f" --rebuild --out {shlex.quote(str(self.path))}"
 
     def has(self, measure: str | Measure, table_rb: tuple | None = None) -> bool:
         """Whether the file has the complete table of ``measure`` (for measures with a
@@ -264,16 +263,17 @@ class Store:
     def _missing(self, m, table_rb):
         if table_rb is None:
             return TableNotFoundError(f"{self.path} has no table {m}; create it with: "
-                                      f"irscale build --measures \"{m}\" --out {self.path}")
+                                      f"irscale build --measures \"{m}\" --out {shlex.quote(str(self.path))}")
         vec = "(" + ",".join(map(str, table_rb)) + ")"
         return TableNotFoundError(
             f"{self.path} has no table {m} for the per-grade counts {vec}; create it with: irscale build "
-            f"--measures \"{m}\" --rb \"{vec}\" --out {self.path} (or --qrels FILE for every topic of a qrels file)")
+            f"--measures \"{m}\" --rb \"{vec}\" --out {shlex.quote(str(self.path))} (or --qrels FILE for every "
+            f"topic of a qrels file)")
 
     def rebuild_command(self, m: Measure, table_rb: tuple | None) -> str:
         """The command that rebuilds the table of ``m`` (and ``table_rb``) in this store."""
         vec = "" if table_rb is None else ' --rb "(' + ",".join(map(str, table_rb)) + ')"'
-        return f'irscale build --measures "{m}"{vec} --rebuild --out {self.path}'
+        return f'irscale build --measures "{m}"{vec} --rebuild --out {shlex.quote(str(self.path))}'
 
     def _corrupt(self, m, table_rb, problem: str) -> CorruptStoreError:
         """The error naming a corrupt table (``problem``: what is wrong, in a few words;
@@ -332,19 +332,20 @@ class Store:
                                             f"{dtype} {shape}")
         elif "digests" in a:
             raise CorruptStoreError("attr format_version missing")
-        if a.get("measure") != str(m):
-            raise CorruptStoreError(f"attr measure {a.get('measure')!r}")
-        if json.loads(a.get("rb_counts", "null")) != (None if trb is None else list(trb)):
+        try:
+            info = TableInfo.from_attrs(a, path=g.name)
+        except ValueError as e:
+            raise CorruptStoreError(str(e)) from None
+        if info.measure != str(m):
+            raise CorruptStoreError(f"attr measure {info.measure!r}")
+        if info.rb_counts != trb:
             raise CorruptStoreError(f"attr rb_counts {a.get('rb_counts')!r}")
-        if a.get("rel", json.dumps(list(range(m.levels)))) != json.dumps(list(range(m.levels))):
+        if "rel" in a and info.rel != tuple(range(m.levels)):
             raise CorruptStoreError(f"attr rel {a.get('rel')!r}")
         layout = stored_layout(a)
         allowed = m.layouts + (("entries",) if "implicit" in m.layouts else ())
         if layout.name not in allowed:
             raise CorruptStoreError(f"layout {layout.name!r} for a measure of layouts {', '.join(m.layouts)}")
-        for name in ("n_entries", "n_runs"):
-            if not isinstance(a.get(name), int) or isinstance(a.get(name), bool):
-                raise CorruptStoreError(f"attr {name} is not an integer: {a.get(name)!r}")
         size = sum(int(ds.id.get_storage_size()) for ds in g.values() if isinstance(ds, h5py.Dataset))
         whole = verify or size < VERIFY_ON_OPEN_BYTES or not layout.lazy
         source = _GroupSource(file, g, a, random_access=not verify)
@@ -370,7 +371,7 @@ class Store:
             raise CorruptStoreError(f"error_bound {cert.error_bound!r}")
         meta = dict(a, store_file=str(self.path), table_name=table_name(str(m), trb),
                     rebuild_command=self.rebuild_command(m, trb))
-        t = layout.read(source, measure=m, n_entries=a["n_entries"], n_runs=a["n_runs"],
+        t = layout.read(source, measure=m, n_entries=info.n_entries, n_runs=info.n_runs,
                         certificate=cert, table_rb=trb, meta=meta)
         layout.validate(t, source, deep=whole)
         return t
@@ -408,14 +409,21 @@ class Store:
         ``rb`` (an int, or the per-grade counts (c_1..c_G) for measures keyed by them);
         measures with a closed form (P, R, F1, RR, Rprec) need no table: without one
         stored, their closed form answers (:mod:`irscale.scales.tables.closed`)."""
-        m = parse_measure(measure)
-        m.check_scales()
-        rb = m.check_rb(rb)
-        hit = self._scales.get((m, rb))
+        given = (measure, rb)
+        try:                                     # the arguments as given: checked once, then cached
+            hit = self._scales.get(given)
+        except TypeError:                        # an unhashable rb (a list of counts)
+            hit = None
         if hit is not None:
             return hit
+        m = parse_measure(measure)
+        m.check_scales()
+        key = (m, m.check_rb(rb))
+        hit = self._scales.get(key)
+        if hit is not None:
+            return hit
+        rb = key[1]
         m.check_defined(rb)
-        key = (m, rb)
         if m.layout == "closed":
             scale = closed_scale(m, rb)
         else:
@@ -427,6 +435,8 @@ class Store:
                 scale = closed_scale(m, rb)
         if len(self._scales) < 4096:
             self._scales[key] = scale
+            with contextlib.suppress(TypeError):
+                self._scales[given] = scale
         return scale
 
 
@@ -436,23 +446,6 @@ def _update(h, arr: np.ndarray) -> None:
     step = max(1, (64 << 20) // max(1, arr.dtype.itemsize))
     for i in range(0, flat.shape[0], step):
         h.update(little_endian_bytes(flat[i:i + step]))
-
-
-#: Attributes every listed table has, with their types (listings, ``irscale info`` and the
-#: service use them).
-_LISTED = {"measure": str, "n": int, "n_entries": int, "n_runs": int, "n_distinct": int, "tie_method": str,
-           "error_bound": float, "min_gap": float, "min_gap_exact": str, "redecided": int, "rel": str, "params": str,
-           "distinct_by_rb": str, "generator_version": str, "created": str, "checksum": str}
-
-
-def _check_listed(a: dict) -> None:
-    """Raise ValueError unless the attributes a listing shows are there, with their types
-    (whether they are right is checked when the table is opened)."""
-    for key, kind in _LISTED.items():
-        v = a.get(key)
-        ok = isinstance(v, (int, float)) if kind is float else isinstance(v, kind)
-        if not ok or isinstance(v, bool):
-            raise ValueError(f"attr {key} is {v!r}")
 
 
 def _digest(arr: np.ndarray) -> str:

@@ -72,7 +72,7 @@ def test_graded_runs_validated_and_stored(tmp_path):
     with pytest.raises(irscale.RunError):
         s.rank_runs([[3, 0, 0, 0, 0, 0, 0, 0, 0]])
     meta = {t["measure"]: t for t in store.tables()}
-    assert meta["DCG(b=2,gains=(0,1,3))@9"]["rel"] == "[0, 1, 2]"
+    assert meta["DCG(b=2,gains=(0,1,3))@9"].rel == (0, 1, 2)
     assert meta["DCG(b=2,gains=(0,1,3))@9"]["n_runs"] == 3 ** 9
 
 

@@ -264,8 +264,7 @@ def test_store_keeps_oracles_as_attributes(tmp_path):
                                              b.rank_ids(np.arange(64)[[bin(i).count("1") <= rb
                                                                        for i in range(64)]]))
     meta = {t["measure"]: t for t in store.tables()}["nDCG(b=2)@12"]
-    assert meta["distinct_by_rb"] == str([irscale.scale("nDCG(b=2)@12", rb=r).k for r in range(1, 13)]).replace(
-        "'", "")
+    assert meta.distinct_by_rb == tuple(irscale.scale("nDCG(b=2)@12", rb=r).k for r in range(1, 13))
     # an explicit --layout table replaces the oracle with a table, and back
     store = irscale.build_store(path, "DCG(b=2)@12", layout="table")
     assert store.layout_of("DCG(b=2)@12") == "entries"

@@ -401,7 +401,8 @@ def test_format_3_stores_stay_readable(built, tmp_path):
     store = irscale.build_store(path, "P@6", n_jobs=1)
     after = {t["name"]: t for t in store.tables()}
     assert {n: after[n]["checksum"] for n in before} == before
-    assert "format_version" not in after["AP@11"] and after["P@6"]["format_version"] == FORMAT_VERSION
+    assert "format_version" not in after["AP@11"].attrs and after["AP@11"].format_version == 3
+    assert after["P@6"].format_version == FORMAT_VERSION
     assert len(store.verify()) == 5
     assert _reference(path) == _reference(built["v4"])
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 import textwrap
 
 import click
 
 from irscale.errors import StoreError
+from irscale.store.format import TableInfo
 from irscale.store.reader import Store, open_store
 
 #: What each tie method of a certificate means (``formal-log+mpmathD`` for any D digits:
@@ -87,15 +89,9 @@ def _json_value(value: object) -> object:
     return value
 
 
-def _by_rb(table: dict) -> list[int]:
-    """Distinct values per recall base rb = 1..N ([] for tables without strata)."""
-    counts = _json_value(table.get("distinct_by_rb", "[]"))
-    return [int(c) for c in counts] if isinstance(counts, list) else []
-
-
-def _gap(table: dict) -> str:
-    gap, exact = float(table["min_gap"]), str(table.get("min_gap_exact", ""))
-    if table.get("layout") == "oracle":
+def _gap(table: TableInfo) -> str:
+    gap, exact = table.min_gap, table.min_gap_exact
+    if table.layout == "oracle":
         return "not enumerated"
     if not math.isfinite(gap):
         return "none (1 value)"
@@ -105,13 +101,12 @@ def _gap(table: dict) -> str:
     return text
 
 
-def _row(t: dict) -> list[str]:
-    ties = t["tie_method"] + (f", {t['redecided']} re-decided" if t.get("redecided", 0) else "")
-    seconds = t.get("build_seconds", -1)
-    return [t["name"], str(t["n_runs"]), str(t["n_distinct"]),
-            "0 (oracle)" if t.get("layout") == "oracle" else
-            str(t["n_entries"]) + (" (implicit)" if t.get("implicit") else ""),
-            ties, f"{t['error_bound']:.2g}", _gap(t), f"{seconds:.1f}" if seconds >= 0 else "-"]
+def _row(t: TableInfo) -> list[str]:
+    ties = t.tie_method + (f", {t.redecided} re-decided" if t.redecided else "")
+    seconds = t.build_seconds
+    return [t.name, str(t.n_runs), str(t.n_distinct),
+            "0 (oracle)" if t.layout == "oracle" else str(t.n_entries) + (" (implicit)" if t.implicit else ""),
+            ties, f"{t.error_bound:.2g}", _gap(t), "-" if seconds is None else f"{seconds:.1f}"]
 
 
 def _wrapped(label: str, text: str, indent: int) -> list[str]:
@@ -122,38 +117,38 @@ def _wrapped(label: str, text: str, indent: int) -> list[str]:
                          break_long_words=False)
 
 
-def _legend(tables: list[dict], by_rb: bool) -> list[str]:
+def _legend(tables: list[TableInfo], by_rb: bool) -> list[str]:
     """The lines under the table: what the columns mean and every tie method shown."""
     out = []
-    union = [t["name"] for t in tables if t.get("rb_dependent") and _by_rb(t)]
+    union = [t.name for t in tables if t.attrs.get("rb_dependent") and t.distinct_by_rb]
     if union:
         out += _wrapped("distinct values:", f"for {', '.join(union)} (they depend on the recall base) over all "
                         f"runs, as for a topic whose recall base is N or more; the scale of a topic with a "
                         f"smaller recall base rb has fewer (the values of runs with at most rb relevant "
                         f"documents): "
                         + ("listed below." if by_rb else "see --by-rb."), 2)
-    if any(t.get("rb_counts") is not None for t in tables):
+    if any(t.rb_counts is not None for t in tables):
         out += _wrapped("rb=(c_1,...):", "the table of topics with these per-grade counts of relevant "
                         "documents: its runs and values are those feasible for them.", 2)
-    if any(t.get("implicit") for t in tables):
+    if any(t.implicit for t in tables):
         out += _wrapped("stored entries:", "(implicit): none stored, entry i is run i.", 2)
     out += _wrapped("float error bound:", "proven bound on |float64 value - exact value| of every value.", 2)
     out += _wrapped("smallest gap:", "exact difference between the two closest neighbouring distinct values "
                     "(= the exact fraction when short). Where it exceeds twice the error bound, float values "
                     "keep neighbours apart; where not, look runs up rather than values.", 2)
-    methods = list(dict.fromkeys(t["tie_method"] for t in tables))
+    methods = list(dict.fromkeys(t.tie_method for t in tables))
     out.append("how ties were decided:")
     indent = 2 + max(len(m) for m in methods) + 2
     for m in methods:
         out += _wrapped(f"  {m}", tie_method_text(m), indent)
-    if any(t.get("redecided", 0) for t in tables):
+    if any(t.redecided for t in tables):
         out += _wrapped("  N re-decided:", "N clusters of neighbouring values too close to order in float64 "
                         "were ordered in high precision.", 4)
     return out
 
 
-def _by_rb_lines(tables: list[dict]) -> list[str]:
-    rows = [(t["name"], _by_rb(t)) for t in tables if _by_rb(t)]
+def _by_rb_lines(tables: list[TableInfo]) -> list[str]:
+    rows = [(t.name, list(t.distinct_by_rb)) for t in tables if t.distinct_by_rb]
     if not rows:
         return _wrapped("distinct values per recall base:", "none in this file (tables of measures that depend "
                         "on the recall base and serve every rb at once have them).", 2)
@@ -197,21 +192,22 @@ def _verify(store: Store) -> tuple[list[str], list[tuple[str, str]], list[str]]:
 
 def _rebuild_commands(path: str, store: Store, bad: list[str]) -> str:
     """The ``irscale build --rebuild`` commands that rebuild the tables ``bad``."""
-    meta = {t["name"]: t for t in store.tables(skip_damaged=True)}
+    meta = {t.name: t for t in store.tables(skip_damaged=True)}
     plain: list[str] = []
     vectors: dict[str, list[str]] = {}
     for n in bad:
         if n in meta:
-            measure = meta[n]["measure"]
-            vec = None if meta[n].get("rb_counts") is None else "(" + ",".join(map(str, meta[n]["rb_counts"])) + ")"
+            measure, counts = meta[n].measure, meta[n].rb_counts
+            vec = None if counts is None else "(" + ",".join(map(str, counts)) + ")"
         else:               # not listed (incomplete): its name says what it is
             measure, _, vec = n.partition(" rb=")
         if vec:
             vectors.setdefault(measure, []).append(vec)
         elif measure not in plain:
             plain.append(measure)
-    cmds = [f'irscale build --measures "{",".join(plain)}" --rebuild --out {path}'] if plain else []
-    cmds += [f'irscale build --measures "{m}" --rb "{",".join(v)}" --rebuild --out {path}' for m, v in vectors.items()]
+    out = shlex.quote(str(path))
+    cmds = [f'irscale build --measures "{",".join(plain)}" --rebuild --out {out}'] if plain else []
+    cmds += [f'irscale build --measures "{m}" --rb "{",".join(v)}" --rebuild --out {out}' for m, v in vectors.items()]
     return "; ".join(cmds)
 
 
@@ -229,7 +225,7 @@ def command(path: str, as_json: bool, by_rb: bool, verify: bool) -> None:
     bad: list[tuple[str, str]] = []
     if as_json:
         doc = {"file": {k: _json_value(v) for k, v in store.attrs.items()},
-               "tables": [{k: _json_value(v) for k, v in t.items()} for t in tables]}
+               "tables": [t.to_json() for t in tables]}
         if verify:
             ok, bad, _ = _verify(store)
             doc["verify"] = {"ok": ok, "failed": dict(bad)}

@@ -13,6 +13,7 @@ them is checked first, and they are read again once the runs are read
 from __future__ import annotations
 
 import os
+import shlex
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -159,7 +160,7 @@ def missing_tables(store: Store | None, needs: dict[Measure, list]) -> dict[Meas
 
 def build_command(path: str | os.PathLike, missing: dict[Measure, list], qrels_hint: str) -> str:
     """The ``irscale build`` command that makes the tables ``missing``."""
-    command = f'irscale build --measures "{",".join(user_name(m) for m in missing)}" --out {path}'
+    command = f'irscale build --measures "{",".join(user_name(m) for m in missing)}" --out {shlex.quote(str(path))}'
     if any(not (m.has_common_scale() and rbs == m.table_rbs("all")) for m, rbs in missing.items()):
         command += f" --qrels {qrels_hint}"
     return command

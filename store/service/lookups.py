@@ -26,6 +26,7 @@ from irscale.scales.measures.parse import parse_measure
 from irscale.scales.measures.user_names import names_of, read_stored
 from irscale.scales.tables.layouts import kind_of_scale
 from irscale.scales.tables.scale import RTOL
+from irscale.store.format import TableInfo
 from irscale.store.reader import Store, open_store
 from irscale.store.service.errors import (
     InvalidJSONError,
@@ -44,20 +45,16 @@ from irscale.store.service.views import table_view
 log = logging.getLogger("irscale.service")
 
 
-def _table_info(meta: dict) -> dict:
-    measure = parse_measure(meta["measure"])
-    build_seconds = meta.get("build_seconds", -1)
+def _table_info(meta: TableInfo) -> dict:
+    measure = parse_measure(meta.measure)
     return {
-        "measure": str(measure), "rb_counts": None if meta.get("rb_counts") is None else list(meta["rb_counts"]),
-        "family": measure.name, "params": pydantic_core.from_json(meta.get("params", "{}")),
-        "n": measure.n, "rel": pydantic_core.from_json(meta["rel"]), "rb_dependent": measure.rb_dependent,
-        "runs": meta["n_runs"], "distinct": meta["n_distinct"],
-        "distinct_by_rb": pydantic_core.from_json(meta["distinct_by_rb"]) or None,
-        "entries": meta["n_entries"], "implicit": bool(meta.get("implicit", False)),
-        "tie_method": meta["tie_method"], "error_bound": meta["error_bound"], "min_gap": meta["min_gap"],
-        "min_gap_exact": str(meta["min_gap_exact"]), "redecided": meta.get("redecided", 0),
-        "created": meta["created"], "build_seconds": build_seconds if build_seconds >= 0 else None,
-        "irscale_version": meta["generator_version"], "checksum": meta["checksum"],
+        "measure": str(measure), "rb_counts": None if meta.rb_counts is None else list(meta.rb_counts),
+        "family": measure.name, "params": meta.params, "n": measure.n, "rel": list(meta.rel),
+        "rb_dependent": measure.rb_dependent, "runs": meta.n_runs, "distinct": meta.n_distinct,
+        "distinct_by_rb": list(meta.distinct_by_rb) or None, "entries": meta.n_entries, "implicit": meta.implicit,
+        "tie_method": meta.tie_method, "error_bound": meta.error_bound, "min_gap": meta.min_gap,
+        "min_gap_exact": meta.min_gap_exact, "redecided": meta.redecided, "created": meta.created,
+        "build_seconds": meta.build_seconds, "irscale_version": meta.generator_version, "checksum": meta.checksum,
         "names": names_of(measure),
     }
 
