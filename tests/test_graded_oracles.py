@@ -72,7 +72,7 @@ def test_every_count_vector_equals_brute_force(name, gains, discount, n):
     assert m.layout == "oracle"
     served = 0
     for vec, reference in _references(gains, discount, n).items():
-        layout = "oracle" if oracles.oracle_serves(m, vec) else "entries"
+        layout = "oracle" if m.recall_base.oracle_serves(vec) else "entries"
         served += layout == "oracle"
         _check(irscale.scale(name, rb=vec), reference, layout)
         _check(irscale.scale(name, rb=vec, layout="table"), reference, "entries")
@@ -83,7 +83,7 @@ def test_every_count_vector_equals_brute_force(name, gains, discount, n):
 def test_every_count_vector_at_n8_equals_brute_force():
     name, gains, discount = "nDCG_trec(gains=(0,1,2))@8", (0, 1, 2), ref.trec_discount
     for vec, reference in _references(gains, discount, 8).items():
-        layout = "oracle" if oracles.oracle_serves(irscale.parse_measure(name), vec) else "entries"
+        layout = "oracle" if irscale.parse_measure(name).recall_base.oracle_serves(vec) else "entries"
         _check(irscale.scale(name, rb=vec), reference, layout)
 
 
@@ -95,7 +95,7 @@ def test_which_vectors_oracles_serve_and_how_they_count():
     assert oracles.oracle_count(m, (25, 13)) == (2, 13)
     with pytest.raises(RecallBaseError, match="bound 2 grades"):
         oracles.oracle_count(m, (7, 2))
-    assert [oracles.oracle_serves(m, v) for v in [(20, 20), (2, 20), (20, 5), (7, 2)]] == [True, True, True, False]
+    assert [m.recall_base.oracle_serves(v) for v in [(20, 20), (2, 20), (20, 5), (7, 2)]] == [True, True, True, False]
     k = m.grouping().k
     assert k == 1_506_635_235 and oracles.oracle_table(m, (20, 20)).n_entries == k
 
@@ -115,7 +115,7 @@ def test_store_holds_one_oracle_per_vector_and_tables_for_the_others(tmp_path):
     store = irscale.open_store(path)
     refs = _references((0, 1, 2), ref.trec_discount, n)
     for vec in vectors:
-        layout = "oracle" if oracles.oracle_serves(irscale.parse_measure(name), vec) else "entries"
+        layout = "oracle" if irscale.parse_measure(name).recall_base.oracle_serves(vec) else "entries"
         assert store.layout_of(name, vec) == layout
         _check(store.scale(name, rb=vec), refs[vec], layout)
     assert [problem for _, problem in store.verify_each()] == [None] * len(vectors)

@@ -16,6 +16,7 @@ coefficients of fixed irrational units such as ``1 / log2 m`` or ``ln q``
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, ClassVar
@@ -24,9 +25,9 @@ import mpmath
 import numpy as np
 
 from irscale.enumerate import runspace
-from irscale.errors import RecallBaseError
 from irscale.scales.measures.keys import MP_DIGITS, U
 from irscale.scales.measures.measure import MAX_N, Measure, RecallBase
+from irscale.scales.measures.recall_base import NoRecallBase, PerGradeCounts, RecallBasePolicy
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -50,22 +51,14 @@ class FractionMeasure(Measure):
     def layout(self) -> str:
         return "fraction"
 
-    @property
-    def per_grade_rb(self) -> bool:
-        return self.rb_dependent
-
-    def check_rb(self, rb: RecallBase) -> tuple[int, ...]:
-        """The per-grade counts ``(c_1..c_G)`` as a tuple (an int is accepted when G = 1)."""
-        return self._grade_counts(rb, accept_int=True)
-
-    def table_rb(self, rb: RecallBase) -> tuple[int, ...] | None:
-        """Tables are keyed by the counts themselves (no cap: values depend on every count)."""
-        return self.check_rb(rb)
-
-    def common_rb(self) -> tuple[int, ...] | None:
-        """These measures have one table per topic and no all-runs (``common``) scale."""
-        raise RecallBaseError(f"{self} has one table per topic and no common scale: give the topics' per-grade "
-                              f"counts (--rb '(3,2)' or --qrels FILE)")
+    @functools.cached_property
+    def recall_base(self) -> RecallBasePolicy:
+        """Per-grade counts (an int accepted when G = 1), tables keyed by the counts
+        themselves (no cap: values depend on every count) and no all-runs (``common``)
+        scale: one table per topic."""
+        if not self.rb_dependent:
+            return NoRecallBase(str(self), self.n)
+        return PerGradeCounts(str(self), self.n, self.grades, capped=False)
 
     # -- implemented by families -------------------------------------------------------
     def fractions_many(self, runs: np.ndarray, rb: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -95,7 +88,7 @@ class FractionMeasure(Measure):
         """Validated runs (uint8 (m, N)); runs with more documents of a grade than the topic
         has raise :class:`~irscale.errors.RunError`."""
         arr = runspace.validate_runs(runs, self.levels, self.n, label=str(self))
-        runspace.refuse_infeasible(runspace.grade_counts_of_runs(arr, self.grades), self.check_rb(rb))
+        self.recall_base.refuse_infeasible(arr, rb)
         return arr
 
     def check_defined(self, rb: RecallBase) -> None:

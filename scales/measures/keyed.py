@@ -123,22 +123,17 @@ class KeyMeasure(Measure):
 
     @property
     def strata_kind(self) -> str | None:
-        """What the enumerator keeps besides keys: None, ``"relevant"`` (binary
-        RB-dependent: one table for every recall base) or ``"grade_codes"`` (graded
+        """What the enumerator keeps besides keys (:attr:`RecallBasePolicy.strata
+        <irscale.scales.measures.recall_base.RecallBasePolicy.strata>`): None, ``"relevant"``
+        (binary RB-dependent: one table for every recall base) or ``"grade_codes"`` (graded
         RB-dependent: one table per per-grade count vector)."""
-        if not self.rb_dependent:
-            return None
-        return "relevant" if self.levels == 2 else "grade_codes"
-
-    def table_rb(self, rb: RecallBase) -> tuple[int, ...] | None:
-        rb = self.check_rb(rb)
-        return tuple(min(c, self.n) for c in rb) if isinstance(rb, tuple) else None
+        return self.recall_base.strata
 
     def own_pass(self, table_rb: tuple[int, ...] | None) -> bool:
         """Whether the table of the per-grade count vector ``table_rb`` is built from its
         feasible runs alone (at most :data:`OWN_PASS_SHARE` of the run space) rather than
         from the pass over every run that serves all vectors."""
-        return (table_rb is not None and self.per_grade_rb
+        return (table_rb is not None
                 and runspace.feasible_space_size(self.n, table_rb) <= OWN_PASS_SHARE * self.id_count())
 
     def table_runs(self, table_rb: tuple[int, ...] | None = None) -> int:
@@ -216,7 +211,6 @@ class KeyMeasure(Measure):
 
     def check_runs(self, runs: ArrayLike, rb: RecallBase = None) -> np.ndarray:
         arr = super().check_runs(runs, rb)
-        rb = self.check_rb(rb) if rb is not None else None
-        if isinstance(rb, tuple):       # tables keyed by per-grade counts hold only the feasible runs
-            runspace.refuse_infeasible(runspace.grade_counts_of_runs(arr, self.levels - 1), rb)
+        if rb is not None:              # tables keyed by per-grade counts hold only the feasible runs
+            self.recall_base.refuse_infeasible(arr, rb)
         return arr

@@ -10,9 +10,11 @@ measure back (:func:`irscale.scales.measures.parse.parse_measure`).
 A measure also says everything the rest of the pipeline asks of it, so that no other
 module tests which measure or which kind of measure it holds:
 
-* its recall base: :meth:`Measure.check_rb` (what ``rb`` a topic gives: nothing, an
-  integer, or the per-grade counts ``(c_1..c_G)``), :meth:`Measure.table_rb` (which table
-  serves a topic: None when one table serves every recall base), :meth:`Measure.common_rb`;
+* its recall base: the policy :attr:`Measure.recall_base`
+  (:mod:`irscale.scales.measures.recall_base`: what ``rb`` a topic gives, nothing, an
+  integer or the per-grade counts ``(c_1..c_G)``; which table serves it; the common one;
+  how oracles count its feasible runs), with :meth:`Measure.check_rb`,
+  :meth:`Measure.table_rb` and :meth:`Measure.common_rb` asking it;
 * its run space: run ids, validation of runs given by users, the ids of judged rankings;
 * its values: :meth:`Measure.values_of_ids` (float64, for transforms) and
   :meth:`Measure.exact_value` (exact, for certificates and reports);
@@ -33,6 +35,7 @@ relevant documents of the topic (graded: the count of each relevant grade).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Hashable, Iterable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -42,6 +45,12 @@ import numpy as np
 from irscale.enumerate import runspace
 from irscale.errors import MeasureError, RecallBaseError
 from irscale.scales.measures.params import REQUIRED, Param, format_value
+from irscale.scales.measures.recall_base import (
+    RecallBase,
+    RecallBasePolicy,
+    is_count,
+    recall_base_policy,
+)
 
 if TYPE_CHECKING:
     import mpmath
@@ -63,19 +72,9 @@ MAX_ORACLE_N = 40
 #: exact values from Python integers, e.g. AP@1000, trec_eval's ``map``).
 MAX_RAW_N = 100_000
 
-#: Largest recall base accepted (values for rb > N are computed in float64 from rb).
-MAX_RB = 2 ** 53
-
-#: A recall base: an integer (binary relevance) or per-grade counts (c_1..c_G).
-RecallBase = int | tuple[int, ...] | None
-
 #: A request for table recall bases (:meth:`Measure.table_rbs`, what ``irscale build --rb`` takes): ``"all"``,
 #: one recall base, or a list of them.
 RecallBaseRequest = str | RecallBase | list[RecallBase]
-
-
-def _is_count(x: Any) -> bool:
-    return not isinstance(x, bool) and isinstance(x, (int, np.integer))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,7 +89,9 @@ class Measure:
     ``params``
         Tuple of :class:`~irscale.scales.measures.params.Param` declarations.
     ``rb_dependent``
-        Whether the value depends on the topic's recall base (lookups then need ``rb``).
+        Whether the value depends on the topic's recall base (lookups then need ``rb``);
+        the kind of recall base, the policy :attr:`recall_base` the rest of the pipeline
+        asks, follows from it and the relevance degrees.
     ``summary``
         One line for ``irscale measures`` and docs.
     ``run_space``
@@ -119,7 +120,7 @@ class Measure:
 
     def __post_init__(self) -> None:
         n = self.n
-        if not _is_count(n):
+        if not is_count(n):
             raise MeasureError(f"{self.name}: cutoff must be an integer, got {n!r}")
         top = MAX_RAW_N if self.raw_any_cutoff else MAX_N
         if not 1 <= n <= top:
@@ -204,76 +205,47 @@ class Measure:
         return 2 if gains is None else len(gains)
 
     # -- recall base -------------------------------------------------------------
+    @functools.cached_property
+    def recall_base(self) -> RecallBasePolicy:
+        """The recall-base policy of this measure's topics
+        (:mod:`irscale.scales.measures.recall_base`): none, an integer, or per-grade counts,
+        from :attr:`rb_dependent` and the number of relevance degrees."""
+        return recall_base_policy(str(self), self.n, self.rb_dependent, self.levels)
+
+    @property
+    def per_grade_rb(self) -> bool:
+        """Whether a topic's recall base is given as per-grade counts (c_1..c_G) rather
+        than as an integer (:attr:`recall_base`)."""
+        return self.recall_base.per_grade
+
     def check_rb(self, rb: RecallBase) -> RecallBase:
         """Validate the recall base for this measure and return it normalised: None for
         measures that do not depend on it (which refuse any rb), an int >= 1 for binary
         measures, the per-grade counts ``(c_1, ..., c_G)`` of the topic's judged documents
         for graded ones (SPEC_MEASURES section 1). Raises
         :class:`~irscale.errors.RecallBaseError` saying what to give."""
-        if not self.rb_dependent:
-            if rb is not None:
-                raise RecallBaseError(f"{self} does not depend on the recall base; do not give rb (got rb={rb})")
-            return None
-        if self.levels > 2:
-            return self._grade_counts(rb)
-        if rb is None:
-            raise RecallBaseError(f"{self} depends on the recall base: give rb (the topic's number of "
-                                  f"relevant documents, >= 1)")
-        if not _is_count(rb) or rb < 1:
-            raise RecallBaseError(f"{self}: rb must be an integer >= 1, got {rb!r}")
-        if rb > MAX_RB:
-            raise RecallBaseError(f"{self}: rb = {rb} is larger than any recall base irscale handles ({MAX_RB})")
-        return int(rb)
-
-    def _grade_counts(self, rb, accept_int: bool = False) -> tuple[int, ...]:
-        """The per-grade counts (c_1..c_G) of a topic (an int stands for (rb,) when
-        ``accept_int`` and G = 1)."""
-        grades = self.levels - 1
-        if rb is None:
-            raise RecallBaseError(f"{self} depends on the recall base: give the per-grade counts "
-                                  f"(c_1..c_{grades}) of the topic's judged documents, e.g. rb="
-                                  + ("(3,2)" if grades > 1 else "(3,)") + (" or an integer" if accept_int else ""))
-        if accept_int and grades == 1 and _is_count(rb):
-            rb = (int(rb),)
-        counts = tuple(rb) if isinstance(rb, (tuple, list, np.ndarray)) else None
-        if (counts is None or len(counts) != grades or any(not _is_count(c) or c < 0 for c in counts)
-                or not 1 <= sum(counts) <= MAX_RB):
-            raise RecallBaseError(f"{self}: give the recall base as the counts (c_1..c_{grades}) of judged "
-                                  f"documents per grade 1..{grades}, at least one positive; got {rb!r}")
-        return tuple(int(c) for c in counts)
-
-    @property
-    def per_grade_rb(self) -> bool:
-        """Whether a topic's recall base is given as per-grade counts (c_1..c_G) rather
-        than as an integer."""
-        return self.rb_dependent and self.levels > 2
+        return self.recall_base.check(rb)
 
     def recall_base_of(self, grade_counts: Iterable[int]) -> RecallBase:
         """The recall base of a topic in this measure's form, from the counts of its judged
         documents of each grade 1..G (grades above G folded into G): None for measures
         without recall base, the number of relevant documents for binary measures, the
         per-grade counts for graded ones."""
-        if not self.rb_dependent:
-            return None
-        counts = tuple(int(c) for c in grade_counts)
-        return counts if self.per_grade_rb else sum(counts)
+        return self.recall_base.of_counts(grade_counts)
 
     def table_rb(self, rb: RecallBase) -> tuple[int, ...] | None:
         """The recall base that names the table serving a topic with recall base ``rb``:
         None when one table serves every recall base (measures without recall base, and
         binary measures whose table is stratified by the number of relevant documents),
         else a per-grade count vector."""
-        self.check_rb(rb)
-        return None
+        return self.recall_base.table_rb(rb)
 
     def common_rb(self) -> RecallBase:
         """The recall base of the ``common`` scale (every topic on the scale of all runs,
         SPEC section 2): N, or (N, ..., N) for per-grade counts; None for measures without
         recall base. Measures without a common scale raise
         :class:`~irscale.errors.RecallBaseError`."""
-        if not self.rb_dependent:
-            return None
-        return self.n if self.levels == 2 else (self.n,) * (self.levels - 1)
+        return self.recall_base.common()
 
     def has_common_scale(self) -> bool:
         """Whether :meth:`common_rb` exists (measures defined per topic may have none)."""
@@ -304,7 +276,7 @@ class Measure:
         (given recall bases are validated); the others the deduplicated, sorted
         :meth:`table_rb` of each (``"all"``: the one of :meth:`common_rb`)."""
         if rbs is None or (isinstance(rbs, str) and rbs == "all"):
-            items = [self.common_rb()] if self.rb_dependent else [None]
+            items = [None]                   # the common one
         elif isinstance(rbs, (int, np.integer, tuple)) and not isinstance(rbs, bool):
             items = [rbs]
         else:

@@ -24,7 +24,6 @@ from irscale.enumerate.truncated import (
     truncated_space_size,
     validate_rankings,
 )
-from irscale.errors import RecallBaseError
 from irscale.scales.measures.fractional import FractionMeasure
 from irscale.scales.measures.measure import RecallBase
 
@@ -39,18 +38,6 @@ class TruncatedMeasure(FractionMeasure):
 
     rb_dependent: ClassVar[bool] = False
     run_space: ClassVar[str] = "truncated"
-
-    def check_rb(self, rb: RecallBase) -> tuple[int, ...] | None:
-        if not self.rb_dependent:
-            if rb is not None:
-                raise RecallBaseError(f"{self} does not depend on the recall base; do not give rb (got rb={rb})")
-            return None
-        return super().check_rb(rb)
-
-    def common_rb(self) -> tuple[int, ...] | None:
-        if not self.rb_dependent:
-            return None
-        return super().common_rb()
 
     def check_defined(self, rb: RecallBase) -> None:
         self.check_rb(rb)
@@ -97,7 +84,5 @@ class TruncatedMeasure(FractionMeasure):
         padded = pad_rankings(runs, self.n, f"rankings of {self}", levels=self.levels)
         grades, valid = validate_rankings(padded, self.levels, n=self.n)
         arr = np.where(valid, grades, PAD).astype(np.int8)
-        rb = self.check_rb(rb)
-        if rb is not None:
-            runspace.refuse_infeasible(runspace.grade_counts_of_runs(arr, self.grades), rb, "ranking")
+        self.recall_base.refuse_infeasible(arr, rb, "ranking")
         return arr

@@ -82,9 +82,11 @@ MISSING_TOPICS = ("zero", "skip")
 def _topic_groups(measure, counts: np.ndarray) -> list[tuple[object, np.ndarray]]:
     """(recall base, rows) of the rows sharing a topic recall base: ``counts`` holds per
     row the judged documents of each grade 1..G of the measure."""
-    if not measure.rb_dependent:
-        return [(None, np.ones(counts.shape[0], bool))]
-    return [(measure.recall_base_of(c), (counts == c).all(axis=1)) for c in np.unique(counts, axis=0)]
+    groups: dict = {}
+    for c in np.unique(counts, axis=0):
+        rb = measure.recall_base_of(c)          # one group for measures without recall base
+        groups[rb] = groups.get(rb, False) | (counts == c).all(axis=1)
+    return list(groups.items())
 
 
 def _rank_rows(scale, grades: np.ndarray, lengths: np.ndarray, midranks: bool) -> tuple:
@@ -167,7 +169,8 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
         n_runs = np.zeros(rows, np.int64)
         done = np.zeros(rows, bool)
         undefined: set = set()
-        scored = keep & ~(empty & m.rb_dependent)
+        unscored = empty & m.recall_base.depends       # no relevant document: no recall base
+        scored = keep & ~unscored
         factor = np.ones(rows)
         tops = _top_grades(counts)
         for top in np.unique(tops).tolist():
@@ -187,7 +190,7 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
                 (rank[sel], k[sel], scaled[sel], s_lo[sel], s_hi[sel], mid[sel],
                  n_runs[sel]) = _rank_rows(scale, grades[sel], lengths[sel], midranks)
                 done |= sel
-        zeroed = keep & empty & m.rb_dependent      # empty_topics="zero": trec_eval scores them 0
+        zeroed = keep & unscored                    # empty_topics="zero": trec_eval scores them 0
         if zeroed.any():
             raw[zeroed] = 0.0
             if ranked and rb_scale == "common":

@@ -61,14 +61,14 @@ def closed_table(measure: Measure, table_rb: tuple | None = None) -> ClosedTable
     if form is None:
         raise MeasureError(f"{measure} has no closed-form scale")
     gap, exact = _min_gap(measure, form)
-    common = _int_rb(measure.common_rb()) if measure.rb_dependent else None
+    common = _int_rb(measure.common_rb())
     cert = Certificate(method="closed-form", error_bound=form.spec.error_bound(common), min_gap=gap,
                        min_gap_exact=exact)
     return ClosedTable(measure=measure, n_entries=0, n_runs=0, certificate=cert, table_rb=table_rb)
 
 
 def _min_gap(measure: Measure, form: ClosedForm) -> tuple[float, str]:
-    rb = _int_rb(measure.common_rb()) if measure.rb_dependent else None
+    rb = _int_rb(measure.common_rb())
     k = form.k(rb)
     if k < 2:
         return 0.0, "0"

@@ -185,7 +185,7 @@ def build_entry_tables(measures: Iterable[KeyMeasure], rbs: dict[Measure, list[t
     generic: dict[tuple, list] = defaultdict(list)
     shared: dict = dict(rbs)
     for m in measures:
-        if m.strata_kind == "grade_codes":          # per-vector tables come from one stratified pass
+        if m.recall_base.per_grade:          # per-vector tables come from one stratified pass
             if options.method == "split":
                 raise MeasureError(f"{m}: tables keyed by per-grade counts are built by the generic method; "
                                    f"use --method auto or generic")
@@ -210,7 +210,7 @@ def build_entry_tables(measures: Iterable[KeyMeasure], rbs: dict[Measure, list[t
                                    options.chunk_size or DEFAULT_CHUNK, options.progress,
                                    f"N={n}: {len(group)} measure(s)")
         for m, d in zip(group, found):
-            if m.strata_kind == "grade_codes":
+            if m.recall_base.per_grade:
                 yield from tables_by_counts(m, d, shared[m])
             else:
                 yield table_from_distinct(m, d)

@@ -19,7 +19,6 @@ from irscale.errors import IrscaleError
 from irscale.scales.measures.measure import Measure
 from irscale.scales.tables.build_options import BuildOptions
 from irscale.scales.tables.layouts import layout_of
-from irscale.scales.tables.oracles import oracle_serves
 from irscale.scales.tables.units import duration, size
 
 #: Runs of the space of the small cutoffs the extrapolation builds (at most).
@@ -124,7 +123,7 @@ def building_layout(measure: Measure, table_rb: tuple[int, ...] | None = None, l
     """The layout choice that builds the table of ``measure`` for ``table_rb`` asked for in
     ``layout``: ``"table"`` for the per-grade count vectors no rank oracle serves (the
     oracle layout builds their tables), else ``layout``."""
-    if layout_of(measure, layout, method).name == "oracle" and not oracle_serves(measure, table_rb):
+    if layout_of(measure, layout, method).name == "oracle" and not measure.recall_base.oracle_serves(table_rb):
         return "table"
     return layout
 

@@ -27,6 +27,7 @@ import dataclasses
 import functools
 import math
 import threading
+from collections.abc import Iterator
 
 import mpmath
 import numpy as np
@@ -145,6 +146,19 @@ class Side:
         if self.full_keys is None and len(self) * words * 8 <= KEPT_KEYS:
             self.full_keys = self.keys_at(np.arange(len(self)), words)
 
+    def codes_in(self, other: Side, code: np.ndarray) -> np.ndarray:
+        """The codes in ``other`` (the distinct view's side of the same groups) of entries of
+        this side (the runs view's) with codes ``code``: their items' options, mixed radix."""
+        out = np.zeros(code.shape[0], np.int64)
+        rest = code.copy()
+        digits = []
+        for radix in reversed(self.radices):
+            digits.append(rest % radix)
+            rest //= radix
+        for g, d in enumerate(reversed(digits)):
+            out = out * other.radices[g] + self.options[g][d]
+        return out
+
     def first_at(self, pos: np.ndarray) -> np.ndarray:
         """Smallest run id parts of the entries at ``pos`` (see :class:`RankGroup`)."""
         out = np.zeros(np.asarray(pos).shape[0], np.int64)
@@ -159,9 +173,9 @@ class Lists:
     bucket index. Lists are built up to the thresholds asked for (a topic with recall base r
     needs t <= r), so that nDCG at RB = 12 holds 13 lists, not N / 2."""
 
-    def __init__(self, B: Side, rb_dependent: bool):
+    def __init__(self, B: Side, counts: bool):
         self.B = B
-        self.T_full = int(B.c.max()) if rb_dependent and len(B) else 0
+        self.T_full = int(B.c.max()) if counts and len(B) else 0
         self.unit = bool((B.w == 1).all())
         self.bmin_all = float(B.s.min()) if len(B) else 0.0
         self.bmax_all = float(B.s.max()) if len(B) else 0.0
@@ -292,8 +306,10 @@ class OracleForm:
     measure and counted grade, :func:`oracle_form`). ``bound``: absolute error bound of a
     pair's float raw value; ``margin``: how far from a query bound pairs are decided
     exactly. ``counted``: for graded measures with per-grade recall bases, the grade whose
-    documents the counts are of (None: no count, every run feasible); ``rb_dependent``:
-    whether entries carry counts at all."""
+    documents the counts are of (None: relevant documents, or no count); ``counts``:
+    whether entries carry counts at all (:meth:`RecallBasePolicy.counts_documents
+    <irscale.scales.measures.recall_base.RecallBasePolicy.counts_documents>`; else every
+    run is feasible)."""
 
     def __init__(self, measure: Measure, counted: int | None = None):
         grouping = measure.grouping() if counted is None else measure.grouping(counted)
@@ -305,13 +321,13 @@ class OracleForm:
         self.ordered = spec.ordered
         self.words = spec.words
         self.counted = counted
-        self.rb_dependent = measure.rb_dependent and (counted is not None or not measure.per_grade_rb)
+        self.counts = measure.recall_base.counts_documents(counted)
         groups = list(grouping.groups)
         raws = [np.array([self.raw_float(k) for k in g.keys]) for g in groups]
         spans = [float(r.max() - r.min()) for r in raws]
         order = sorted(range(len(groups)), key=lambda i: (-spans[i], i))
         self.same_views = all(len(runs) == 1 and next(iter(runs.values())) == 1 for g in groups for runs in g.runs)
-        a_groups = _split(groups, raws, order, self.rb_dependent)
+        a_groups = _split(groups, raws, order, self.counts)
         if a_groups is None:
             raise MeasureError(f"{measure}: a rank oracle would need more than {SIDE_LIMIT} entries per side")
         b_groups = [i for i in order if i not in a_groups]
@@ -325,6 +341,10 @@ class OracleForm:
         self.bound = 2 * (len(groups) + 3) * U * smax
         self.query_bound = spec.raw_float_bound(smax)
         self.margin = 2 * (self.bound + self.query_bound) + 16 * U * smax + 4 * np.nextafter(0, 1)
+
+    def distinct(self, r: int) -> int:
+        """K: the number of distinct values feasible for the count bound ``r``."""
+        return int(self.view("distinct").count(np.array([np.inf]), False, r)[0])
 
     # -- exact raw values ------------------------------------------------------------------
     def raw_float(self, key: int) -> float:
@@ -372,7 +392,7 @@ class OracleForm:
             if runs and self.same_b:
                 got = Searchable(A, self._view("distinct").lists)
             else:
-                got = searchable(A, self._side(self.b_groups, runs), self.rb_dependent)
+                got = searchable(A, self._side(self.b_groups, runs), self.counts)
             self._views[name] = got
         return got
 
@@ -386,10 +406,10 @@ class OracleForm:
             else:
                 rows.append((o, g.first[o][0], 1))
         opt = np.array([r[0] for r in rows], np.int64)
-        c = np.array([r[1] for r in rows], np.int16) if self.rb_dependent else np.zeros(len(rows), np.int16)
+        c = np.array([r[1] for r in rows], np.int16) if self.counts else np.zeros(len(rows), np.int16)
         w = np.array([r[2] for r in rows], np.int64)
         keys = ints_to_words([g.keys[o] for o in opt], self.words)
-        first = np.array([g.first[o][1] if self.rb_dependent else g.min_id[o] for o in opt], np.int64)
+        first = np.array([g.first[o][1] if self.counts else g.min_id[o] for o in opt], np.int64)
         return raws[opt], c, w, keys, first, opt
 
     def _side(self, idx: list[int], runs: bool) -> Side:
@@ -422,7 +442,7 @@ class OracleForm:
         (a, b) are ``sum_i PA[a, i] * CB[b, r - i]``; for forms without counts, r = 0 and the
         totals. Raises :class:`~irscale.errors.MeasureError` when the arrays would exceed
         :data:`B_BUDGET`."""
-        width = r + 1 if self.rb_dependent else 1
+        width = r + 1 if self.counts else 1
         if (len(view.A) + len(view.B)) * width * 8 > B_BUDGET:
             raise MeasureError(f"{self.measure}: the runs of its values at RB = {r} need more than "
                                f"{B_BUDGET >> 20} MiB to count")
@@ -435,7 +455,7 @@ class OracleForm:
                 per = np.zeros((len(group), width), np.int64)
                 for o, runs in enumerate(group.runs):
                     for c, m in runs.items():
-                        if not self.rb_dependent:
+                        if not self.counts:
                             per[o, 0] += m
                         elif c <= r:
                             per[o, c] += m
@@ -478,13 +498,54 @@ class OracleForm:
             perm[lo:hi + 1] = members[self.sort_keys(words_to_ints(keys[members]))]
         return pa[perm], pb[perm], keys[perm]
 
+    def bands_in_order(self, view: Searchable, edges: np.ndarray, r: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """The pairs of ``view`` feasible for the count bound ``r`` in exact value order, band
+        by band between ``edges`` (floats, -inf first and inf last): each band's pairs sorted
+        by float sum, neighbours closer than twice the error bound re-ordered exactly, and
+        the pairs near a band's upper edge carried into the next band (so the order is exact
+        across edges too)."""
+        hold = 4 * self.bound
+        carry_a, carry_b, carry_s = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
+        for j in range(edges.shape[0] - 1):
+            lo, hi = edges[j], edges[j + 1]
+            # the kernels compare s_b with y - s_a: fetch a little more and keep the pairs whose
+            # float sum s_a + s_b lies in [lo, hi), a partition of the pairs
+            _, pa, pb = view.count_band(lo - self.bound, hi + self.bound, r)
+            s = view.A.s[pa] + view.B.s[pb]
+            mine = (s >= lo) & (s < hi)
+            pa, pb = np.concatenate([carry_a, pa[mine]]), np.concatenate([carry_b, pb[mine]])
+            pa, pb, s = self._float_order(view, pa, pb, np.concatenate([carry_s, s[mine]]))
+            cut = pa.shape[0]
+            if np.isfinite(hi):           # pairs within the error of the edge may belong after the next band's
+                near = np.flatnonzero(s >= hi - hold)
+                cut = int(near[0]) if near.size else cut
+            carry_a, carry_b, carry_s = pa[cut:], pb[cut:], s[cut:]
+            yield pa[:cut], pb[:cut]
+
+    def _float_order(self, view: Searchable, pa: np.ndarray, pb: np.ndarray, s: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Pairs (with their float sums ``s``) sorted by float sum, each run of neighbours
+        closer than twice the error bound re-ordered exactly (:meth:`exact_order` of the
+        run's pairs only); the pairs and their float sums in that order."""
+        order = np.argsort(s)                  # equal floats are re-ordered exactly below
+        pa, pb, s = pa[order], pb[order], s[order]
+        close = np.flatnonzero(np.diff(s) <= 2 * self.bound)
+        if close.size:
+            starts = close[np.concatenate(([True], np.diff(close) > 1))]
+            ends = close[np.concatenate((np.diff(close) > 1, [True]))] + 2
+            for a, b in zip(starts.tolist(), ends.tolist()):
+                pa[a:b], pb[a:b], _ = self.exact_order(view, pa[a:b], pb[a:b])
+                s[a:b] = view.A.s[pa[a:b]] + view.B.s[pb[a:b]]
+        return pa, pb, s
+
     def pair_ints(self, view: Searchable, pa: np.ndarray, pb: np.ndarray) -> list[int]:
         return words_to_ints(self.pair_keys(view, pa, pb))
 
 
-def searchable(A: Side, B: Side, rb_dependent: bool) -> Searchable:
-    """The kernels' view of two sides (B by count threshold, built as needed)."""
-    return Searchable(A, Lists(B, rb_dependent))
+def searchable(A: Side, B: Side, counts: bool) -> Searchable:
+    """The kernels' view of two sides (B by count threshold when entries carry ``counts``,
+    built as needed)."""
+    return Searchable(A, Lists(B, counts))
 
 
 def _single(group: RankGroup) -> bool:
@@ -492,13 +553,13 @@ def _single(group: RankGroup) -> bool:
     return all(len(runs) == 1 and next(iter(runs.values())) == 1 for runs in group.runs)
 
 
-def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], rb_dependent: bool
+def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], counts: bool
            ) -> list[int] | None:
     """The groups of side A: a prefix of ``order`` (groups by decreasing span of values),
     chosen to make :data:`SPLIT_QUERIES` queries (each visits the A entries within B's span
     of it, about |A| * span(B) / span(A)) and building the sides (about
     :data:`SPLIT_BUILD` times as much per entry) cheap while B's lists (one per count
-    threshold up to :data:`SPLIT_LISTS` for measures with a recall base, about 14 bytes an
+    threshold up to :data:`SPLIT_LISTS` for forms with ``counts``, about 14 bytes an
     entry, once more for the runs view unless B's options have one realisation each) fit
     :data:`B_BUDGET` and no side exceeds :data:`~irscale.scales.measures.groups.SIDE_LIMIT`;
     None when no split fits."""
@@ -514,7 +575,7 @@ def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], rb
         span_a += spans[j - 1]
         size_b = total // size_a
         span_b = sum(spans[j:])
-        lists = (min(sum(tops[j:]), SPLIT_LISTS) + 1) if rb_dependent else 1
+        lists = (min(sum(tops[j:]), SPLIT_LISTS) + 1) if counts else 1
         if size_a > SIDE_LIMIT or size_b > SIDE_LIMIT:
             continue
         views = 1 if all(singles[j:]) else 2

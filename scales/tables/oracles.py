@@ -43,14 +43,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from irscale.enumerate.progress import progress_bar
-from irscale.enumerate.runspace import feasible_space_size, grade_counts_of_runs, refuse_infeasible
+from irscale.enumerate.runspace import feasible_space_size
 from irscale.enumerate.split_kernels import popcount_ids
 from irscale.enumerate.words import words_to_ints
 from irscale.errors import (
     CorruptStoreError,
     IrscaleWarning,
     OracleListError,
-    RecallBaseError,
     RunError,
     ValueNotInScaleError,
 )
@@ -114,54 +113,29 @@ class OracleTable(Table):
 
 
 def oracle_count(measure: Measure, rb: RecallBase) -> tuple[int | None, int]:
-    """How the oracle of ``measure`` counts the runs feasible for a topic with recall base
-    ``rb``: (the grade whose documents its counts are of, None for relevant documents or
-    for no count; the largest feasible count r). Measures without recall base: (None, 0);
-    binary: (None, min(rb, N)); per-grade counts bounding grade g alone: (g, c_g); bounding
-    none: (None, 0). Vectors bounding several grades raise
-    :class:`~irscale.errors.RecallBaseError` (they have tables, not oracles)."""
-    if not measure.rb_dependent:
-        return None, 0
-    if not measure.per_grade_rb:
-        return None, min(rb, measure.n)
-    capped = measure.table_rb(rb)
-    tight = [g for g, c in enumerate(capped, 1) if c < measure.n]
-    if len(tight) > 1:
-        raise RecallBaseError(f"{measure}: the per-grade counts {capped} bound {len(tight)} grades; rank oracles "
-                              f"count one (build the table of these counts: its feasible runs are enumerated)")
-    return (tight[0], capped[tight[0] - 1]) if tight else (None, 0)
-
-
-def oracle_serves(measure: Measure, table_rb: tuple[int, ...] | None) -> bool:
-    """Whether an oracle serves the table recall base ``table_rb`` (see :func:`oracle_count`)."""
-    if table_rb is None or not measure.per_grade_rb:
-        return True
-    return sum(c < measure.n for c in table_rb) <= 1
+    """How the oracle of ``measure`` counts the runs feasible for ``rb`` (its :attr:`~Measure.recall_base`)."""
+    return measure.recall_base.oracle_count(rb)
 
 
 def oracle_table(measure: KeyMeasure, table_rb: tuple[int, ...] | None = None) -> OracleTable:
     """The oracle of a measure, for the count vector ``table_rb`` when it has per-grade
     recall bases (default: the common one), counting its K (raises
     :class:`~irscale.errors.MeasureError` when it has none)."""
-    if measure.per_grade_rb:
-        table_rb = measure.table_rb(measure.common_rb() if table_rb is None else table_rb)
-        counted, r = oracle_count(measure, table_rb)
-        form = oracle_form(measure, counted)
-        k = int(form.view("distinct").count(np.array([np.inf]), False, r)[0])
-        rb, n_runs = table_rb, feasible_space_size(measure.n, table_rb)
-    else:
+    policy = measure.recall_base
+    table_rb = policy.table_rb(policy.common() if table_rb is None else table_rb)
+    if table_rb is None:                          # one oracle serves every recall base
         form = oracle_form(measure)
-        rb, k, n_runs = measure.common_rb(), form.grouping.k, measure.id_count()
+        rb, k, n_runs = policy.common(), form.grouping.k, measure.id_count()
+    else:                                         # the oracle of one count vector
+        counted, r = policy.oracle_count(table_rb)
+        form = oracle_form(measure, counted)
+        rb, k, n_runs = table_rb, form.distinct(r), feasible_space_size(measure.n, table_rb)
     factor = measure.spec.value_factor(rb)       # NaN for keys not proportional to values (RR)
     pairs = form.bound * abs(factor) if np.isfinite(factor) else 0.0
     method = "oracle:exact-integer" if form.grouping.proven and form.ordered else "oracle:formal-log+mpmath60"
     cert = Certificate(method, max(measure.spec.error_bound(rb), pairs), float("nan"),
                        "not enumerated (rank oracle)", 0)
     return OracleTable(measure=measure, n_entries=k, n_runs=n_runs, certificate=cert, table_rb=table_rb)
-
-
-def _keys_int(words: np.ndarray) -> list[int]:
-    return words_to_ints(words)
 
 
 class OracleScale(Scale):
@@ -171,7 +145,7 @@ class OracleScale(Scale):
     def __init__(self, table: OracleTable, rb=None):
         super().__init__(table, rb)
         m = self.measure
-        self.counted, self.r = oracle_count(m, self.rb)
+        self.counted, self.r = m.recall_base.oracle_count(self.rb)
         self.form: OracleForm = oracle_form(m, self.counted)
         self._listed = None
         self._value_cache: dict[int, float] = {}
@@ -192,7 +166,7 @@ class OracleScale(Scale):
     @property
     def k(self) -> int:
         if self._k is None:
-            self._k = int(self._distinct.count(np.array([np.inf]), False, self.r)[0])
+            self._k = self.form.distinct(self.r)
         return self._k
 
     @property
@@ -233,8 +207,8 @@ class OracleScale(Scale):
             return np.ones(pa.shape[0], np.int64)
         _, ra, rb_ = R.count_band(-np.inf, np.inf, self.r)
         w = R.A.w[ra] * R.B.w[rb_]
-        ta = _option_code(R.A, D.A, R.A.code[ra])
-        tb = _option_code(R.B, D.B, R.B.code[rb_])
+        ta = R.A.codes_in(D.A, R.A.code[ra])
+        tb = R.B.codes_in(D.B, R.B.code[rb_])
         nb = max(len(D.B), 1)
         tuple_of_run = ta * nb + tb
         tuple_of_value = D.A.code[pa] * nb + D.B.code[pb]
@@ -271,19 +245,16 @@ class OracleScale(Scale):
     def streamed_blocks(self, chunk: int = BLOCK_VALUES, band: int = STREAM_BAND
                         ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """The distinct values in value order with their run counts, without listing them
-        all: bands of about ``band`` values between floats found by bisection, each band's
-        pairs sorted by float sum, neighbours closer than twice the error bound re-ordered
-        exactly, and the pairs near a band's upper edge carried into the next band (so the
-        order is exact across edges too). Values are correctly rounded from the exact keys;
-        run counts come from the realisations of the sides' entries by count
+        all: bands of about ``band`` values between floats found by bisection, in exact
+        order (:meth:`OracleForm.bands_in_order`). Values are correctly rounded from the
+        exact keys; run counts come from the realisations of the sides' entries by count
         (:meth:`OracleForm.count_polys`). Time grows with K (about a second per 4 million
         values on one core; a progress bar from :data:`STREAM_WARN` values on)."""
-        D, form = self._distinct, self.form
+        D, form, spec = self._distinct, self.form, self.measure.spec
         if self.k > STREAM_WARN:
             warnings.warn(f"{self._label()}: streaming its {self.k:,} distinct values band by band takes about "
                           f"{duration(self.k / STREAM_RATE)}", IrscaleWarning, stacklevel=3)
-        r = self.r if form.rb_dependent else 0
-        PA, CB = form.count_polys(D, r)
+        PA, CB = form.count_polys(D, self.r)
         D.A.all_keys(form.words)
         D.B.all_keys(form.words)
         starts = np.arange(band + 1, self.k + 1, band, dtype=np.int64)
@@ -291,40 +262,17 @@ class OracleScale(Scale):
         bar = progress_bar(total=self.k, unit="value", unit_scale=True, desc=f"streaming {self._label()}",
                            disable=self.k <= STREAM_WARN, leave=False)
         try:
-            yield from self._stream_bands(edges, PA, CB, chunk, bar)
+            for pa, pb in form.bands_in_order(D, edges, self.r):
+                for a in range(0, pa.shape[0], chunk):
+                    qa, qb = pa[a:a + chunk], pb[a:a + chunk]
+                    values = spec.float_values(form.pair_keys(D, qa, qb), self.rb)
+                    counts = np.zeros(qa.shape[0], np.int64)
+                    for i in range(PA.shape[1]):
+                        counts += PA[qa, i] * CB[qb, PA.shape[1] - 1 - i]
+                    bar.update(qa.shape[0])
+                    yield np.asarray(values, np.float64), counts
         finally:
             bar.close()
-
-    def _stream_bands(self, edges: np.ndarray, PA: np.ndarray, CB: np.ndarray, chunk: int, bar
-                      ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """The bands of :meth:`streamed_blocks` between ``edges`` (floats, -inf first and
-        inf last)."""
-        D, form, spec = self._distinct, self.form, self.measure.spec
-        hold = 4 * form.bound
-        carry_a, carry_b, carry_s = np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0)
-        for j in range(edges.shape[0] - 1):
-            lo, hi = edges[j], edges[j + 1]
-            # the kernels compare s_b with y - s_a: fetch a little more and keep the pairs whose
-            # float sum s_a + s_b lies in [lo, hi), a partition of the pairs
-            _, pa, pb = D.count_band(lo - form.bound, hi + form.bound, self.r)
-            s = D.A.s[pa] + D.B.s[pb]
-            mine = (s >= lo) & (s < hi)
-            pa, pb = np.concatenate([carry_a, pa[mine]]), np.concatenate([carry_b, pb[mine]])
-            pa, pb, s = _exact_float_order(form, D, pa, pb, np.concatenate([carry_s, s[mine]]))
-            cut = pa.shape[0]
-            if np.isfinite(hi):           # pairs within the error of the edge may belong after the next band's
-                near = np.flatnonzero(s >= hi - hold)
-                cut = int(near[0]) if near.size else cut
-            carry_a, carry_b, carry_s = pa[cut:], pb[cut:], s[cut:]
-            pa, pb = pa[:cut], pb[:cut]
-            for a in range(0, pa.shape[0], chunk):
-                qa, qb = pa[a:a + chunk], pb[a:a + chunk]
-                values = spec.float_values(form.pair_keys(D, qa, qb), self.rb)
-                counts = np.zeros(qa.shape[0], np.int64)
-                for i in range(PA.shape[1]):
-                    counts += PA[qa, i] * CB[qb, PA.shape[1] - 1 - i]
-                bar.update(qa.shape[0])
-                yield np.asarray(values, np.float64), counts
 
     def _listed_cheaply(self) -> bool:
         """Whether answers may come from the list of values: already listed, or small
@@ -400,7 +348,7 @@ class OracleScale(Scale):
         m = self.measure
         if q.size == 0:
             return np.zeros(0, np.int64)
-        if m.rb_dependent and not m.per_grade_rb:
+        if self.form.counts and self.counted is None:      # at most r relevant documents
             c = popcount_ids(q, m.levels, m.n)
             bad = np.flatnonzero(c > self.r)
             if bad.size:
@@ -408,8 +356,7 @@ class OracleScale(Scale):
                 raise RunError(f"run {i} has {int(c[i])} relevant documents, more than the recall base "
                                f"rb={self.rb}: it cannot occur for this topic")
         runs = m.runs_of_ids(q)
-        if m.per_grade_rb:
-            refuse_infeasible(grade_counts_of_runs(runs, m.levels - 1), self.rb)
+        m.recall_base.refuse_infeasible(runs, self.rb)     # per-grade counts: at most c_g of each grade g
         keys = m.keys_of_runs(runs)
         below, _ = self._rank_keys(self._distinct, keys, m.spec.raw_floats(keys))
         ranks = below + 1
@@ -436,7 +383,7 @@ class OracleScale(Scale):
             unsure = diff[np.abs(s[diff] - y[q_of[diff]]) <= 2 * gap[diff]]
             if unsure.size:
                 a = form.pair_ints(view, pa[unsure], pb[unsure])
-                b = _keys_int(keys[q_of[unsure]])
+                b = words_to_ints(keys[q_of[unsure]])
                 cmp[unsure] = [form.compare_keys(u, v) for u, v in zip(a, b)]
         w = view.A.w[pa] * view.B.w[pb]
         less = below + np.bincount(q_of, weights=np.where(cmp < 0, w, 0), minlength=y.shape[0]).astype(np.int64)
@@ -570,37 +517,6 @@ class OracleScale(Scale):
         return (less + (equal + 1) / 2.0)[inverse]
 
 
-def _exact_float_order(form: OracleForm, view: Searchable, pa: np.ndarray, pb: np.ndarray, s: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pairs (with their float sums ``s``) sorted by float sum, each run of neighbours
-    closer than twice the error bound re-ordered exactly (:meth:`OracleForm.exact_order` of
-    the run's pairs only); the pairs and their float sums in that order."""
-    order = np.argsort(s)                  # equal floats are re-ordered exactly below
-    pa, pb, s = pa[order], pb[order], s[order]
-    close = np.flatnonzero(np.diff(s) <= 2 * form.bound)
-    if close.size:
-        starts = close[np.concatenate(([True], np.diff(close) > 1))]
-        ends = close[np.concatenate((np.diff(close) > 1, [True]))] + 2
-        for a, b in zip(starts.tolist(), ends.tolist()):
-            pa[a:b], pb[a:b], _ = form.exact_order(view, pa[a:b], pb[a:b])
-            s[a:b] = view.A.s[pa[a:b]] + view.B.s[pb[a:b]]
-    return pa, pb, s
-
-
-def _option_code(side_runs, side_distinct, code: np.ndarray) -> np.ndarray:
-    """The distinct-view code of runs-view entries (their items' options, mixed radix)."""
-    out = np.zeros(code.shape[0], np.int64)
-    rest = code.copy()
-    digits = []
-    for radix in reversed(side_runs.radices):
-        digits.append(rest % radix)
-        rest //= radix
-    digits.reverse()
-    for g, d in enumerate(digits):
-        out = out * side_distinct.radices[g] + side_runs.options[g][d]
-    return out
-
-
 class OracleLayout:
     """How rank oracles are built (nothing to enumerate), written and read (attributes)."""
 
@@ -614,28 +530,22 @@ class OracleLayout:
     def build(self, measures: Iterable[KeyMeasure], rbs: dict[Measure, list[tuple[int, ...] | None]],
               options: BuildSettings) -> Iterator[Table]:
         """The oracles; per-grade count vectors that bound several grades get the tables
-        of their feasible runs (:func:`oracle_serves`)."""
+        of their feasible runs (``recall_base.oracle_serves``)."""
         for m in measures:
-            if not m.per_grade_rb:
-                yield oracle_table(m)
-                continue
-            for t in rbs[m]:
-                if oracle_serves(m, t):
-                    yield oracle_table(m, t)
-            rest = [t for t in rbs[m] if not oracle_serves(m, t)]
+            served = [t for t in rbs[m] if m.recall_base.oracle_serves(t)]
+            yield from (oracle_table(m, t) for t in served)
+            rest = [t for t in rbs[m] if t not in served]
             if rest:
                 yield from ENTRIES.build([m], {m: rest}, options)
 
     def write(self, table: OracleTable, sink: TableSink) -> None:
         m = table.measure
-        g: Grouping = oracle_form(m).grouping
-        by_rb: list[int] = []
-        if m.per_grade_rb:
-            counted, _ = oracle_count(m, table.table_rb)
+        form = oracle_form(m)
+        g: Grouping = form.grouping
+        if table.table_rb is not None:
+            counted, _ = m.recall_base.oracle_count(table.table_rb)
             sink.attrs(oracle_counted=int(counted or 0))
-        elif m.rb_dependent:
-            D = oracle_form(m).view("distinct")
-            by_rb = [int(v) for v in (D.count(np.array([np.inf]), False, r)[0] for r in range(1, m.n + 1))]
+        by_rb = [form.distinct(r) for r in m.recall_base.stratified_rbs()]   # K per rb of a shared oracle
         sink.attrs(implicit=False, n_distinct=int(table.n_entries), distinct_by_rb=json.dumps(by_rb),
                    oracle_groups=json.dumps([len(x) for x in g.groups]), oracle_reason=g.reason)
 
@@ -650,7 +560,7 @@ class OracleLayout:
         if "oracle" not in m.layouts:
             raise CorruptStoreError(f"an oracle for {m}, which has none ({m.oracle_reason()})")
         g = m.grouping()
-        if m.per_grade_rb:
+        if m.recall_base.per_grade:
             _validate_vector(table, a, g, deep)
         elif table.table_rb is not None:
             raise CorruptStoreError("an oracle for one recall base (oracles serve every recall base)")
@@ -663,7 +573,7 @@ class OracleLayout:
             by_rb = json.loads(a.get("distinct_by_rb", "[]"))
         except ValueError:
             raise CorruptStoreError("distinct_by_rb is not JSON") from None
-        if not isinstance(by_rb, list) or len(by_rb) != (m.n if m.rb_dependent and not m.per_grade_rb else 0):
+        if not isinstance(by_rb, list) or len(by_rb) != len(m.recall_base.stratified_rbs()):
             raise CorruptStoreError(f"distinct_by_rb {a.get('distinct_by_rb')!r}")
 
 
@@ -671,19 +581,18 @@ def _validate_vector(table: OracleTable, a: dict, g: Grouping, deep: bool) -> No
     """Checks of the oracle of one per-grade count vector: a vector it serves, its grade
     counted, its feasible runs, K at most the grouping's (recounted when ``deep``)."""
     m, t = table.measure, table.table_rb
-    if t is None or len(t) != m.levels - 1 or not oracle_serves(m, t) or t != m.table_rb(t):
+    policy = m.recall_base
+    if t is None or len(t) != m.levels - 1 or not policy.oracle_serves(t) or t != policy.table_rb(t):
         raise CorruptStoreError(f"an oracle for the per-grade counts {t}, which no oracle of {m} serves")
-    counted, r = oracle_count(m, t)
+    counted, r = policy.oracle_count(t)
     if a.get("oracle_counted") != (counted or 0):
         raise CorruptStoreError(f"oracle_counted={a.get('oracle_counted')!r} for the per-grade counts {t}")
     if table.n_runs != feasible_space_size(m.n, t) or not 1 <= table.n_entries <= g.k \
             or a["n_distinct"] != table.n_entries:
         raise CorruptStoreError(f"n_entries={table.n_entries}, n_distinct={a['n_distinct']}, n_runs={table.n_runs} "
                                 f"for an oracle of the per-grade counts {t}")
-    if deep:
-        k = int(oracle_form(m, counted).view("distinct").count(np.array([np.inf]), False, r)[0])
-        if k != table.n_entries:
-            raise CorruptStoreError(f"n_entries={table.n_entries}, counted {k}")
+    if deep and (k := oracle_form(m, counted).distinct(r)) != table.n_entries:
+        raise CorruptStoreError(f"n_entries={table.n_entries}, counted {k}")
 
 
 LAYOUT = OracleLayout()

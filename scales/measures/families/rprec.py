@@ -11,6 +11,7 @@ feasible, RB >= N) orders runs by the relevant documents in the top N, like P@N.
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -22,6 +23,7 @@ from irscale.scales.measures.closed_forms import CountForm
 from irscale.scales.measures.families.precision import BINARY_PARAMS, binary_reader, count_key
 from irscale.scales.measures.fractional import FractionMeasure
 from irscale.scales.measures.measure import MAX_N, RecallBase
+from irscale.scales.measures.recall_base import PerGradeCounts
 
 
 @dataclass(frozen=True, repr=False)
@@ -47,8 +49,10 @@ class Rprec(FractionMeasure):
         rb = self.check_rb(rb)[0]
         return Fraction(sum(1 for r in list(run)[:min(rb, self.n)] if int(r) > 0), rb)
 
-    def common_rb(self) -> tuple[int, ...]:
-        return (self.n,)
+    @functools.cached_property
+    def recall_base(self) -> PerGradeCounts:
+        """Per-topic tables as every fraction measure's, and a common scale: RB = N."""
+        return PerGradeCounts(str(self), self.n, self.grades, capped=False, common_counts=(self.n,))
 
     @property
     def layouts(self) -> tuple[str, ...]:
