@@ -32,6 +32,7 @@ import numpy as np
 from irscale.errors import CorruptStoreError, IrscaleError, StoreError, TableNotFoundError
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.measures.parse import parse_measure
+from irscale.scales.tables.bounded import BoundedTable
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.layouts import stored_layout
@@ -273,6 +274,7 @@ class Store:
     def rebuild_command(self, m: Measure, table_rb: tuple | None) -> str:
         """The command that rebuilds the table of ``m`` (and ``table_rb``) in this store."""
         vec = "" if table_rb is None else ' --rb "(' + ",".join(map(str, table_rb)) + ')"'
+        vec += " --layout bounded" if m.bounded_only else ""
         return f'irscale build --measures "{m}"{vec} --rebuild --out {shlex.quote(str(self.path))}'
 
     def _corrupt(self, m, table_rb, problem: str) -> CorruptStoreError:
@@ -343,7 +345,8 @@ class Store:
         if "rel" in a and info.rel != tuple(range(m.levels)):
             raise CorruptStoreError(f"attr rel {a.get('rel')!r}")
         layout = stored_layout(a)
-        allowed = m.layouts + (("entries",) if "implicit" in m.layouts else ())
+        allowed = m.layouts + (("entries",) if "implicit" in m.layouts else ()) + (("bounded",) if m.bounded_only
+                                                                                  else ())
         if layout.name not in allowed:
             raise CorruptStoreError(f"layout {layout.name!r} for a measure of layouts {', '.join(m.layouts)}")
         size = sum(int(ds.id.get_storage_size()) for ds in g.values() if isinstance(ds, h5py.Dataset))
@@ -403,6 +406,16 @@ class Store:
             yield name, problem
         for name in incomplete:    # a committed store has none: writers mark a table complete last
             yield name, "incomplete (attr complete is not true): not listed, not used"
+
+    def bounded_table(self, measure: str | Measure, table_rb: tuple | None = None) -> BoundedTable | None:
+        """The stored bounded table of ``measure`` (and of ``table_rb``), or None when the
+        store has none (:mod:`irscale.scales.tables.bounded_layout`): bounded scales are
+        used only where asked for, so :meth:`scale` never answers with one."""
+        m = parse_measure(measure)
+        trb = self._table_rb(m, table_rb)
+        if not m.bounded_only or self.layout_of(m, trb) != "bounded":
+            return None
+        return self.table(m, table_rb=trb)
 
     def scale(self, measure: str | Measure, rb: RecallBase = None) -> Scale:
         """The :class:`~irscale.scales.tables.scale.Scale` of a stored table for the actual

@@ -187,3 +187,19 @@ def test_means_of_bounded_scores_are_within_the_widest_half_interval(tmp_path):
         anywhere = scores.scaled_lo + rng.random(len(scores)) * (scores.scaled_hi - scores.scaled_lo)
         gap = (pd.Series(anywhere).groupby(scores.run).mean() - scores.scaled.groupby(scores.run).mean()).abs()
         assert gap.max() <= half + 1e-12
+
+
+def test_transform_takes_the_grids_of_a_store(tmp_path, monkeypatch):
+    """``irscale build --layout bounded --qrels`` stores the grids a transform of those
+    qrels needs; the transform then computes none and gives the same intervals."""
+    qrels, runs, _ = _data(tmp_path)
+    measures = "DCG(b=2)@45,nDCG(b=2)@45"
+    assert main(["build", "-m", measures, "--layout", "bounded", "--qrels", str(qrels), "--error", "1e-2",
+                 "--out", str(tmp_path / "s"), "-q"]) == 0
+    computed, _ = _quiet(irscale.transform, qrels, runs, measures, bounded=True, error=1e-2)
+
+    def no_counting(*args, **kwargs):
+        raise AssertionError("a grid was computed")
+    monkeypatch.setattr(bd, "count_grid", no_counting)
+    stored, _ = _quiet(irscale.transform, qrels, runs, measures, tmp_path / "s", bounded=True, error=1e-2)
+    pd.testing.assert_frame_equal(stored, computed)

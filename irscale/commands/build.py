@@ -14,6 +14,7 @@ from irscale.commands.options import check_jobs, jobs_option, measure_names, par
 from irscale.enumerate.lazy import lazy_module
 from irscale.scales.measures.aliases import DEFAULT_NAMES, NAMES
 from irscale.scales.measures.user_names import parse_user_measures
+from irscale.store import fill_bounded
 from irscale.store.fill import BuildReport, build_store
 
 # qrels files are read with pandas: imported only when a build reads one (--qrels)
@@ -47,11 +48,16 @@ judging = lazy_module("irscale.scales.runs.judging")
               "without it a local cluster is started.")
 @click.option("--method", type=click.Choice(["auto", "split", "generic"]), default="auto", show_default=True,
               help="Enumeration: split (prefix/suffix merge), generic (score every run; the reference).")
-@click.option("--layout", type=click.Choice(["auto", "table", "oracle"]), default="auto", show_default=True,
+@click.option("--layout", type=click.Choice(["auto", "table", "oracle", "bounded"]), default="auto",
+              show_default=True,
               help="auto: a rank oracle (a few attributes, ranks counted on demand, N up to 40) for RBP with "
                    "p > 1/2, DCG and nDCG, a table for the others (and for every measure with --method split or "
                    "generic); table: full tables (spacing statistics and figures of big scales read them); "
-                   "oracle: rank oracles (P, R, F1, RR, RBP, DCG, nDCG).")
+                   "oracle: rank oracles (P, R, F1, RR, RBP, DCG, nDCG); bounded: the grids of bounded scales of "
+                   "RBP, DCG, nDCG and nDCG_trec past N = 40 (what --bounded uses, computed once; docs/bounded.md).")
+@click.option("--error", "bound_error", default=None, type=click.FloatRange(min=0, max=1, min_open=True,
+                                                                            max_open=True),
+              help="With --layout bounded: widest scaled interval of the scales stored (default 1e-4).")
 @click.option("--bucket-items", type=click.IntRange(min=1000), default=None,
               help="Work-unit size (prefix/suffix pairs per bucket) of the split method; smaller saves memory.")
 @click.option("--wait", "wait", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
@@ -66,7 +72,7 @@ judging = lazy_module("irscale.scales.runs.judging")
 def command(measures: str | None, preset: str | None, depth: int | None, rb_text: str, qrels: str | None,
             max_grade: int | None, out: str, jobs: int | None, rebuild: bool, backend: str | None,
             scheduler: str | None, method: str, layout: str, bucket_items: int | None, wait: float | None,
-            vocabulary: str, quiet: bool) -> None:
+            vocabulary: str, quiet: bool, bound_error: float | None = None) -> None:
     """Enumerate every run of length N and write the measures' tables to OUT."""
     names = measure_names(measures, preset, depth)
     jobs = check_jobs(jobs)
@@ -109,9 +115,14 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
         for m in per_vector:
             vectors[str(m)] = vectors.get(str(m), []) + judging.qrels_table_rbs(q, m, max_grade)
     report = BuildReport()
-    store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild, backend=backend,
-                        scheduler=scheduler, method=method, bucket_items=bucket_items, rb_counts=vectors or None,
-                        wait=wait, layout=layout, report=report)
+    if layout == "bounded":
+        store = _build_bounded(out, ms, request, q, max_grade, bound_error, rebuild, wait, quiet, report)
+    else:
+        if bound_error is not None:
+            raise click.UsageError("--error goes with --layout bounded")
+        store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild, backend=backend,
+                            scheduler=scheduler, method=method, bucket_items=bucket_items,
+                            rb_counts=vectors or None, wait=wait, layout=layout, report=report)
     in_file = _count(len(store.tables()), "table")
     built, found = len(report.built), len(report.found)
     if found and not built:
@@ -122,6 +133,18 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
     else:
         done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
         click.echo(f"{out}: {_count(len(done), 'table')} for {_count(len(ms), 'measure')} ({in_file} in the store)")
+
+
+def _build_bounded(out: str, ms: list, request, q, max_grade: int | None, error: float | None, rebuild: bool,
+                   wait: float | None, quiet: bool, report: BuildReport):
+    """``--layout bounded``: the grids of the recall bases asked for (--rb), or of the
+    topics of --qrels."""
+    rbs, vectors = ("all", None) if request == "all" else (request, request)
+    if q is not None:
+        rbs = {str(m): judging.qrels_rbs(q, m, max_grade) for m in ms if not m.per_grade_rb}
+        vectors = {str(m): judging.qrels_rbs(q, m, max_grade) for m in ms if m.per_grade_rb}
+    return fill_bounded.build_bounded(out, ms, rbs=rbs, rb_counts=vectors, error=error, rebuild=rebuild, wait=wait,
+                                      progress=not quiet, report=report)
 
 
 def _read_names(names: list[str], vocabulary: str, q, max_grade: int | None, request) -> list:

@@ -57,6 +57,10 @@ def tie_method_text(method: str) -> str:
     """What the tie method ``method`` of a table certificate means, in a sentence or two."""
     if method in TIE_METHODS:
         return TIE_METHODS[method]
+    if method == "bounded:grid-dp":
+        return ("a bounded scale: no values are listed; two dynamic programmes over the measure's groups of ranks "
+                "count the tuples of group sums below a value on a grid, rounding down and up, and give an interval "
+                "that holds the exact unq rank (the grids and their error bounds are listed below; docs/bounded.md).")
     match = _ORACLE_LOG.fullmatch(method)
     if match:
         return ("a rank oracle: no table is stored; ranks are counted on demand over the measure's groups of ranks, "
@@ -91,7 +95,7 @@ def _json_value(value: object) -> object:
 
 def _gap(table: TableInfo) -> str:
     gap, exact = table.min_gap, table.min_gap_exact
-    if table.layout == "oracle":
+    if table.layout in ("oracle", "bounded"):
         return "not enumerated"
     if not math.isfinite(gap):
         return "none (1 value)"
@@ -105,7 +109,8 @@ def _row(t: TableInfo) -> list[str]:
     ties = t.tie_method + (f", {t.redecided} re-decided" if t.redecided else "")
     seconds = t.build_seconds
     return [t.name, str(t.n_runs), str(t.n_distinct),
-            "0 (oracle)" if t.layout == "oracle" else str(t.n_entries) + (" (implicit)" if t.implicit else ""),
+            f"0 ({t.layout})" if t.layout in ("oracle", "bounded") else
+            str(t.n_entries) + (" (implicit)" if t.implicit else ""),
             ties, f"{t.error_bound:.2g}", _gap(t), "-" if seconds is None else f"{seconds:.1f}"]
 
 
@@ -141,6 +146,12 @@ def _legend(tables: list[TableInfo], by_rb: bool) -> list[str]:
     indent = 2 + max(len(m) for m in methods) + 2
     for m in methods:
         out += _wrapped(f"  {m}", tie_method_text(m), indent)
+    for t in tables:
+        if t.layout == "bounded":
+            grids = json.loads(t.attrs.get("grids", "[]"))
+            out += _wrapped(f"grids of {t.name}:", "; ".join(
+                f"rb={'all' if g['rb'] is None else g['rb']}: {g['cells']:,} cells, scaled within "
+                f"{g['error_bound']:.2g}" for g in grids) + ".", 2)
     if any(t.redecided for t in tables):
         out += _wrapped("  N re-decided:", "N clusters of neighbouring values too close to order in float64 "
                         "were ordered in high precision.", 4)

@@ -62,12 +62,37 @@ class BoundedTable(Table):
 
     layout: ClassVar[str] = LAYOUT
 
-    def __init__(self, *, settings: tuple, **common: object):
+    def __init__(self, *, settings: tuple, stored: dict | None = None, recorded: dict | None = None,
+                 **common: object):
         super().__init__(**common)
         self.settings, self.scales = settings, {}
+        #: grids read from a store, by :meth:`grid_key` (:mod:`irscale.scales.tables.bounded_layout`),
+        #: and their error bounds as recorded there (checked by a verification)
+        self.stored: dict = dict(stored or {})
+        self.recorded: dict = dict(recorded or {})
+
+    def grid_key(self, rb: RecallBase) -> RecallBase:
+        """The recall base naming a grid: every rb >= N of a binary measure shares one."""
+        rb = self.measure.check_rb(rb)
+        return self.measure.n if isinstance(rb, int) and rb > self.measure.n else rb
+
+    def with_settings(self, *, error: float | None = None, threads: int = 2,
+                      max_bytes: int = MAX_BYTES) -> BoundedTable:
+        """This table (its stored grids) asked for scales of at most ``error``: a stored
+        grid of a larger error is computed again."""
+        return BoundedTable(measure=self.measure, n_entries=self.n_entries, n_runs=self.n_runs,
+                            certificate=self.certificate, table_rb=self.table_rb, meta=self.meta,
+                            settings=(None, error, threads, max_bytes), stored=self.stored, recorded=self.recorded)
+
+    def bound_of_grid(self, rb: RecallBase) -> float:
+        """The error bound of the stored grid of ``rb``, computed from the grid (not taken
+        as recorded: verifications compare the two)."""
+        fresh = self.with_settings(error=1.0)
+        fresh.recorded = {}
+        return fresh.scale(rb).error_bound
 
     def stored_bytes(self) -> int:
-        return 0
+        return sum(s.grid.down.nbytes + s.grid.up.nbytes for s in self.scales.values())
 
     def scale(self, rb: RecallBase = None) -> BoundedScale:
         key = self.measure.check_rb(rb)
@@ -83,7 +108,7 @@ def bounded_table(measure: Measure | str, table_rb: tuple[int, ...] | None = Non
     m = parse_measure(measure)
     cert = Certificate("bounded:grid-dp", m.spec.error_bound(m.common_rb() if table_rb is None else table_rb),
                        float("nan"), "not enumerated (bounded scale: rank intervals)", 0)
-    return BoundedTable(measure=m, n_entries=0, n_runs=0, certificate=cert, table_rb=table_rb,
+    return BoundedTable(measure=m, n_entries=0, n_runs=m.levels ** m.n, certificate=cert, table_rb=table_rb,
                         settings=(cells, error, threads, max_bytes))
 
 
@@ -155,7 +180,10 @@ class BoundedScales:
             return None
         key = (measure, measure.table_rb(rb))
         if key not in self._tables:
-            self._tables[key] = bounded_table(measure, key[1], error=self.error)
+            find = getattr(self.exact, "bounded_table", None)           # a store may hold its grids
+            stored = find(measure, key[1]) if find is not None else None
+            self._tables[key] = (bounded_table(measure, key[1], error=self.error) if stored is None
+                                 else stored.with_settings(error=self.error))
         try:
             return self._tables[key].scale(rb)
         except RecallBaseError as e:
@@ -177,11 +205,16 @@ class BoundedScale(Scale):
         cells, error, threads, max_bytes = table.settings
         self.problem = prob = bounded_problem(self.measure, self.rb)
         self._bound = self._const = None
+        # an interval holds one or two ranks whatever the grid (the cell of a value and the next)
+        target = max(DEFAULT_ERROR if error is None else float(error), FEW_RANKS / max(self.k - 1, 1))
+        stored = table.stored.get(table.grid_key(self.rb))
+        if stored is not None and cells is None:
+            self.grid, self._bound = stored, table.recorded.get(table.grid_key(self.rb))
+            if self.error_bound <= target:
+                return
         if cells is not None:
             self._count(max(1, math.ceil(cells / prob.top)), threads, max_bytes)
             return
-        # an interval holds one or two ranks whatever the grid (the cell of a value and the next)
-        target = max(DEFAULT_ERROR if error is None else float(error), FEW_RANKS / max(self.k - 1, 1))
         scale = self._count(max(1, math.ceil(FIRST_CELLS / prob.top)), threads, max_bytes)
         for _ in range(64):
             if self.error_bound <= target:

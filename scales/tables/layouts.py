@@ -40,15 +40,15 @@ from __future__ import annotations
 
 from irscale.errors import MeasureError, StoreError
 from irscale.scales.measures.measure import MAX_N, Measure
-from irscale.scales.tables import entries, formal, fraction, implicit, oracles
+from irscale.scales.tables import bounded_layout, entries, formal, fraction, implicit, oracles
 from irscale.scales.tables.build_options import LAYOUT_CHOICES
 
 LAYOUTS = {layout.name: layout for layout in (entries.LAYOUT, implicit.LAYOUT, fraction.LAYOUT, formal.LAYOUT,
-                                              oracles.LAYOUT)}
+                                              oracles.LAYOUT, bounded_layout.LAYOUT)}
 
 
 Layout = (entries.EntriesLayout | implicit.ImplicitLayout | fraction.FractionLayout | formal.FormalLayout
-          | oracles.OracleLayout)
+          | oracles.OracleLayout | bounded_layout.BoundedLayout)
 
 
 def layout_of(measure: Measure, choice: str = "auto", method: str = "auto") -> Layout:
