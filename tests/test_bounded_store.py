@@ -126,7 +126,7 @@ def test_crafted_grids_are_refused(tmp_path):
         irscale.open_store(path2).bounded_table(NDCG)
 
 
-def test_cli_builds_and_lists_bounded_tables(tmp_path, capsys):
+def test_cli_builds_lists_and_looks_up_bounded_tables(tmp_path, capsys, monkeypatch):
     out = tmp_path / "s"
 
     def run(*args):
@@ -140,6 +140,10 @@ def test_cli_builds_and_lists_bounded_tables(tmp_path, capsys):
     grids = json.loads(json.dumps(info["tables"][0]["grids"]))
     assert sorted(g["rb"] for g in grids) == [4, 8] and all(g["error_bound"] <= ERROR for g in grids)
     assert run("info", "--verify", str(out))[0] == 0
+    want = run("lookup", str(tmp_path / "none"), NDCG, "0.5", "--bounded", "--rb", "8", "--error", str(ERROR))
+    monkeypatch.setattr(bounded, "count_grid", lambda *a, **k: 1 / 0)         # the store's grid, or a failure
+    got = run("lookup", str(out), NDCG, "0.5", "--bounded", "--rb", "8", "--error", str(ERROR))
+    assert got[0] == want[0] == 0 and got[1].out == want[1].out
     for bad in (["-m", "AP@10", "--layout", "bounded"], ["-m", NDCG, "--error", "0.1"]):
         status, said = run("build", *bad, "--out", str(tmp_path / "t"), "-q")
         assert status == 2 and said.err.strip() and "Traceback" not in said.err

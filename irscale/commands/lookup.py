@@ -21,7 +21,7 @@ import click
 
 from irscale.commands.options import bounded_options, parse_rbs, warnings_said
 from irscale.enumerate.lazy import lazy_module
-from irscale.errors import ValueNotInScaleError
+from irscale.errors import RecallBaseError, ValueNotInScaleError
 from irscale.scales.measures.user_names import read_stored
 from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.scale import RTOL
@@ -137,7 +137,10 @@ def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | Non
     if store is None and m.closed_form() is None and not bounded:
         open_store(path)                                # its error: no such file
     if bounded:
-        scale = bounded_scales.bounded_scale(m, rb, error=bound_error)
+        provider = bounded_scales.BoundedScales(store, bound_error)     # a store's grids when it has them
+        scale = provider.scale(m, rb)
+        if scale is None:
+            raise RecallBaseError(next(iter(provider.refused.values())))
     else:
         scale = closed_scale(m, rb) if store is None else store.scale(m, rb)
     found = scale.lookup(nums, rtol=RTOL if rtol is None else rtol, atol=atol,
