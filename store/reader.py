@@ -75,7 +75,7 @@ def check_file(path: str | os.PathLike) -> None:
         raise StoreError(f"{path} has an unfinished commit of an older irscale (.{path.name}.redo beside "
                          f"it): finish it by reading the store once with that irscale, or rebuild the store")
     try:
-        with h5py.File(path, "r") as f:
+        with h5py.File(path, "r", locking=False) as f:
             fmt = f.attrs.get("format")
             ver = f.attrs.get("format_version")
         if isinstance(fmt, bytes):
@@ -93,7 +93,9 @@ def check_file(path: str | os.PathLike) -> None:
 
 
 class _FolderTables:
-    """The tables of a store folder: one HDF5 file each."""
+    """The tables of a store folder: one HDF5 file each. Readers take no lock (HDF5's file
+    locks included: a table file is never written in place, and a file changed by another
+    program fails its checksums)."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -113,7 +115,15 @@ class _FolderTables:
         if not regular:
             yield None, None
             return
-        with h5py.File(file, "r") as f:
+        try:
+            f = h5py.File(file, "r", locking=False)
+        except OSError as e:
+            if "already open for write" not in str(e):
+                raise
+            raise StoreError(f"{self.path}: table {name} is open for writing by another HDF5 program (irscale never "
+                             f"writes a table file in place); try again once it has closed it (if it crashed, "
+                             f"h5clear -s {shlex.quote(str(file))} clears the flag)") from None
+        with f:
             yield f, file
 
 
@@ -122,16 +132,16 @@ class _PackedTables:
 
     def __init__(self, path: Path):
         self.path = path
-        with h5py.File(path, "r") as f:
+        with h5py.File(path, "r", locking=False) as f:
             self.attrs = _attrs(f)
 
     def names(self) -> list[str]:
-        with h5py.File(self.path, "r") as f:
+        with h5py.File(self.path, "r", locking=False) as f:
             return list(f["tables"]) if "tables" in f else []
 
     @contextlib.contextmanager
     def group(self, name: str) -> Iterator[tuple[object, Path]]:
-        with h5py.File(self.path, "r") as f:
+        with h5py.File(self.path, "r", locking=False) as f:
             listed = "tables" in f and name in list(f["tables"])
             yield (f["tables"][name] if listed else None), self.path     # a listed group that cannot open: damage
 

@@ -228,3 +228,27 @@ def test_an_older_default_store_is_unpacked_once(tmp_path, monkeypatch):
     said = adopt_older_default(path)
     assert said is not None and "2 tables" in said and adopt_older_default(path) is None
     assert irscale.open_store(path).verify() == ["AP@6", "P@4"] and older.is_file()
+
+
+def test_a_table_held_open_for_writing_elsewhere_is_not_called_damaged(tmp_path):
+    """Another HDF5 program holding a table file open for writing: readers say so (a
+    StoreError naming the table), not that the table is corrupt; once it is closed, the
+    table reads as before."""
+    path = tmp_path / "s"
+    irscale.build_store(path, "AP@6", n_jobs=1)
+    want = irscale.open_store(path).scale("AP@6", rb=3).rank([0.5])
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, h5py
+        f = h5py.File({str(table_file(path, "AP@6"))!r}, "r+")
+        print("open", flush=True)
+        sys.stdin.read()
+        f.close()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        with pytest.raises(StoreError) as caught:
+            irscale.open_store(path).scale("AP@6", rb=3)
+        assert not isinstance(caught.value, CorruptStoreError) and "AP@6" in str(caught.value)
+    finally:
+        holder.communicate("", timeout=30)
+    assert irscale.open_store(path).scale("AP@6", rb=3).rank([0.5]) == want
