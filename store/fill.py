@@ -26,7 +26,6 @@ from irscale.scales.tables.build import BuildOptions, build_tables, table_reques
 from irscale.scales.tables.entry_build import safe_name
 from irscale.scales.tables.estimate import Estimate, duration, estimate, size
 from irscale.scales.tables.layouts import layout_of
-from irscale.scales.tables.scale import Table
 from irscale.store import folder
 from irscale.store.format import table_name
 from irscale.store.reader import Store
@@ -208,33 +207,37 @@ def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: b
     wd = workdir_for(path)
     pairs = [(m, t) for m in todo for t in wanted[m]]
     before = _in_store(path, pairs)           # tables replaced (--rebuild, another layout)
-    batch = Batch()
+    done: list[str] = []                      # tables committed (a Ctrl-C just after a commit included)
     try:
-        _build_and_commit(path, todo, wanted, pairs, batch, n_jobs, progress, method, backend, scheduler,
+        _build_and_commit(path, todo, wanted, pairs, done, n_jobs, progress, method, backend, scheduler,
                           bucket_items, layout)
     except DiskFullError as e:
         _remove_partial_checkpoints(wd)
-        kept = _kept(path, pairs, batch, before)
+        kept = _kept(path, pairs, done, before)
         raise DiskFullError(f"{e}; {kept_message(path, wd, len(kept), str(e), existed)}") from None
     except OSError as e:  # work folder or checkpoint not writable
         full = disk_error(e, e.filename or wd, path.parent)
         if full is not None:
             _remove_partial_checkpoints(wd)
-            kept = _kept(path, pairs, batch, before)
+            kept = _kept(path, pairs, done, before)
             raise DiskFullError(f"{full}; {kept_message(path, wd, len(kept), str(full), existed)}") from None
         raise StoreError(f"cannot write {path} or its work folder {wd}: {e.strerror or e}; "
                          f"tables already in the store are unchanged") from None
     except KeyboardInterrupt:
-        kept = _kept(path, pairs, batch, before)
+        kept = _kept(path, pairs, done, before)
         raise KeyboardInterrupt(interrupted_message(path, wd, len(kept), existed, len(pairs) - len(kept))) from None
     if wd.exists() and not any(wd.iterdir()):
         wd.rmdir()
 
 
-def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list, batch: Batch, n_jobs: int,
+def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list, done: list[str], n_jobs: int,
                       progress: bool, method: str, backend: str | None, scheduler: str | None,
                       bucket_items: int | None, layout: str) -> None:
-    """The work of :func:`_build`: estimates, then the tables built and committed in batches."""
+    """The work of :func:`_build`: estimates, then each table committed as soon as it is
+    built (a commit is a rename: a kill loses at most the table being built). Its build
+    time is the time since the table before (of tables that come from one enumeration
+    pass, the first carries the pass), plus for a measure's first table the seconds of its
+    checkpoints, which are deleted once its tables are committed."""
     wd = workdir_for(path)
     fanout = Fanout(n_jobs, backend)
     # estimates first: they refuse what cannot fit on disk
@@ -256,20 +259,16 @@ def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list
         groups = [[m for m in todo if not stored[m]], [m for m in todo if stored[m]]]
         tables = (t for g in groups if g for t in build_tables(g, {str(m): wanted[m] for m in g}, options=options))
         t0 = time.perf_counter()
-        while True:
-            try:
-                table = next(tables)
-            except StopIteration:
-                break
-            except (KeyboardInterrupt, Exception) as e:     # building failed: keep the tables built
-                if not isinstance(e, (DiskFullError, OSError)):
-                    batch.commit(path, wd, progress, final=True)
-                raise
-            batch.add(table, time.perf_counter() - t0, before.get(str(table.measure), 0.0))
-            if batch.due():
-                batch.commit(path, wd, progress)
+        for table in tables:
+            name = table_name(str(table.measure), table.table_rb)
+            seconds = time.perf_counter() - t0 + before.pop(str(table.measure), 0.0)
+            commit_checked(path, [table], {name: seconds}, progress=progress)
+            done.append(name)
+            if table.table_rb is None:
+                _forget_checkpoints(wd, str(table.measure))
             t0 = time.perf_counter()
-        batch.commit(path, wd, progress, final=True)
+        for m in todo:
+            _forget_checkpoints(wd, str(m))
     finally:
         if client is not None:
             client.close()
@@ -287,81 +286,17 @@ def _in_store(path: Path, pairs: list) -> set[str]:
         return set()
 
 
-def _kept(path: Path, pairs: list, batch: Batch, before: set[str]) -> set[str]:
-    """The tables of ``pairs`` this build committed: those its batches committed, and those
+def _kept(path: Path, pairs: list, done: list[str], before: set[str]) -> set[str]:
+    """The tables of ``pairs`` this build committed: those it counted (``done``), and those
     not in the store before (``before``) that are there now."""
-    return set(batch.done) | (_in_store(path, pairs) - before)
+    return set(done) | (_in_store(path, pairs) - before)
 
 
-#: A build commits the tables it has built once they took this long to build (or at its
-#: end): a kill loses about this much finished work (a commit is a rename per table).
-COMMIT_SECONDS = 1.0
-#: ... or once they take this many bytes (tables built in memory are held until committed).
-COMMIT_BYTES = 1 << 30
-
-
-class Batch:
-    """Tables built and not yet committed, with their build seconds. The tables of one
-    measure with a table per recall-base vector come from one pass, so they share its
-    time (its mean is each one's) and are committed together."""
-
-    def __init__(self) -> None:
-        self.tables: list = []
-        self.seconds: dict = {}
-        self.spent = 0.0
-        self.measure: list = []          # the current measure's per-vector tables
-        self.measure_spent = 0.0
-        self._before = 0.0
-        self.done: list[str] = []        # names of the tables committed (a Ctrl-C after a commit included)
-
-    def add(self, table: Table, seconds: float, before: float = 0.0) -> None:
-        """Add a table built in ``seconds`` (``before``: seconds of its checkpoints)."""
-        if self.measure and self.measure[0].measure != table.measure:
-            self._close_measure()
-        self.spent += seconds
-        if table.table_rb is None:
-            self._close_measure()
-            self.tables.append(table)
-            self.seconds[table_name(str(table.measure), None)] = seconds + before
-        else:
-            self.measure.append(table)
-            self.measure_spent += seconds
-            self._before = before
-
-    def _close_measure(self) -> None:
-        if self.measure:
-            each = self.measure_spent / len(self.measure) + self._before
-            for t in self.measure:
-                self.seconds[table_name(str(t.measure), t.table_rb)] = each
-            self.tables.extend(self.measure)
-        self.measure, self.measure_spent = [], 0.0
-
-    def due(self) -> bool:
-        """Whether the tables done so far are worth a commit now."""
-        return bool(self.tables) and (self.spent >= COMMIT_SECONDS or
-                                      sum(t.stored_bytes() for t in self.tables) >= COMMIT_BYTES)
-
-    def commit(self, path: Path, wd: Path, progress: bool, final: bool = False) -> int:
-        """Commit the finished tables (``final``: also the current measure's, at the end
-        of a build), delete their checkpoints; how many were committed. They count as
-        committed (:attr:`done`) from the commit point on, whatever interrupts what follows."""
-        if final:
-            self._close_measure()
-        tables = self.tables
-        if not tables:
-            return 0
-        commit_checked(path, tables, self.seconds, progress=progress)
-        self.done.extend(table_name(str(t.measure), t.table_rb) for t in tables)
-        self._committed(tables, wd)
-        return len(tables)
-
-    def _committed(self, tables: list, wd: Path) -> None:
-        """Forget committed tables and their checkpoints."""
-        for m in dict.fromkeys(str(t.measure) for t in tables):
-            sub = wd / safe_name(m)
-            if sub.exists():
-                shutil.rmtree(sub, ignore_errors=True)
-        self.tables, self.seconds, self.spent = [], {}, self.measure_spent    # an open measure's time counts on
+def _forget_checkpoints(wd: Path, measure: str) -> None:
+    """Delete the checkpoints of a measure whose tables are committed."""
+    sub = wd / safe_name(measure)
+    if sub.exists():
+        shutil.rmtree(sub, ignore_errors=True)
 
 
 def _remove_partial_checkpoints(wd: Path) -> None:

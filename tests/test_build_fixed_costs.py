@@ -1,7 +1,6 @@
 """What a build does not spend on small tables: workers (tables of fewer than FANOUT_ITEMS
 pairs are built in-process), checkpoints (tables whose entries fit in memory keep their
-buckets there), and commits (quick tables share one commit; a commit is a rename per
-table, the other tables' files untouched)."""
+buckets there), and commits (a commit is a rename per table, the other tables' files untouched)."""
 from __future__ import annotations
 
 import numpy as np
@@ -75,30 +74,19 @@ def _build_seconds(path):
     return {t["name"]: float(t["build_seconds"]) for t in irscale.open_store(path).tables()}
 
 
-def test_quick_tables_share_one_commit(tmp_path, commits):
+def test_each_table_is_committed_as_it_is_built(tmp_path, commits):
+    """A commit is a rename per table: each table is committed once built, so a kill loses
+    at most the table being built; every table records a build time."""
     path = tmp_path / "t.h5"
     irscale.build_store(path, "P@8,RR@8,AP@8,nDCG_trec(gains=(0,1,2))@5", rb_counts=[(2, 1), (5, 5)])
-    assert len(commits) == 1 and len(commits[0]) == 5
+    assert sorted(len(c) for c in commits) == [1] * 5
     seconds = _build_seconds(path)
     assert len(seconds) == 5 and all(s >= 0 for s in seconds.values())
-    per_vector = [s for name, s in seconds.items() if name.startswith("nDCG_trec")]
-    assert len(per_vector) == 2 and per_vector[0] == per_vector[1]      # one pass, its time shared
-    assert len(irscale.open_store(path).tables()) == 5
-
-
-@pytest.mark.parametrize("limit", ["COMMIT_SECONDS", "COMMIT_BYTES"])
-def test_long_or_big_tables_are_committed_as_they_come(tmp_path, commits, monkeypatch, limit):
-    monkeypatch.setattr(fill, limit, 0)
-    path = tmp_path / "t.h5"
-    irscale.build_store(path, "P@8,RR@8,AP@8,nDCG_trec(gains=(0,1,2))@5", rb_counts=[(2, 1), (5, 5)])
-    # each table on its own, but the vectors of one measure together (they come from one pass)
-    assert sorted(len(c) for c in commits) == [1, 1, 1, 2]
     assert len(irscale.open_store(path).tables()) == 5
 
 
 def test_a_kill_keeps_the_tables_committed_before(tmp_path, monkeypatch):
     """Tables committed before an interruption stay; the same build finishes the rest."""
-    monkeypatch.setattr(fill, "COMMIT_SECONDS", 0)
     path = tmp_path / "t.h5"
     real = fill.commit_checked
     calls = []
@@ -162,28 +150,3 @@ def test_a_failing_build_keeps_the_tables_it_finished(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="second table"):
         irscale.build_store(path, "P@6,RR@6")
     assert len(irscale.open_store(path).tables()) == 1
-
-
-def test_time_of_an_open_measure_counts_towards_the_next_commit(tmp_path, monkeypatch):
-    """A commit while a measure's per-vector tables are still coming leaves their time
-    counted: the next table makes the batch due."""
-    commits = []
-    monkeypatch.setattr(fill, "commit_checked", lambda path, tables, seconds, progress=False: commits.append(
-        [str(t.measure) + str(t.table_rb or "") for t in tables]))
-
-    class T:
-        def __init__(self, measure, table_rb=None):
-            self.measure, self.table_rb = measure, table_rb
-
-        def stored_bytes(self):
-            return 0
-    batch = fill.Batch()
-    batch.add(T("Q"), 1.0)
-    batch.add(T("M", (1,)), fill.COMMIT_SECONDS)          # a long pass: Q is due
-    assert batch.due()
-    batch.commit(tmp_path / "t.h5", tmp_path / "wd", False)
-    batch.add(T("M", (2,)), 0.0)
-    batch.add(T("N"), 0.0)                                  # M is closed now, with its 30 s
-    assert batch.due()
-    batch.commit(tmp_path / "t.h5", tmp_path / "wd", False)
-    assert commits == [["Q"], ["M(1,)", "M(2,)", "N"]]
