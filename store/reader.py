@@ -142,7 +142,7 @@ class _PackedTables:
     @contextlib.contextmanager
     def group(self, name: str) -> Iterator[tuple[object, Path]]:
         with h5py.File(self.path, "r", locking=False) as f:
-            listed = "tables" in f and name in list(f["tables"])
+            listed = "tables" in f and "/" not in name and name in f["tables"]      # a link lookup, not a listing
             yield (f["tables"][name] if listed else None), self.path     # a listed group that cannot open: damage
 
 
