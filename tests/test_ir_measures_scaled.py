@@ -204,6 +204,24 @@ def _small(ids=str):
     return {ids(k): v for k, v in qrels.items()}, {ids(k): v for k, v in run.items()}
 
 
+def test_bounded_scales_past_n40(tmp_path):
+    """``bounded=True`` (or ``error``): nDCG past N = 40 gets the midpoints of its bounded
+    scale's intervals, as transform with bounded scales gives them; without it, an error
+    that names the option."""
+    rng = np.random.default_rng(5)
+    qrels = {str(q): {f"d{i}": int(rng.integers(0, 2)) for i in range(60)} for q in range(1, 4)}
+    run = {q: {f"d{i}": float(rng.random()) for i in range(60)} for q in qrels}
+    store = tmp_path / "none"
+    measure = Scaled("nDCG(b=2)@50", store=store, error=1e-2)
+    assert "error=0.01" in repr(measure)
+    got = _per_query(measure.iter_calc(qrels, run))
+    want = _transform(qrels, run, "nDCG(b=2)@50", store, bounded=True, error=1e-2)
+    assert [got[(str(measure), q)] for q in "123"] == want["scaled"].tolist()
+    assert all(0 < v < 1 for v in want["scaled"]) and not store.exists()
+    with pytest.raises(MeasureError, match="bounded=True"):
+        _per_query(Scaled("nDCG(b=2)@50", store=store).iter_calc(qrels, run))      # says how to get one
+
+
 def test_ir_measures_conventions_for_topics(tmp_path):
     qrels, run = _small()
     store = tmp_path / "s.h5"
@@ -291,6 +309,10 @@ BAD = {
     "measure twice": (lambda s: Scaled(ir_measures.AP @ 10, store=s, measure="P@10"), IrscaleError,
                       "the measure is given twice"),
     "not a measure": (lambda s: Scaled(3, store=s), MeasureError, "Scaled wraps an ir_measures measure"),
+    "bounded not a flag": (lambda s: Scaled(ir_measures.nDCG @ 50, store=s, bounded="yes"), IrscaleError,
+                           "bounded must be True or False"),
+    "error out of range": (lambda s: Scaled(ir_measures.nDCG @ 50, store=s, error=2.0), IrscaleError,
+                           "error must be a number between 0 and 1"),
 }
 
 

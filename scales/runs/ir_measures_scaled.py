@@ -145,6 +145,10 @@ class Scaled(IrMeasure):
         or left out (NaN per query, not in the mean).
     build_missing : bool
         Build tables missing from the store when that takes about 15 s at most.
+    bounded : bool
+        Scale RBP, DCG and nDCG past N = 40, where no exact scale exists, by bounded scales
+        (the midpoint of a certified interval; docs/bounded.md); ``error``: the widest
+        interval (default 1e-4; implies ``bounded``).
     """
 
     __name__ = "Scaled"
@@ -160,6 +164,8 @@ class Scaled(IrMeasure):
         "empty_topics": ParamInfo(dtype=str, choices=tuple(reversed(EMPTY_TOPICS)), default="zero",
                                   desc="topics without relevant documents: scored 0 or left out"),
         "build_missing": ParamInfo(dtype=bool, default=False, desc="build missing tables (about 15 s at most)"),
+        "bounded": ParamInfo(dtype=bool, default=False, desc="bounded scales past N = 40 (midpoints of intervals)"),
+        "error": ParamInfo(dtype=float, default=None, desc="widest scaled interval of a bounded scale"),
     }
     DEFAULT = math.nan      # a topic without a value (see the module docstring)
 
@@ -189,8 +195,12 @@ class Scaled(IrMeasure):
             info = self.SUPPORTED_PARAMS[name]
             if name in params and params[name] not in info.choices:
                 raise IrscaleError(f"Scaled: {name} must be one of {', '.join(info.choices)}, got {params[name]!r}")
-        if "build_missing" in params and not isinstance(params["build_missing"], bool):
-            raise IrscaleError(f"Scaled: build_missing must be True or False, got {params['build_missing']!r}")
+        for name in ("build_missing", "bounded"):
+            if name in params and not isinstance(params[name], bool):
+                raise IrscaleError(f"Scaled: {name} must be True or False, got {params[name]!r}")
+        error = params.get("error")
+        if error is not None and (isinstance(error, bool) or not isinstance(error, (int, float)) or not 0 < error < 1):
+            raise IrscaleError(f"Scaled: error must be a number between 0 and 1, got {error!r}")
         super().__init__(measure=_wrapped(measure, cutoff), **params)
         self._store: Store | None = store if isinstance(store, Store) else None
         self._qrels: tuple[Any, Qrels, int, dict] | None = None
@@ -202,7 +212,8 @@ class Scaled(IrMeasure):
         store = self.params["store"]
         path = str(store.path) if isinstance(store, Store) else store
         parts = [str(self.params["measure"]), f"store={path!r}"]
-        parts += [f"{k}={self.params[k]!r}" for k in ("scale", "rb_scale", "empty_topics", "build_missing")
+        parts += [f"{k}={self.params[k]!r}" for k in ("scale", "rb_scale", "empty_topics", "build_missing", "bounded",
+                                                      "error")
                   if k in self.params and self.params[k] != self.SUPPORTED_PARAMS[k].default]
         return f"Scaled({','.join(parts)})"
 
@@ -217,6 +228,10 @@ class Scaled(IrMeasure):
         measures without a cutoff)."""
         return self._reading(top_level, depth)[0]
 
+    def _scaled(self, measure: IrscaleMeasure) -> bool:
+        """Whether ``measure`` has a scale here: an exact one, or a bounded one when asked for."""
+        return measure.has_scales or measure.bounded_only and (self["bounded"] or self["error"] is not None)
+
     def _reading(self, top_level: int | None, depth: int | None) -> tuple[IrscaleMeasure, int | None]:
         """(irscale measure, relevance threshold for transform's ``rel_level``): ir_measures'
         ``rel`` of a binary measure (``AP(rel=2)@10``) is trec_eval's ``-l``, which
@@ -224,7 +239,7 @@ class Scaled(IrMeasure):
         wrapped = self.params["measure"]
         if isinstance(wrapped, str):        # not ir_measures' syntax: trec_eval's name or irscale's own
             [measure] = parse_user_measures([wrapped], top_level=top_level, depth=depth)
-            if not measure.has_scales:
+            if not self._scaled(measure):
                 raise MeasureError(f"{self}: {measure} has no scale ({measure.scales_reason()})")
             return measure, None
         try:
@@ -236,7 +251,7 @@ class Scaled(IrMeasure):
             measure, rel_level = from_ir_measures(wrapped(rel=1), top_level=top_level, depth=depth), rel
             if measure.levels != 2:
                 raise
-        if not measure.has_scales:
+        if not self._scaled(measure):
             raise MeasureError(f"{self}: {measure} has no scale ({measure.scales_reason()})")
         return measure, rel_level
 
@@ -270,7 +285,7 @@ class Scaled(IrMeasure):
         store = self._store_arg()
         scores = transform(q, run[cols], [measure], store, rb_scale=self["rb_scale"], midranks=midrank,
                            build_missing=self["build_missing"], empty_topics=self["empty_topics"],
-                           rel_level=rel_level)
+                           rel_level=rel_level, bounded=self["bounded"], error=self["error"])
         if isinstance(store, (str, os.PathLike)) and self._store is None and Path(store).exists():
             self._store = open_store(store)
         if midrank:
