@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import h5py
 import httpx
@@ -28,6 +29,7 @@ with warnings.catch_warnings():  # starlette asks for httpx2, which this project
     warnings.filterwarnings("ignore", message=".*httpx2")
     from fastapi.testclient import TestClient
 
+ROOT = Path(__file__).resolve().parents[1]
 N = 8
 MEASURES = "AP@8,DCG(b=2)@8,RBP(p=0.8)@8,P@8"
 #: (measure, rb, reference function of naive.py)
@@ -346,3 +348,49 @@ def test_irscale_serve_user_errors(store_path, tmp_path):
         r = _serve(store_path, tmp_path, "--port", str(busy.getsockname()[1]))
     assert r.returncode == 2 and "cannot listen on 127.0.0.1:" in r.stderr
     assert r.stderr.strip().count("\n") == 0
+
+
+# -- behind gunicorn, as docs/service.md (Deployment) configures it ---------------------------------
+@pytest.mark.slow
+def test_gunicorn_deployment_of_the_docs(store_path, tmp_path):
+    pytest.importorskip("gunicorn")
+    pytest.importorskip("uvicorn_worker")
+    psutil = pytest.importorskip("psutil")
+    text = (ROOT / "docs" / "service.md").read_text()
+    config = text[text.index("# gunicorn.conf.py"):]
+    config = config[:config.index("```")]
+    port = _free_port()
+    assert '"tables"' in config and '"127.0.0.1:8000"' in config
+    config = config.replace('"tables"', json.dumps(str(store_path))).replace('"127.0.0.1:8000"', f'"127.0.0.1:{port}"')
+    (tmp_path / "gunicorn.conf.py").write_text(config)
+    log = open(tmp_path / "gunicorn.log", "w+")
+    proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"], cwd=tmp_path, stdout=log,
+                            stderr=subprocess.STDOUT)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
+            deadline = time.monotonic() + 60
+            while True:
+                assert proc.poll() is None, (tmp_path / "gunicorn.log").read_text()
+                try:
+                    if http.get("/healthz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline, "gunicorn did not answer /healthz within 60 s"
+                    time.sleep(0.2)
+            r = http.post("/v1/rank", json={"measure": "AP@8", "rb": 3, "values": [0, 1]})
+            assert r.status_code == 200 and r.json()["rank"] == [1, len(naive.oracle(naive.AP, N, 3)[2])]
+            _assert_error(http.post("/v1/rank", json={"measure": "P@8", "values": [0.3]}), 422,
+                          "ValueNotInScaleError")
+            workers = psutil.Process(proc.pid).children()
+            assert len(workers) == 2
+            for worker in workers:      # the memory limit of the docs, in each worker
+                assert worker.rlimit(psutil.RLIMIT_DATA) == (4 * 2 ** 30, 4 * 2 ** 30)
+        with socket.create_connection(("127.0.0.1", port)) as half_open:   # the request-head deadline
+            half_open.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            half_open.settimeout(30)
+            start = time.monotonic()
+            assert half_open.recv(100) == b"" and 9 < time.monotonic() - start < 20
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()

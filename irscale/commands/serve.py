@@ -33,7 +33,7 @@ from irscale.store.service import (
               type=click.FloatRange(min=0.1),
               help="Seconds a connection has to send a complete request head; slower ones are closed.")
 @click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True, type=click.IntRange(min=1),
-              help="Open connections at most; beyond, the one waiting longest for a request head is closed.")
+              help="Open connections at most (uvicorn's limit_concurrency); beyond, requests get 503.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 def command(store_path: str, host: str, port: int, max_items: int, max_body_mb: int, workers: int,

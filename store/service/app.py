@@ -1,23 +1,33 @@
 """The lookup service as an ASGI application (:func:`create_app`): its routes, its error
-answers, and the interactive docs served without a CDN."""
+answers, how request bodies come in, and the interactive docs served without a CDN
+(fastapi-offline)."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
+import time
+from collections.abc import AsyncIterator, Iterator
 from http import HTTPStatus
+from typing import Annotated, Literal
 
 import pydantic_core
-from fastapi import FastAPI, Request
-from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
+from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException
-from starlette.staticfiles import StaticFiles
 
 from irscale.errors import IrscaleError
 from irscale.store.reader import Store
-from irscale.store.service.errors import ServiceBusyError, error_body, status_of
-from irscale.store.service.intake import BodySizeLimit, _BodyTooLarge, _Intake, _read_body
+from irscale.store.service.errors import (
+    PayloadTooLargeError,
+    RequestTimeoutError,
+    ServiceBusyError,
+    error_body,
+    status_of,
+)
 from irscale.store.service.limits import (
     DEFAULT_BODY_TIMEOUT,
     DEFAULT_GAP_BINS,
@@ -42,40 +52,78 @@ from irscale.store.service.models import (
     TableViewResponse,
 )
 from irscale.store.service.page import page_html
-from irscale.store.service.views import view_params
-from irscale.store.service.workers import _VIEW, WorkerPool, _Threads
+from irscale.store.service.validation import validation_error
+from irscale.store.service.views import check_view_names, view_rb
+from irscale.store.service.workers import _RANK, _VIEW, WorkerPool, _Threads
 from irscale.version import __version__
 
 log = logging.getLogger("irscale.service")
 
-#: Where the files of the interactive docs (Swagger UI, ReDoc, icon) are served.
+#: Where the files of the interactive docs (Swagger UI, ReDoc, icon: the fastapi-offline
+#: package's) are served: no page of the service loads anything from a CDN.
 DOCS_ASSETS = "/docs-assets"
-#: The package (and its folder) that ships those files: no page of the service loads
-#: anything from a CDN, so the docs work offline.
-_DOCS_ASSETS_PACKAGE = ("fastapi_offline", "static")
+_BUG = error_body("InternalError", "internal server error (a bug in irscale)")
+_ERRORS = {status: {"model": ErrorResponse} for status in (400, 404, 408, 413, 422, 503)}
 
 
-def _json_response(payload: bytes, status: int = 200, headers: dict | None = None) -> Response:
+def _json(payload: bytes, status: int = 200, headers: dict | None = None) -> Response:
     return Response(payload, status_code=status, media_type="application/json", headers=headers)
 
 
-_ERRORS = {status: {"model": ErrorResponse} for status in (400, 404, 408, 413, 422, 503)}
-_VIEW_OPENAPI_PARAMETERS = [
-    {"name": "measure", "in": "query", "required": True, "schema": {"type": "string", "maxLength": 200},
-     "description": "Measure name, e.g. AP@30 (as listed by GET /v1/tables).", "example": "AP@10"},
-    {"name": "rb", "in": "query", "required": False, "schema": {"type": "string"},
-     "description": "Recall base: required for RB-dependent measures, refused for the others; per-grade counts "
-                    "as 3,2 for graded RB-dependent measures."},
-    {"name": "points", "in": "query", "required": False,
-     "schema": {"type": "integer", "minimum": 2, "maximum": MAX_VIEW_POINTS, "default": DEFAULT_VIEW_POINTS},
-     "description": "Bins of consecutive ranks (each answered with its smallest and largest value)."},
-    {"name": "bins", "in": "query", "required": False,
-     "schema": {"type": "integer", "minimum": 1, "maximum": MAX_GAP_BINS, "default": DEFAULT_GAP_BINS},
-     "description": "Bins of the gap histogram."},
-    {"name": "gaps", "in": "query", "required": False,
-     "schema": {"type": "string", "enum": ["log", "linear"], "default": "log"},
-     "description": "Gap histogram bins equally wide in log10 of the gap, or linear from 0."},
-]
+class _Intake:
+    """Requests held at once: at most ``max_bytes`` bytes of bodies (counted as they
+    arrive: a slow client holds only what it has sent) and at most ``max_pending``
+    requests waiting for or being answered; beyond either, ServiceBusyError (503)."""
+
+    def __init__(self, max_body: int, max_bytes: int, max_pending: int):
+        self.max_body, self.max_bytes, self.max_pending = max_body, max_bytes, max_pending
+        self.bytes = self.pending = 0
+
+    @contextlib.asynccontextmanager
+    async def body(self, request: Request, total: float, idle: float) -> AsyncIterator[bytes]:
+        """The request body, held (counted) until the request is answered: at most
+        ``max_body`` bytes (by its Content-Length before it is read, else as it streams in:
+        PayloadTooLargeError, 413; starlette's ``max_body_size`` would answer the first
+        case in plain text), arriving within ``total`` seconds with no pause longer than
+        ``idle`` (else RequestTimeoutError, 408)."""
+        declared = request.headers.get("content-length", "")
+        too_large = PayloadTooLargeError(f"the request body is larger than this service accepts ({self.max_body} "
+                                         f"bytes); split the batch")
+        if declared.isdigit() and int(declared) > self.max_body:
+            raise too_large
+        deadline = time.monotonic() + total
+        chunks, held = [], 0
+        stream = request.stream().__aiter__()
+        try:
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(stream.__anext__(), max(0.0, min(idle, deadline - time.monotonic())))
+                except StopAsyncIteration:
+                    break
+                except asyncio.TimeoutError:
+                    raise RequestTimeoutError(f"the request body did not arrive in time (this service waits "
+                                              f"{total:g} s for a body, {idle:g} s for each part of it)") from None
+                if held + len(chunk) > self.max_body:
+                    raise too_large
+                if self.bytes + len(chunk) > self.max_bytes:
+                    raise ServiceBusyError(f"this service is holding {self.max_bytes // 2 ** 20} MiB of requests "
+                                           f"already; retry later")
+                self.bytes += len(chunk)
+                held += len(chunk)
+                chunks.append(chunk)
+            yield b"".join(chunks)
+        finally:
+            self.bytes -= held
+
+    @contextlib.contextmanager
+    def pending_one(self) -> Iterator[None]:
+        if self.pending >= self.max_pending:
+            raise ServiceBusyError(f"this service has {self.max_pending} requests to answer already; retry later")
+        self.pending += 1
+        try:
+            yield
+        finally:
+            self.pending -= 1
 
 
 def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_ITEMS,
@@ -102,7 +150,7 @@ def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_IT
     queue_timeout : float
         Seconds a request may wait for a free worker (503).
     max_pending : int
-        Rank requests waiting for or being answered at once (more: 503).
+        Requests waiting for or being answered at once (more: 503).
     max_buffered_bytes : int
         Request body bytes held at once, received or not yet answered (default: four
         bodies of the largest size; more: 503).
@@ -118,39 +166,55 @@ def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_IT
     runner: WorkerPool | _Threads = (
         WorkerPool(service.store.path, workers, max_items, time_budget, memory_budget, queue_timeout)
         if workers > 0 else _Threads(service))
+    intake = _Intake(max_body_bytes, max_buffered_bytes or 4 * max_body_bytes, max_pending)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
         yield
         runner.close()
 
-    app = FastAPI(title="irscale lookup service", version=__version__,
-                  description="Unq interval-scale ranks of IR evaluation measure values and judged runs, "
-                              "from exact precomputed tables. Every error answers "
-                              '`{"error": {"type": ..., "message": ...}}`.',
-                  docs_url=None, redoc_url=None, lifespan=lifespan)  # docs: replaced below by pages without CDN
-    app.state.service = service
-    app.state.runner = runner
-    app.add_middleware(BodySizeLimit, max_body_bytes=max_body_bytes)
-    _add_docs(app)
-    intake = _Intake(max_buffered_bytes or 4 * max_body_bytes, max_pending)
+    app = FastAPIOffline(title="irscale lookup service", version=__version__,
+                         description="Unq interval-scale ranks of IR evaluation measure values and judged runs, "
+                                     "from exact precomputed tables. Every error answers "
+                                     '`{"error": {"type": ..., "message": ...}}`.',
+                         static_url=DOCS_ASSETS, swagger_ui_parameters={"validatorUrl": None},  # no online badge
+                         lifespan=lifespan)
+    app.state.service, app.state.runner = service, runner
 
     @app.exception_handler(IrscaleError)
     async def user_error(request: Request, error: IrscaleError) -> Response:
         status = status_of(error)
-        headers = {"Retry-After": "1"} if status == 503 else ({"Connection": "close"} if status == 408 else None)
-        return _json_response(error_body(type(error).__name__, service.scrub(str(error)),
-                                         getattr(error, "details", None)), status, headers)
+        # 408, 413: the body may be partly unread, the connection is closed
+        headers = {"Retry-After": "1"} if status == 503 else ({"Connection": "close"} if status in (408, 413) else None)
+        return _json(error_body(type(error).__name__, service.scrub(str(error)), getattr(error, "details", None)),
+                     status, headers)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> Response:
         kind = HTTPStatus(error.status_code).phrase.replace(" ", "")
         message = f"{error.detail}: {request.method} {request.url.path} (the API is described at /docs)"
-        return _json_response(error_body(kind, message), error.status_code, error.headers)
+        return _json(error_body(kind, message), error.status_code, error.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_query(request: Request, error: RequestValidationError) -> Response:
+        return await user_error(request, validation_error([{**p, "loc": p["loc"][1:]} for p in error.errors()]))
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, error: Exception) -> Response:
-        return _json_response(error_body("InternalError", "internal server error (a bug in irscale)"), 500)
+        return _json(_BUG, 500)
+
+    async def answered(body: bytes, kind: bytes, route: str) -> Response:
+        """The runner's answer to ``body``; an exception that is no request's error is
+        answered here (one reaching the server would make it drop the connection)."""
+        try:
+            with intake.pending_one():
+                status, payload = await runner.answer(body, kind)
+        except (IrscaleError, HTTPException):
+            raise       # answered by user_error, http_error
+        except Exception:
+            log.exception(f"internal error answering {route}")
+            status, payload = 500, _BUG
+        return _json(payload, status)
 
     @app.post("/v1/rank", response_model=RankResponse, responses=_ERRORS, summary="Rank values or judged runs",
               openapi_extra={"requestBody": {"required": True, "content": {
@@ -158,58 +222,40 @@ def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_IT
     async def rank(request: Request) -> Response:
         """Map raw values of a measure (within tolerance) or judged runs (exactly) to their
         1-based unq ranks and to [0, 1]."""
-        request.state.held = 0
-        try:
-            body = await _read_body(request, intake, body_timeout, idle_timeout)
-            if intake.pending >= intake.max_pending:
-                raise ServiceBusyError(f"this service has {intake.max_pending} requests to answer already; "
-                                       f"retry later")
-            intake.pending += 1
-            try:
-                status, payload = await runner.answer(body)
-            finally:
-                intake.pending -= 1
-        except (IrscaleError, _BodyTooLarge):
-            raise       # answered by user_error, or by BodySizeLimit (413)
-        except Exception:
-            # answered here: an exception reaching the server would make it drop the connection
-            log.exception("internal error answering POST /v1/rank")
-            status, payload = 500, error_body("InternalError", "internal server error (a bug in irscale)")
-        finally:
-            intake.bytes -= request.state.held
-        return _json_response(payload, status)
+        async with intake.body(request, body_timeout, idle_timeout) as body:
+            return await answered(body, _RANK, "POST /v1/rank")
 
     @app.get("/v1/tables", response_model=TablesResponse, summary="List the tables")
     def tables() -> dict:
         """The store's format and the metadata of every table served."""
         return {"store": service.store_info, "tables": list(service.tables.values())}
 
-    @app.get("/v1/table", response_model=TableViewResponse, responses=_ERRORS, summary="View one scale",
-             openapi_extra={"parameters": _VIEW_OPENAPI_PARAMETERS})
-    async def table_view(request: Request) -> Response:
+    @app.get("/v1/table", response_model=TableViewResponse, responses=_ERRORS, summary="View one scale")
+    async def table_view(
+            request: Request,
+            measure: Annotated[str, Query(min_length=1, max_length=200, examples=["AP@10"],
+                                          description="Measure name, e.g. AP@30 (as listed by GET /v1/tables).")],
+            rb: Annotated[str | None, Query(max_length=200, description=(
+                "Recall base: required for RB-dependent measures, refused for the others; per-grade counts as 3,2 "
+                "for graded RB-dependent measures."))] = None,
+            points: Annotated[int, Query(ge=2, le=MAX_VIEW_POINTS, description=(
+                "Bins of consecutive ranks (each answered with its smallest and largest value)."))]
+            = DEFAULT_VIEW_POINTS,
+            bins: Annotated[int, Query(ge=1, le=MAX_GAP_BINS, description="Bins of the gap histogram.")]
+            = DEFAULT_GAP_BINS,
+            gaps: Annotated[Literal["log", "linear"], Query(description=(
+                "Gap histogram bins equally wide in log10 of the gap, or linear from 0."))] = "log") -> Response:
         """A bounded view of the scale of one measure (and recall base) for plotting: the
         values at the first and last rank of at most ``points`` bins of consecutive ranks,
         and a histogram of the gaps between consecutive distinct values. Worked on like a
         rank request (worker processes, time and memory budget), whatever the table's size."""
-        query = pydantic_core.to_json(view_params(request.query_params.multi_items()))
-        if intake.pending >= intake.max_pending:
-            raise ServiceBusyError(f"this service has {intake.max_pending} requests to answer already; retry later")
-        intake.pending += 1
-        try:
-            status, payload = await runner.answer(query, _VIEW)
-        except IrscaleError:
-            raise       # answered by user_error
-        except Exception:
-            log.exception("internal error answering GET /v1/table")
-            status, payload = 500, error_body("InternalError", "internal server error (a bug in irscale)")
-        finally:
-            intake.pending -= 1
-        return _json_response(payload, status)
+        check_view_names(request.query_params.multi_items())
+        query = {"measure": measure.strip(), "rb": view_rb(rb), "points": points, "bins": bins, "gaps": gaps}
+        return await answered(pydantic_core.to_json(query), _VIEW, "GET /v1/table")
 
     @app.get("/", include_in_schema=False)
     def page(request: Request) -> HTMLResponse:
-        """The page for research use: the store's tables, a plot of a scale's values
-        against their ranks, a histogram of its gaps, and runs or values ranked."""
+        """The page for research use (see :mod:`.page`)."""
         return HTMLResponse(page_html(request.scope.get("root_path", "").rstrip("/")))
 
     @app.get("/healthz", response_model=HealthResponse, summary="Liveness")
@@ -219,30 +265,3 @@ def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_IT
         return {"status": "ok", "tables": len(service.tables)}
 
     return app
-
-
-def _add_docs(app: FastAPI) -> None:
-    """Serve ``/docs`` (Swagger UI) and ``/redoc`` (ReDoc) with their assets mounted at
-    :data:`DOCS_ASSETS`, so that the pages reference no external URL and work offline.
-    URLs are prefixed with the ASGI ``root_path``, as FastAPI's own docs pages do."""
-    app.mount(DOCS_ASSETS, StaticFiles(packages=[_DOCS_ASSETS_PACKAGE]), name="docs-assets")
-
-    def prefix(request: Request) -> str:
-        return request.scope.get("root_path", "").rstrip("/")
-
-    @app.get("/docs", include_in_schema=False)
-    def swagger_ui(request: Request) -> HTMLResponse:
-        root = prefix(request)
-        return get_swagger_ui_html(openapi_url=root + app.openapi_url, title=app.title + " - Swagger UI",
-                                   swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
-                                   swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
-                                   swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
-                                   # no badge fetched from the online validator
-                                   swagger_ui_parameters={"validatorUrl": None})
-
-    @app.get("/redoc", include_in_schema=False)
-    def redoc(request: Request) -> HTMLResponse:
-        root = prefix(request)
-        return get_redoc_html(openapi_url=root + app.openapi_url, title=app.title + " - ReDoc",
-                              redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
-                              redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png", with_google_fonts=False)

@@ -2,11 +2,13 @@
 answer (``{"error": {"type": ..., "message": ...}}``, see docs/service.md, "Errors")."""
 from __future__ import annotations
 
+import reprlib
 from typing import Any
 
 import pydantic_core
 
 from irscale.errors import CorruptStoreError, IrscaleError, TableNotFoundError
+from irscale.store.service.limits import MAX_QUOTED
 
 
 class RequestError(IrscaleError, ValueError):
@@ -42,10 +44,7 @@ _STATUS = ((InvalidJSONError, 400), (TableNotFoundError, 404), (RequestTimeoutEr
 def status_of(error: IrscaleError) -> int:
     """HTTP status of an error: 400, 404, 408, 413 or 503 for the kinds above, 500 for a
     damaged table (the server's problem, not the request's), else 422."""
-    for kind, status in _STATUS:
-        if isinstance(error, kind):
-            return status
-    return 422
+    return next((status for kind, status in _STATUS if isinstance(error, kind)), 422)
 
 
 def error_body(kind: str, message: str, details: list | None = None) -> bytes:
@@ -55,3 +54,13 @@ def error_body(kind: str, message: str, details: list | None = None) -> bytes:
         error["details"] = details
     return pydantic_core.to_json({"error": error})
 
+
+_QUOTE = reprlib.Repr()
+_QUOTE.maxstring = _QUOTE.maxother = _QUOTE.maxlong = MAX_QUOTED
+
+
+def short(value: Any) -> str:
+    """The repr of ``value`` cut to about :data:`MAX_QUOTED` characters (lists to their
+    first items: :mod:`reprlib`): what a message quotes of a request is bounded, whatever
+    the client sends."""
+    return _QUOTE.repr(value)

@@ -6,40 +6,29 @@ import functools
 import logging
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pydantic_core
-from pydantic import ValidationError
 
 from irscale.errors import (
     IrscaleError,
     IrscaleWarning,
     MeasureError,
-    RunError,
     StoreError,
     TableNotFoundError,
     ValueNotInScaleError,
 )
-from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.measures.user_names import names_of, read_stored
 from irscale.scales.tables.layouts import kind_of_scale
 from irscale.scales.tables.scale import RTOL
 from irscale.store.format import TableInfo
 from irscale.store.reader import Store, open_store
-from irscale.store.service.errors import (
-    InvalidJSONError,
-    PayloadTooLargeError,
-    RequestError,
-    error_body,
-    status_of,
-)
+from irscale.store.service.errors import RequestError, error_body, status_of
 from irscale.store.service.limits import DEFAULT_MAX_ITEMS, SCALE_CACHE_SIZE, VIEW_CACHE_SIZE
-from irscale.store.service.models import _RankQuery
-from irscale.store.service.scan import _not_an_object, prescan
-from irscale.store.service.scan_kernels import _parse_runs
-from irscale.store.service.validation import _validation_error, runs_array
+from irscale.store.service.validation import parse_request, runs_array
 from irscale.store.service.views import table_view
 
 log = logging.getLogger("irscale.service")
@@ -71,8 +60,8 @@ class LookupService:
 
     Every table is opened (memory-mapped) and its lookup structures prepared here, so
     requests never touch the file system (tables per recall-base vector excepted) and the
-    first one is as fast as the others. Methods are thread-safe; scales are cached per
-    (measure, rb).
+    first one is as fast as the others. Methods are thread-safe; scales and views are
+    cached per (measure, rb).
     """
 
     def __init__(self, store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_ITEMS):
@@ -99,11 +88,12 @@ class LookupService:
             secrets |= {str(path), str(path.parent) + os.sep}
         self._secrets = sorted(secrets - {os.sep}, key=len, reverse=True)
         self.scale = functools.lru_cache(maxsize=SCALE_CACHE_SIZE)(self._open_scale)
-        self.view = functools.lru_cache(maxsize=VIEW_CACHE_SIZE)(self._view)
+        self.view = functools.lru_cache(maxsize=VIEW_CACHE_SIZE)(
+            lambda measure, rb, points, bins, gaps: table_view(self.scale(measure, rb), points, bins, gaps))
         for info in self.tables.values():
             rb = info["rb_counts"] if info["rb_counts"] is not None else (1 if info["rb_dependent"] else None)
-            self.scale(info["measure"], tuple(rb) if isinstance(rb, list) else rb)
-        prescan(b"{}", self.max_items)      # compiles (or loads) the scan before the first request
+            scale = self.scale(info["measure"], tuple(rb) if isinstance(rb, list) else rb)
+        scale.values_of_ranks(np.array([1]))    # numba loads its registries (about 1 s) here, not in a request
 
     def _open_scale(self, measure: str, rb):
         with warnings.catch_warnings():     # a name read as the store's table: the answer names the measure
@@ -136,7 +126,17 @@ class LookupService:
         request, or a 500 error (logged) for a bug; never raises."""
         return self._guarded(lambda: self.rank_body(body), "POST /v1/rank", "the request", "split the batch")
 
-    def _guarded(self, work, route: str, what: str, advice: str) -> tuple[int, bytes]:
+    def answer_view(self, query: bytes) -> tuple[int, bytes]:
+        """(HTTP status, JSON) of a GET /v1/table whose parameters, checked by
+        :func:`~irscale.store.service.views.view_params`, are the JSON object ``query``
+        (as :meth:`answer`)."""
+        def work() -> bytes:
+            params = pydantic_core.from_json(query)
+            rb = tuple(params["rb"]) if isinstance(params["rb"], list) else params["rb"]
+            return self.view(params["measure"], rb, params["points"], params["bins"], params["gaps"])
+        return self._guarded(work, "GET /v1/table", "the view", "ask for fewer points")
+
+    def _guarded(self, work: Callable[[], bytes], route: str, what: str, advice: str) -> tuple[int, bytes]:
         """(HTTP status, JSON) of ``work()``: 200 and its JSON, the error of a bad request,
         413 when it runs out of memory, or a 500 error (logged) for a bug; never raises."""
         try:
@@ -152,82 +152,7 @@ class LookupService:
     def rank_body(self, body: bytes) -> bytes:
         """Answer a POST /v1/rank body (JSON bytes) with the JSON of a RankResponse;
         raises an IrscaleError for a bad request (see :meth:`answer`)."""
-        if not body.strip():
-            raise InvalidJSONError("the request body is empty; send a JSON object like "
-                                   '{"measure": "AP@10", "rb": 5, "values": [0.5]}')
-        span = prescan(body, self.max_items)
-        # the runs (nearly all of a big request) are read by a kernel straight from the bytes
-        # when they are plain lists of small integers; anything else takes the slow path,
-        # which names the problem
-        fast = span is not None and span[1] - span[0] > 1024
-        try:
-            request = pydantic_core.from_json(body[:span[0]] + b"[]" + body[span[1] + 1:] if fast else body)
-        except ValueError as e:
-            raise InvalidJSONError(f"the request body is not valid JSON: {e}") from None
-        if not isinstance(request, dict):
-            raise _not_an_object()
-        if fast:
-            runs = self._fast_runs(body, span, request)
-            if runs is not None:
-                return self._answer(request, runs)
-            request = pydantic_core.from_json(body)
-        return self._answer(request, None)
-
-    def _fast_runs(self, body: bytes, span: tuple[int, int], request: dict) -> np.ndarray | RunError | None:
-        """The runs of ``body`` read by :func:`_parse_runs` for the measure of ``request``;
-        the RunError naming the first bad run; or None when the kernel cannot tell (the
-        slow path then parses and checks them all)."""
-        measure = request.get("measure")
-        if not isinstance(measure, str) or measure.strip() == "":
-            return None
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", IrscaleWarning)
-                m = read_stored(measure, self.measures, request.get("rb") if isinstance(request.get("rb"),
-                                                                                        (int, list)) else None)
-        except (IrscaleError, TypeError, ValueError):
-            return None
-        ok, out, lengths, bad = _parse_runs(np.frombuffer(body, np.uint8), span[0], span[1], m.n, m.levels - 1,
-                                            m.run_space == "truncated")
-        if not ok:
-            return self._first_bad_run(body, span[0], bad, m)
-        if out.shape[0] > self.max_items:
-            raise PayloadTooLargeError(f"{out.shape[0]} runs in one request; this service answers at most "
-                                       f"{self.max_items} per request: split the batch")
-        return out if m.run_space == "truncated" else out.view(np.uint8)
-
-    @staticmethod
-    def _first_bad_run(body: bytes, opening: int, start: int, measure: Measure) -> RunError | None:
-        """The RunError of the run whose list starts at byte ``start`` of the ``runs`` list
-        opened at byte ``opening`` (every run before it passed the kernel, so each is one
-        flat list), found by the slow checks on that run alone; None when that run cannot
-        be isolated or passes them (the slow path then checks every run)."""
-        if start < 0:
-            return None
-        end = body.find(b"]", start)
-        try:
-            run = pydantic_core.from_json(body[start:end + 1])
-        except ValueError:
-            return None
-        index = body.count(b"[", opening + 1, start)
-        try:
-            runs_array([run], measure, first=index)
-        except RunError as e:
-            return e
-        return None
-
-    def _answer(self, request: dict, runs: np.ndarray | RunError | None) -> bytes:
-        """The answer to a parsed request (``runs``: already read as an array, or the
-        error of its first bad run; its ``runs`` field then holds an empty list)."""
-        for field in ("values", "runs"):  # checked by the scan already; kept for direct callers
-            items = request.get(field)
-            if isinstance(items, list) and len(items) > self.max_items:
-                raise PayloadTooLargeError(f"{len(items)} {field} in one request; this service answers at most "
-                                           f"{self.max_items} per request: split the batch")
-        try:
-            query = _RankQuery.model_validate(request)
-        except ValidationError as e:
-            raise _validation_error(e) from None
+        query = parse_request(body, self.max_items)
         if (query.values is None) == (query.runs is None):
             raise RequestError("give exactly one of values (raw measure values) and runs (judged runs)")
         if query.runs is not None and (query.rtol is not None or query.atol is not None or query.decimals is not None):
@@ -236,14 +161,9 @@ class LookupService:
         if query.values is not None:
             ranks = self._rank_values(scale, np.array(query.values, dtype=np.float64), query.rtol, query.atol,
                                       query.decimals)
-        elif isinstance(runs, RunError):
-            raise runs
-        elif runs is not None:
-            ranks = scale.rank_runs(runs) if runs.shape[0] else np.zeros(0, np.int64)
-        elif query.runs:
-            ranks = scale.rank_runs(runs_array(query.runs, scale.measure))
         else:
-            ranks = np.zeros(0, np.int64)
+            runs = runs_array(query.runs, scale.measure)
+            ranks = scale.rank_runs(runs) if runs.shape[0] else np.zeros(0, np.int64)
         rb = list(scale.rb) if isinstance(scale.rb, tuple) else scale.rb
         return pydantic_core.to_json({"measure": str(scale.measure), "rb": rb, "k": scale.k,
                                       "rank": ranks.tolist(), "scaled": scale.scaled(ranks).tolist(),
@@ -279,20 +199,3 @@ class LookupService:
                 raise ValueNotInScaleError(f"values[{i}]: {e}{hint}") from None
             raise ValueNotInScaleError(f"values[{i}]: {values[i]!r} is not a value of {scale.measure}")
         return ranks
-
-    # -- GET /v1/table ------------------------------------------------------------------
-    def answer_view(self, query: bytes) -> tuple[int, bytes]:
-        """(HTTP status, JSON) of a GET /v1/table whose parameters, checked by
-        :func:`view_params`, are the JSON object ``query``: the view, or the error of a
-        bad request, or a 500 error (logged) for a bug; never raises."""
-        def work() -> bytes:
-            params = pydantic_core.from_json(query)
-            rb = params["rb"]
-            return self.view(params["measure"], tuple(rb) if isinstance(rb, list) else rb, params["points"],
-                             params["bins"], params["gaps"])
-        return self._guarded(work, "GET /v1/table", "the view", "ask for fewer points")
-
-    def _view(self, measure: str, rb, points: int, bins: int, gaps: str) -> bytes:
-        """The JSON of the view of the scale of ``measure`` and ``rb`` (cached by
-        :attr:`view`; see :func:`~irscale.store.service.views.table_view`)."""
-        return table_view(self.scale(measure, rb), points, bins, gaps)

@@ -1,30 +1,12 @@
-"""The page ``irscale serve`` shows at ``/``: a small research tool over the service's API.
-
-One HTML document with its style sheet and plain JavaScript inline, loading nothing from
-anywhere else (no CDN, no font, no image: the machine may have no internet). Its three
-parts are package data files, ``static/page.html``, ``static/page.css`` and
-``static/page.js``, put together once (:func:`_page`). It calls only the service's own
-endpoints, under the ASGI root path the page is served with (:func:`page_html`):
-
-* ``GET /v1/tables`` lists the store's tables (measure, N, REL, runs, distinct values,
-  recall base);
-* ``GET /v1/table`` gives a bounded view of the chosen scale, drawn on two canvases: the
-  values against their unq ranks 1..K (the exact staircase when K is at most the number of
-  points asked for, else the smallest and largest value of each bin of consecutive ranks),
-  with the straight line of equally spaced values for comparison, and a histogram of the
-  gaps between consecutive distinct values (log or linear bins) with the gap that equal
-  spacing would give;
-* ``POST /v1/rank`` ranks a run typed as N relevance boxes (a click raises a box's degree
-  0..G and wraps; shift-click lowers it; over truncated rankings a box may also be the end
-  of the ranking) or a typed value; the rank, K and the scaled value are shown and the
-  point is marked on the plot. A click on the plot ranks the value of the rank under the
-  pointer.
-
-Elements the tests use: ``#tables`` (rows ``tr[data-table]``), ``#table`` (select),
-``#rb``, ``#points``, ``#plot``, ``#gaps``, ``#boxes`` (``button.box``), ``#rank-run``,
-``#value``, ``#rank-value``, ``#res-rank``, ``#res-k``, ``#res-scaled``, ``#error``; the
-body's ``data-plotted`` names the view drawn (``measure|rb``) and ``data-ranked`` counts
-the answers shown.
+"""The page ``irscale serve`` shows at ``/``: a small research tool over the service's API
+(docs/service.md), loading nothing from anywhere else (no CDN, font or image). Its parts are
+package data files, ``static/page.html``, ``page.css`` and ``page.js``, put together once
+(:func:`_page`); it calls only ``GET /v1/tables``, ``GET /v1/table`` and ``POST /v1/rank``
+under the ASGI root path it is served with (:func:`page_html`). Elements the tests use:
+``#tables`` (rows ``tr[data-table]``), ``#table``, ``#rb``, ``#points``, ``#plot``, ``#gaps``,
+``#boxes`` (``button.box``), ``#rank-run``, ``#value``, ``#rank-value``, ``#res-rank``,
+``#res-k``, ``#res-scaled``, ``#error``; the body's ``data-plotted`` names the view drawn
+(``measure|rb``) and ``data-ranked`` counts the answers shown.
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""GET /v1/table: its parameters checked (:func:`view_params`) and the bounded view of one
+"""GET /v1/table: its parameters' names and ``rb`` checked (:func:`check_view_names`,
+:func:`view_rb`; FastAPI checks the others) and the bounded view of one
 scale they ask for (:func:`table_view`), whatever the size of its table."""
 from __future__ import annotations
 
@@ -7,15 +8,12 @@ import pydantic_core
 
 from irscale.scales.tables.scale import Scale
 from irscale.store.service.errors import RequestError
+from irscale.store.service.errors import short as _short
 from irscale.store.service.limits import (
-    DEFAULT_GAP_BINS,
-    DEFAULT_VIEW_POINTS,
-    MAX_GAP_BINS,
+    MAX_QUOTED,
     MAX_RB_ITEMS,
-    MAX_VIEW_POINTS,
     VIEW_PARAMETERS,
 )
-from irscale.store.service.validation import _short
 
 #: Scales of at most GAP_WINDOWS * GAP_WINDOW values (each located in the table), or of
 #: tables of at most VIEW_EXACT_VALUES entries (streamed once), have every gap counted;
@@ -87,51 +85,31 @@ def gap_histogram(scale: Scale, bins: int, kind: str) -> dict:
             **dict(zip(("min", "max", "mean", "median"), stats))}
 
 
-def _view_integer(name: str, text: str, lo: int, hi: int) -> int:
-    if not (text.isascii() and text.isdigit() and len(text) <= 9) or not lo <= int(text) <= hi:
-        raise RequestError(f"{name} must be an integer {lo}..{hi}, got {_short(text)}",
-                           [{"loc": name, "message": f"an integer {lo}..{hi}"}])
-    return int(text)
-
-
-def view_params(items: list[tuple[str, str]]) -> dict:
-    """The parameters of GET /v1/table (query items ``(name, value)``) checked and typed:
-    ``measure`` (required), ``rb`` (``5``, or per-grade counts ``3,2``; brackets or
-    parentheses allowed), ``points`` (2..:data:`MAX_VIEW_POINTS`), ``bins``
-    (1..:data:`MAX_GAP_BINS`), ``gaps`` (``log`` or ``linear``). Raises
-    :class:`RequestError` (422) naming the first bad parameter: unknown or repeated,
-    missing measure, a value of the wrong kind or range."""
-    given: dict[str, str] = {}
-    for name, value in items:
+def check_view_names(items: list[tuple[str, str]]) -> None:
+    """Raise :class:`RequestError` (422) for a query item ``(name, value)`` of GET /v1/table
+    whose name is unknown or given twice (FastAPI checks the values)."""
+    seen: set[str] = set()
+    for name, _ in items:
         if name not in VIEW_PARAMETERS:
             raise RequestError(f"unknown parameter {_short(name)} (the parameters are {', '.join(VIEW_PARAMETERS)})",
-                               [{"loc": name[:40], "message": "unknown parameter"}])
-        if name in given:
+                               [{"loc": name[:MAX_QUOTED], "message": "unknown parameter"}])
+        if name in seen:
             raise RequestError(f"parameter {name!r} given twice", [{"loc": name, "message": "given twice"}])
-        given[name] = value
-    measure = given.get("measure", "").strip()
-    if not measure:
-        raise RequestError("measure: parameter required, e.g. /v1/table?measure=AP@10&rb=5",
-                           [{"loc": "measure", "message": "parameter required"}])
-    if len(measure) > 200:
-        raise RequestError("measure: at most 200 characters", [{"loc": "measure", "message": "too long"}])
-    rb: int | list[int] | None = None
-    text = given.get("rb", "").strip()
-    if text:
-        inner = text[1:-1] if text[:1] + text[-1:] in ("()", "[]") else text
-        parts = [part.strip() for part in inner.split(",")]
-        if parts[-1] == "" and len(parts) > 1:      # "(3,)"
-            parts.pop()
-        if len(parts) > MAX_RB_ITEMS or not all(p.isascii() and p.isdigit() and len(p) <= 9 for p in parts):
-            raise RequestError(f"rb must be an integer (the topic's recall base) or per-grade counts like 3,2; "
-                               f"got {_short(text)}", [{"loc": "rb", "message": "an integer or counts like 3,2"}])
-        counts = [int(p) for p in parts]
-        rb = counts if len(counts) > 1 or inner != text else counts[0]
-    gaps = given.get("gaps", "log")
-    if gaps not in ("log", "linear"):
-        raise RequestError(f"gaps must be 'log' or 'linear', got {_short(gaps)}",
-                           [{"loc": "gaps", "message": "'log' or 'linear'"}])
-    return {"measure": measure, "rb": rb,
-            "points": _view_integer("points", given.get("points", str(DEFAULT_VIEW_POINTS)), 2, MAX_VIEW_POINTS),
-            "bins": _view_integer("bins", given.get("bins", str(DEFAULT_GAP_BINS)), 1, MAX_GAP_BINS),
-            "gaps": gaps}
+        seen.add(name)
+
+
+def view_rb(text: str | None) -> int | list[int] | None:
+    """The ``rb`` of GET /v1/table: ``5``, or per-grade counts ``3,2`` (brackets or
+    parentheses allowed, which make a list of counts even of one: ``(3)``)."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    inner = text[1:-1] if text[:1] + text[-1:] in ("()", "[]") else text
+    parts = [part.strip() for part in inner.split(",")]
+    if parts[-1] == "" and len(parts) > 1:      # "(3,)"
+        parts.pop()
+    if len(parts) > MAX_RB_ITEMS or not all(p.isascii() and p.isdigit() and len(p) <= 9 for p in parts):
+        raise RequestError(f"rb must be an integer (the topic's recall base) or per-grade counts like 3,2; "
+                           f"got {_short(text)}", [{"loc": "rb", "message": "an integer or counts like 3,2"}])
+    counts = [int(p) for p in parts]
+    return counts if len(counts) > 1 or inner != text else counts[0]

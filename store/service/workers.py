@@ -5,6 +5,7 @@ without workers)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -26,12 +27,12 @@ from irscale.store.service.lookups import LookupService
 
 log = logging.getLogger("irscale.service")
 
-#: Seconds a worker process may take to start (import, open the store, prepare scales).
+#: Seconds a worker process may take to start (import, open the store, prepare scales),
+#: and how often the time and memory of a working worker are checked.
 WORKER_START_SECONDS = 120.0
-#: How often the time and memory of a working worker are checked, in seconds.
 _WATCH_SECONDS = 0.05
-#: What a worker is asked (the first of the two messages of a request): a POST /v1/rank
-#: body, or the checked parameters of a GET /v1/table (JSON, :func:`~irscale.store.service.views.view_params`).
+#: What a worker is asked (the first byte string of a request): a POST /v1/rank body, or
+#: the checked parameters of a GET /v1/table (JSON).
 _RANK, _VIEW = b"rank", b"view"
 
 
@@ -40,18 +41,15 @@ def _resident_anonymous_bytes(pid: int) -> int | None:
     /proc (None where there is none)."""
     try:
         with open(f"/proc/{pid}/status", "rb") as f:
-            for line in f:
-                if line.startswith(b"RssAnon:"):
-                    return int(line.split()[1]) * 1024
+            return next((int(line.split()[1]) * 1024 for line in f if line.startswith(b"RssAnon:")), None)
     except OSError:
         return None
-    return None
 
 
 def _worker_main(conn, store_path: str, max_items: int) -> None:
-    """A worker process: opens the store, says it is ready, then answers requests (each
-    two messages: :data:`_RANK` or :data:`_VIEW`, then the body or the view's parameters)
-    with the status as 2 bytes, then the JSON, until its pipe closes."""
+    """A worker process: opens the store, says it is ready (``R``, or ``E`` and the error),
+    then answers requests (:data:`_RANK` or :data:`_VIEW`, then the body or the view's
+    parameters) with the status as 2 bytes and the JSON, until its pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)    # the server stops its workers itself
     try:
         service = LookupService(store_path, max_items=max_items)
@@ -59,38 +57,27 @@ def _worker_main(conn, store_path: str, max_items: int) -> None:
         conn.send_bytes(b"E" + str(e).encode())
         return
     conn.send_bytes(b"R")
-    while True:
-        try:
-            kind = conn.recv_bytes()
-            body = conn.recv_bytes()
-        except (EOFError, OSError):
-            return
-        status, payload = service.answer_view(body) if kind == _VIEW else service.answer(body)
-        try:
+    try:
+        while True:
+            kind, body = conn.recv_bytes(), conn.recv_bytes()
+            status, payload = service.answer_view(body) if kind == _VIEW else service.answer(body)
             conn.send_bytes(status.to_bytes(2, "big") + payload)
-        except OSError:
-            return
+    except (EOFError, OSError):
+        return
 
 
 class _Worker:
-    """One worker process and the parent's end of its pipe."""
+    """One worker process and the parent's end of its pipe, started and ready."""
 
     def __init__(self, ctx, args: tuple):
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_worker_main, args=(child, *args), daemon=True, name="irscale-worker")
         self.process.start()
         child.close()
-
-    def send(self, kind: bytes, body: bytes) -> None:
-        self.conn.send_bytes(kind)
-        self.conn.send_bytes(body)
-
-    def wait_ready(self, timeout: float) -> None:
-        if not self.conn.poll(timeout):
-            self.kill()
-            raise StoreError(f"a worker process of the service did not start within {timeout:.0f} s")
+        message = f"Ea worker process of the service did not start within {WORKER_START_SECONDS:.0f} s".encode()
         try:
-            message = self.conn.recv_bytes()
+            if self.conn.poll(WORKER_START_SECONDS):
+                message = self.conn.recv_bytes()
         except (EOFError, OSError):
             message = b"Ea worker process of the service exited while starting"
         if message != b"R":
@@ -109,9 +96,9 @@ class _Overrun(Exception):  # noqa: N818  (turned into a 413 answer)
 
 
 class WorkerPool:
-    """Worker processes that parse and rank request bodies, so that the server's event
-    loop (and its interpreter lock) stays free for other requests; each request has a
-    time and memory budget, beyond which its worker is killed and replaced.
+    """Worker processes that parse and rank requests, so that the server's event loop (and
+    its interpreter lock) stays free for other requests; each request has a time and
+    memory budget, beyond which its worker is killed and replaced.
 
     Parameters
     ----------
@@ -121,10 +108,9 @@ class WorkerPool:
         Number of worker processes (requests worked on at once).
     max_items : int
         Most values or runs in one request.
-    time_budget : float
-        Seconds a worker may work on one request.
-    memory_budget : int
-        Anonymous resident memory (bytes) a worker may reach.
+    time_budget, memory_budget : float, int
+        Seconds a worker may work on one request, anonymous resident memory (bytes) it
+        may reach.
     queue_timeout : float
         Seconds a request may wait for a free worker (then 503).
     """
@@ -132,35 +118,26 @@ class WorkerPool:
     def __init__(self, store_path: str | os.PathLike, size: int = DEFAULT_WORKERS, max_items: int = DEFAULT_MAX_ITEMS,
                  time_budget: float = DEFAULT_TIME_BUDGET, memory_budget: int = DEFAULT_MEMORY_BUDGET,
                  queue_timeout: float = DEFAULT_QUEUE_TIMEOUT):
-        self._ctx = multiprocessing.get_context("spawn")
-        self._args = (str(store_path), int(max_items))
+        self._start = lambda: _Worker(multiprocessing.get_context("spawn"), (str(store_path), int(max_items)))
         self.time_budget, self.memory_budget, self.queue_timeout = time_budget, memory_budget, queue_timeout
         self._closed = False
         self._tasks: set = set()
-        workers = [_Worker(self._ctx, self._args) for _ in range(max(1, int(size)))]
+        self._idle: list[_Worker] = []
         try:
-            for worker in workers:
-                worker.wait_ready(WORKER_START_SECONDS)
+            for _ in range(max(1, int(size))):
+                self._idle.append(self._start())
         except BaseException:
-            for worker in workers:
-                worker.kill()
+            self.close()
             raise
-        self._idle = workers
-        self._all = set(workers)
-        self._slots = asyncio.Semaphore(len(workers))
-
-    def _start(self) -> _Worker:
-        worker = _Worker(self._ctx, self._args)
-        worker.wait_ready(WORKER_START_SECONDS)
-        return worker
+        self._all = set(self._idle)
+        self._slots = asyncio.Semaphore(len(self._idle))
 
     async def _replace(self) -> None:
         """Start a worker for one that was killed, then free its slot."""
-        loop = asyncio.get_running_loop()
         try:
             while not self._closed:
                 try:
-                    worker = await loop.run_in_executor(None, self._start)
+                    worker = await asyncio.get_running_loop().run_in_executor(None, self._start)
                 except Exception:
                     log.exception("cannot start a worker process; trying again")
                     await asyncio.sleep(1)
@@ -200,8 +177,9 @@ class WorkerPool:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             if isinstance(e, _Overrun):
-                raise PayloadTooLargeError(str(e) if kind == _RANK else
-                                           str(e).replace("split the batch", "ask for fewer points")) from None
+                advice = "split the batch" if kind == _RANK else "ask for fewer points"
+                raise PayloadTooLargeError(f"{e.args[0]}, the {e.args[1]} budget of one request of this service: "
+                                           f"{advice}") from None
             if isinstance(e, (EOFError, OSError)):
                 log.error("a worker process died while answering a request (exit code %s)", worker.process.exitcode)
                 return 500, error_body("InternalError", "internal server error (a worker process died; a bug in "
@@ -211,41 +189,39 @@ class WorkerPool:
         self._slots.release()
         return result
 
-    async def _exchange(self, worker: _Worker, body: bytes, kind: bytes = _RANK) -> tuple[int, bytes]:
+    async def _exchange(self, worker: _Worker, body: bytes, kind: bytes) -> tuple[int, bytes]:
+        """Send ``body`` to ``worker`` and wait for its answer, checking its time and memory
+        every :data:`_WATCH_SECONDS` (:class:`_Overrun` beyond either)."""
         loop = asyncio.get_running_loop()
         start = time.monotonic()
-        await loop.run_in_executor(None, worker.send, kind, body)
+        await loop.run_in_executor(None, lambda: (worker.conn.send_bytes(kind), worker.conn.send_bytes(body)))
         ready = asyncio.Event()
-        fd = worker.conn.fileno()
-        loop.add_reader(fd, ready.set)
+        loop.add_reader(worker.conn.fileno(), ready.set)
         try:
             while not ready.is_set():
-                try:
+                with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(ready.wait(), _WATCH_SECONDS)
                     break
-                except asyncio.TimeoutError:
-                    pass
                 if time.monotonic() - start > self.time_budget:
-                    raise _Overrun(f"the request took more than {self.time_budget:g} s, the time budget of one "
-                                   f"request of this service: split the batch")
+                    raise _Overrun(f"the request took more than {self.time_budget:g} s", "time")
                 used = _resident_anonymous_bytes(worker.process.pid)
                 if used is not None and used > self.memory_budget:
-                    raise _Overrun(f"the request needed more than {self.memory_budget / 2 ** 20:.0f} MiB, the "
-                                   f"memory budget of one request of this service: split the batch")
+                    raise _Overrun(f"the request needed more than {self.memory_budget / 2 ** 20:.0f} MiB", "memory")
         finally:
-            loop.remove_reader(fd)
+            loop.remove_reader(worker.conn.fileno())
         data = await loop.run_in_executor(None, worker.conn.recv_bytes)
         return int.from_bytes(data[:2], "big"), data[2:]
 
     def close(self) -> None:
         """Stop every worker (idle ones end when their pipe closes)."""
         self._closed = True
-        for worker in list(self._all):
+        workers = list(getattr(self, "_all", self._idle))
+        for worker in workers:
             worker.conn.close()
-        for worker in list(self._all):
+        for worker in workers:
             worker.process.join(2)
             worker.kill()
-        self._all.clear()
+        self._idle.clear()
 
 
 class _Threads:
@@ -261,4 +237,3 @@ class _Threads:
 
     def close(self) -> None:
         pass
-
