@@ -124,6 +124,8 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
         asked = rbs.get(str(m), "all") if isinstance(rbs, dict) else rbs
         requests[str(m)] = given if m.per_grade_rb and given is not None else asked
     requested = table_requests(ms, requests)
+    if (path / folder.MANIFEST).is_file():
+        folder.remove_stale(path)          # what killed writers left, even when nothing is to be built
     wanted = _missing(path, requested, rebuild, chosen if layout != "auto" else None)
     if any(wanted.values()):
         check_takes_tables(path)
