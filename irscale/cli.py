@@ -5,16 +5,52 @@ user error (printed as one line, ``irscale: error: ...``, never a traceback).
 
 Each subcommand is a module of :mod:`irscale.commands`, imported only when it runs, so
 ``irscale --help`` and ``irscale measures`` answer without loading numba, pandas or h5py.
+
+Ctrl-C exits with status 130 and one line, never a traceback, from the moment this module
+is imported: while the command line starts (its imports, before :func:`main` runs) and
+after it has run, SIGINT ends the process at once (:func:`_interrupted`); while
+:func:`main` runs it raises KeyboardInterrupt, so that commands clean up and say what they
+leave (a build: how to resume). Before that, in the interpreter's own start-up (its site
+module, some milliseconds), Ctrl-C is Python's. When an interrupt hits the import of some
+extension modules (code they run with ``PyRun_String``), Python ends the process on exit
+by SIGINT rather than with status 130: the same 130 to a shell, after the same one line.
 """
 from __future__ import annotations
 
-import importlib
+import os
+import signal
 import sys
-from collections.abc import Sequence
 
-import click
 
-from irscale.errors import IrscaleError
+def _interrupted(signum: int, frame: object) -> None:
+    """SIGINT while the command line starts or ends: one line and exit 130 at once (there
+    is nothing to clean up; a KeyboardInterrupt would print the traceback of an import)."""
+    try:
+        os.write(2, b"\nirscale: interrupted\n")
+    finally:
+        os._exit(130)
+
+
+def _started_as_command() -> bool:
+    """Whether this process is the ``irscale`` command (its console script or ``python -m
+    irscale``), not a program importing this module, whose Ctrl-C is its own."""
+    main_module = sys.modules.get("__main__")
+    spec = getattr(main_module, "__spec__", None)
+    if spec is not None and spec.name == "irscale.__main__":
+        return True
+    return os.path.basename(getattr(main_module, "__file__", None) or "").split(".")[0] in ("irscale",
+                                                                                           "irscale-script")
+
+
+if _started_as_command() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted)
+
+import importlib  # noqa: E402 (after the SIGINT handler: Ctrl-C during the imports is one line too)
+from collections.abc import Sequence  # noqa: E402
+
+import click  # noqa: E402
+
+from irscale.errors import IrscaleError  # noqa: E402
 
 #: name -> (module of irscale.commands, one-line help shown by ``irscale --help``)
 COMMANDS = {
@@ -59,8 +95,32 @@ def cli() -> None:
     inspect them and look values up."""
 
 
+def _sigint(handler: object) -> object:
+    """Set the SIGINT handler (where this thread may: the main thread), returning the one
+    it replaces (None when none was set)."""
+    try:
+        return signal.signal(signal.SIGINT, handler)
+    except ValueError:                   # not the main thread: signals are not its own
+        return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 ok, 1 bug, 2 user error)."""
+    """Run the CLI; returns the exit status (0 ok, 1 bug, 2 user error, 130 interrupted).
+    Ctrl-C raises KeyboardInterrupt while it runs (the handler it replaces is put back on
+    return), and its message is printed as one line."""
+    before = _sigint(signal.default_int_handler)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:            # in an except clause of _main: still one line
+        _sigint(_interrupted if before is _interrupted else signal.SIG_IGN)
+        click.echo("irscale: interrupted", err=True)
+        return 130
+    finally:
+        if before is not None:
+            _sigint(before)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         cli.main(args=argv, prog_name="irscale", standalone_mode=False)
     except click.exceptions.Exit as e:
@@ -71,7 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except click.exceptions.Abort as e:  # click turns KeyboardInterrupt into Abort; keep its message
         cause = e.__cause__
-        said = cause.args[0] if isinstance(cause, KeyboardInterrupt) and cause.args else "aborted"
+        said = ((cause.args[0] if cause.args else "interrupted") if isinstance(cause, KeyboardInterrupt)
+                else "aborted")
         click.echo(f"irscale: {said}", err=True)
         return 130
     except IrscaleError as e:

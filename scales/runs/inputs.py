@@ -66,6 +66,7 @@ from irscale.enumerate.progress import progress_bar
 from irscale.errors import IrscaleError, IrscaleWarning, RunError, TrecFormatError
 from irscale.scales.runs.qrels import Qrels, read_qrels
 from irscale.scales.runs.run_files import Run, few, read_run, trec_order
+from irscale.scales.runs.text_files import check_regular, input_limits
 
 #: What :func:`qrels_of` accepts (see the module docstring).
 QrelsInput = str | os.PathLike | Qrels | pd.DataFrame | Mapping | Iterable
@@ -289,12 +290,14 @@ def _qrels_records(items: Iterable, source: str) -> Qrels:
     return _qrels_from_rows(_record_rows(items, _QREL_FIELDS, TrecFormatError, "ir_measures.Qrel", source), source)
 
 
-def qrels_of(qrels: QrelsInput) -> Qrels:
-    """The :class:`Qrels` of any accepted qrels input (see the module docstring)."""
+def qrels_of(qrels: QrelsInput, *, max_size: int | str | None = None, max_line_length: int | str | None = None,
+             max_gzip_ratio: float | str | None = None) -> Qrels:
+    """The :class:`Qrels` of any accepted qrels input (see the module docstring); a file
+    is read within the limits of :func:`~irscale.scales.runs.qrels.read_qrels`."""
     if isinstance(qrels, Qrels):
         return qrels
     if isinstance(qrels, (str, os.PathLike)):
-        return read_qrels(qrels)
+        return read_qrels(qrels, max_size=max_size, max_line_length=max_line_length, max_gzip_ratio=max_gzip_ratio)
     if isinstance(qrels, pd.DataFrame):
         return _qrels_frame(qrels)
     if _is_ranx(qrels, "Qrels"):
@@ -483,10 +486,10 @@ def check_run_paths(runs: RunsInput) -> None:
         if p.is_dir():
             if not any(f.is_file() and not f.name.startswith(".") for f in p.iterdir()):
                 raise IrscaleError(f"{p}: folder holds no run files")
-        elif not p.exists():
-            raise TrecFormatError(f"{p}: no such file")
-        elif not os.access(p, os.R_OK):
-            raise TrecFormatError(f"{p}: cannot read (permission denied)")
+        else:
+            check_regular(p, "run")             # missing, or a device, a pipe: refused unread
+            if not os.access(p, os.R_OK):
+                raise TrecFormatError(f"{p}: cannot read (permission denied)")
 
 
 def file_run_name(path: str | os.PathLike) -> str:
@@ -537,17 +540,22 @@ def runs_depth(runs: list[Run]) -> int:
 
 
 def read_runs(runs: RunsInput, depth: int | None = None, progress: bool = False,
-              run_names: str = "tag") -> list[Run]:
+              run_names: str = "tag", *, max_size: int | str | None = None, max_line_length: int | str | None = None,
+              max_gzip_ratio: float | str | None = None) -> list[Run]:
     """Read runs (any run input of the module docstring, or a list of them), keeping each
     topic's top ``depth`` documents (all when None; :class:`Run` objects are kept as they
     are). ``run_names``: ``"tag"`` (run files named by their run tag; files whose tags
     repeat by file name, with a warning) or ``"file"`` (run files named by file name).
-    Two runs with the same name are an error: rows would be ambiguous."""
+    Two runs with the same name are an error: rows would be ambiguous. Files are read
+    within the limits of :func:`~irscale.scales.runs.run_files.read_run` (``max_size``,
+    ``max_line_length``, ``max_gzip_ratio``: each file's)."""
     if run_names not in RUN_NAMES:
         raise IrscaleError(f"run_names must be one of {', '.join(RUN_NAMES)}, got {run_names!r}")
+    limits = {"max_size": max_size, "max_line_length": max_line_length, "max_gzip_ratio": max_gzip_ratio}
+    input_limits(**limits)                      # a bad limit is an error before any file is read
     items = _collect(runs, depth)
     files = sum(1 for x in items if not isinstance(x, Run))
-    out = [x if isinstance(x, Run) else read_run(x, depth)
+    out = [x if isinstance(x, Run) else read_run(x, depth, **limits)
            for x in progress_bar(iterable=items, desc="reading runs", unit="run", disable=not progress or files < 2)]
     return _name_runs(out, run_names)
 

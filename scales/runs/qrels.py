@@ -31,6 +31,8 @@ from irscale.scales.runs.text_files import (
     BOM,
     bom_warning,
     check_text,
+    input_limits,
+    out_of_memory,
     read_bytes,
     read_fields,
     read_line_by_line,
@@ -117,21 +119,32 @@ def sort_topics(topics: Iterable[str]) -> list[str]:
     return sorted(topics)
 
 
-def read_qrels(path: str | os.PathLike) -> Qrels:
+def read_qrels(path: str | os.PathLike, *, max_size: int | str | None = None,
+               max_line_length: int | str | None = None, max_gzip_ratio: float | str | None = None) -> Qrels:
     """Read a qrels file (``topic iteration docno rel``; gzip allowed).
 
     Raises :class:`~irscale.errors.TrecFormatError` naming the file and line of the first
     malformed line (not 4 fields), level that is not a 64-bit integer, or document judged
     twice for a topic. A file starting with a byte order mark is read as trec_eval reads
     it (see the module docstring), with a warning.
+
+    Anything but a regular file is refused unread, and the file is read within limits,
+    as :func:`~irscale.scales.runs.run_files.read_run` reads runs (same keywords).
     """
-    data = read_bytes(path, "qrels")
+    data = read_bytes(path, "qrels", input_limits(max_size, max_line_length, max_gzip_ratio))
     check_text(path, data, "qrels")
+    try:
+        return _read_qrels(path, data)
+    except MemoryError:
+        raise out_of_memory(path, len(data)) from None
+
+
+def _read_qrels(path: str | os.PathLike, data: bytes) -> Qrels:
     judgments = None if read_line_by_line(data) else _qrels_fields(data)
     if judgments is None:
         judgments = _qrels_lines(path, data)
     if data.startswith(BOM):
-        warnings.warn(bom_warning(path, next(iter(judgments)), "topic id"), IrscaleWarning, stacklevel=2)
+        warnings.warn(bom_warning(path, next(iter(judgments)), "topic id"), IrscaleWarning, stacklevel=3)
     return Qrels(judgments, str(path))
 
 

@@ -36,6 +36,8 @@ from irscale.scales.runs.text_files import (
     bom_warning,
     check_text,
     delimited_table,
+    input_limits,
+    out_of_memory,
     read_bytes,
     read_fields,
     read_line_by_line,
@@ -201,7 +203,8 @@ def _run_columns(path, data: bytes):
             df["score"].to_numpy(dtype=np.float64), first_tag, other_tags)
 
 
-def read_run(path: str | os.PathLike, depth: int | None = None) -> Run:
+def read_run(path: str | os.PathLike, depth: int | None = None, *, max_size: int | str | None = None,
+             max_line_length: int | str | None = None, max_gzip_ratio: float | str | None = None) -> Run:
     """Read a run file (``topic Q0 docno rank score tag``, anything after the tag ignored;
     gzip allowed) and order its documents as trec_eval does; with ``depth``, keep each
     topic's top ``depth`` only.
@@ -210,18 +213,32 @@ def read_run(path: str | os.PathLike, depth: int | None = None) -> Run:
     malformed line: fewer than 6 columns, a non-numeric or NaN score, a docno repeated
     within a topic; empty and binary files are errors too. A file starting with a byte
     order mark is read as trec_eval reads it (see the module docstring), with a warning.
+
+    Anything but a regular file (a device, a pipe) is refused unread; the file is read in
+    pieces, within limits (see :func:`~irscale.scales.runs.text_files.input_limits`):
+    ``max_size`` bytes of text (default 4 GiB; ``"8G"`` allowed), lines of ``max_line_length``
+    bytes (1 MiB) and, for gzip, ``max_gzip_ratio`` times its compressed size (100), each
+    by default that of its environment variable (``IRSCALE_MAX_INPUT_SIZE``,
+    ``IRSCALE_MAX_LINE_LENGTH``, ``IRSCALE_MAX_GZIP_RATIO``) when set.
     """
-    data = read_bytes(path, "run")
+    data = read_bytes(path, "run", input_limits(max_size, max_line_length, max_gzip_ratio))
     check_text(path, data, "run")
+    try:
+        return _read_run(path, data, depth)
+    except MemoryError:
+        raise out_of_memory(path, len(data)) from None
+
+
+def _read_run(path: str | os.PathLike, data: bytes, depth: int | None) -> Run:
     codes, topics, docnos, scores, name, other_tags = _run_columns(path, data)
     if data.startswith(BOM):
         warnings.warn(bom_warning(path, str(topics(np.zeros(1, np.int64))[0]), "topic id"), IrscaleWarning,
-                      stacklevel=2)
+                      stacklevel=3)
     keep = trec_order(codes, docnos, scores, depth)
     if other_tags:
         others = sorted(set(other_tags) - {name})
         warnings.warn(f"{path}: several run tags ({name}, {few(others, 3)}); using the first, {name}",
-                      IrscaleWarning, stacklevel=2)
+                      IrscaleWarning, stacklevel=3)
     return Run.ordered(str(name), topics(keep), docnos(keep), scores[keep], depth, str(path))
 
 
