@@ -1,8 +1,9 @@
-"""What a build says when it ends (issue 29): a second identical build says its tables are
-already built; an interrupted build says what it kept (tables committed just before the
-Ctrl-C included), does not call a store that never existed "unchanged", and suggests
-resuming only when there is something to resume from; a Ctrl-C while waiting for another
-build says so; a real SIGINT to the build's process group prints the message once.
+"""What a build says when it ends: a second identical build says its tables are already
+built; an interrupted build says what it kept (tables committed just before the Ctrl-C
+included), does not call a store that never existed "unchanged", and suggests resuming
+only when there is something to resume from; the command line prints that message (exit
+130), not click's "Aborted"; a Ctrl-C while waiting for another build says so; a real
+SIGINT to the build's process group prints the message once.
 And the workers of a build: by default the cores this process may use."""
 from __future__ import annotations
 
@@ -136,6 +137,16 @@ def test_a_ctrl_c_just_after_a_commit_counts_the_committed_table(tmp_path, monke
     assert "unchanged" not in message and "1 table" in message
     assert "resume" in message                       # one table of the build is left to build
 
+
+def test_cli_interrupt_prints_the_message_not_aborted(tmp_path, monkeypatch, capsys):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt("interrupted: t.h5 is unchanged; run the same build again to resume")
+
+    monkeypatch.setattr("irscale.commands.build.build_store", interrupted)
+    assert main(["build", "--measures", "AP@6", "--out", str(tmp_path / "t.h5")]) == 130
+    said = capsys.readouterr().err
+    assert "irscale: interrupted: t.h5 is unchanged; run the same build again to resume" in said
+    assert "aborted" not in said
 
 def test_a_ctrl_c_while_waiting_for_another_build_says_so(tmp_path, capsys):
     path = tmp_path / "t.h5"

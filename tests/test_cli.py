@@ -85,6 +85,12 @@ def test_user_errors(store, tmp_path, capsys):
     _error(capsys, ["build", "--measures", "P@5"], "--out")
 
 
+def test_build_rb_for_measures_without_recall_base_is_refused(tmp_path, capsys):
+    _error(capsys, ["build", "--measures", "P@6", "--rb", "3", "--out", str(tmp_path / "t.h5")],
+           "none of the measures given does")
+    assert not (tmp_path / "t.h5").exists()
+
+
 def test_console_script_exit_codes(tmp_path):
     r = subprocess.run([sys.executable, "-m", "irscale", "lookup", str(tmp_path / "none.h5"), "AP@5", "1", "--rb", "2"],
                        capture_output=True, text=True, cwd=tmp_path)

@@ -12,8 +12,9 @@
   with every kernel interpreted equal those of the compiled kernels, entry for entry; a
   store written and validated interpreted equals one written compiled.
 * The policy: small calls interpreted, big ones and kernels already compiled compiled,
-  the budget per kernel; and a fresh process with an empty numba cache answers
-  ``irscale.scale("AP@10", rb=5).rank(...)`` without compiling anything.
+  the budget per kernel; a fresh process with an empty numba cache answers
+  ``irscale.scale("AP@10", rb=5).rank(...)`` without compiling anything; and every numba
+  kernel of the package is cached on disk (compiled once per machine, not per process).
 """
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ import inspect
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numba as nb
 import numpy as np
@@ -45,6 +48,7 @@ from irscale.scales.measures.families import reciprocal_rank_kernels as rrk
 from irscale.scales.tables import lookup_kernels as lk
 from irscale.scales.tables import oracle_kernels as ok
 
+ROOT = Path(__file__).resolve().parents[1]
 MODULES = {"kernels": K, "split_kernels": sk, "lookup_kernels": lk, "oracle_kernels": ok,
            "average_precision_kernels": apk, "reciprocal_rank_kernels": rrk, "err_kernels": errk}
 #: The listed kernels this file compares directly on inputs of its own (the rest of each
@@ -489,3 +493,15 @@ def test_first_contact_compiles_nothing(tmp_path):
     assert got["compiled"] == []
     assert got["ranks"] == irscale.scale("AP@10", rb=5).rank([0.5, 0.25]).tolist()
     assert got["runs"] == [3]
+
+
+def test_every_numba_kernel_is_cached_on_disk():
+    found = 0
+    for path in ROOT.glob("**/*.py"):
+        if ".venv" in path.parts or "tests" in path.parts:
+            continue
+        for line in path.read_text().splitlines():
+            if re.match(r"\s*@(nb\.|numba\.)?n?jit\b", line):
+                found += 1
+                assert "cache=True" in line, f"{path.relative_to(ROOT)}: {line.strip()} (compile on every process)"
+    assert found >= 40

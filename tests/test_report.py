@@ -1,6 +1,8 @@
-"""`irscale analyze` as a newcomer meets it (issue 12): degenerate inputs give a report or
-one line, the title is not TREC-8's, --stores draws the value distribution, and the
-sentence about measure pairs never names one pair both ways."""
+"""The report of ``irscale analyze`` (scales/analysis/report.py): degenerate inputs (one
+measure, no mid-ranks, one topic) give a report and impossible ones one line naming what is
+missing; the title names the scores file, runs and topics (not TREC-8), or is the one
+given; --stores draws the value distribution of each table; the sentence about measure
+pairs never names one pair both ways; figures come with notes, a figure left out is a note."""
 import random
 
 import numpy as np
@@ -18,7 +20,7 @@ MEASURES = "AP@5,P@5"
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     """5 runs x 4 topics of 10 documents, a store of AP@5 and P@5, and the scores."""
-    tmp = tmp_path_factory.mktemp("newcomer")
+    tmp = tmp_path_factory.mktemp("report")
     rng = random.Random(12)
     topics, docs = ("401", "402", "403", "404"), [f"D{d}" for d in range(10)]
     qrels = [f"{t} 0 {d} {int(d == 'D0' or rng.random() < 0.4)}" for t in topics for d in docs]
@@ -144,7 +146,6 @@ def test_pair_sentence_never_names_one_pair_both_ways(tmp_path):
                                        "topics_checked": 2, "topics_constant": 0} for m in ("A@5", "B@5", "C@5")]),
                         _pairs([0.0, 0.0, 0.0]), pd.DataFrame())
     assert "most towards" not in write_report(analysis, tmp_path).read_text()
-
 
 
 def test_figure_notes_and_figures_left_out(tiny, tmp_path):

@@ -1,6 +1,8 @@
-"""Long builds: SIGKILL at any point and the same call resumes from the last finished
-bucket with bit-identical tables; worker count and backends (threads, a dask cluster)
-never change a table."""
+"""Long builds: SIGKILL or Ctrl-C at any point and the same call resumes from the last
+finished bucket with bit-identical tables (a Ctrl-C saying what it keeps, the resumed
+build counting the seconds of every segment); worker count and backends (threads, a dask
+cluster) never change a table."""
+import json
 import signal
 import subprocess
 import sys
@@ -10,6 +12,8 @@ import time
 import pytest
 
 import irscale
+from irscale.enumerate import split
+from irscale.store import fill
 
 MEASURES = "AP@16,DCG(b=2)@16,nDCG(b=2)@16,RBP(p=0.8)@16,RR@16"
 BUCKET = 3000  # pairs per bucket: dozens of buckets per table at N = 16
@@ -48,7 +52,6 @@ def test_kill_after_some_buckets_then_resume(tmp_path, reference):
     finished = sorted(work.glob("*/bucket-*[0-9]"))
     assert len(finished) == 7
     # resume in-process, counting the buckets really computed
-    from irscale.enumerate import split
     calls = []
     real = split.process_bucket
 
@@ -68,6 +71,42 @@ def test_kill_after_some_buckets_then_resume(tmp_path, reference):
     assert _checksums(path) == reference
     assert not work.exists()         # checkpoints removed once the tables are committed
 
+
+
+def test_interrupted_build_says_what_it_keeps_and_resumes_with_all_its_seconds(tmp_path, monkeypatch, capsys):
+    path = tmp_path / "t.h5"
+    real = split.process_bucket
+    calls = {"n": 0}
+
+    def slow_then_interrupted(sf, *args):
+        if sf.n == 18:                                  # not the estimate's small probe builds
+            calls["n"] += 1
+            if calls["n"] == 4:
+                raise KeyboardInterrupt
+            time.sleep(0.4)
+        return real(sf, *args)
+
+    monkeypatch.setattr(split, "process_bucket", slow_then_interrupted)
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        irscale.build_store(path, "AP@18", bucket_items=1 << 14, n_jobs=1)
+    message = str(stopped.value)
+    total = json.loads((fill.workdir_for(path) / "AP@18" / "plan.json").read_text())["edges"]
+    assert f"AP@18: 3 of {len(total) - 1} buckets" in message
+    assert "run the same build again to resume" in message and str(fill.workdir_for(path)) in message
+    first_segment = json.loads((fill.workdir_for(path) / "AP@18" / "elapsed.json").read_text())["seconds"]
+    assert first_segment >= 1.2
+
+    monkeypatch.setattr(split, "process_bucket", real)
+    t0 = time.perf_counter()
+    store = irscale.build_store(path, "AP@18", bucket_items=1 << 14, progress=True)
+    second_segment = time.perf_counter() - t0
+    assert f"resuming AP@18: 3 of {len(total) - 1} buckets done" in capsys.readouterr().err
+    [meta] = store.tables()
+    assert meta["build_seconds"] >= first_segment
+    assert meta["build_seconds"] <= first_segment + second_segment
+    assert not fill.workdir_for(path).exists()
+    fresh = irscale.build_store(tmp_path / "fresh.h5", "AP@18", bucket_items=1 << 14)
+    assert fresh.tables()[0]["checksum"] == meta["checksum"]
 
 @pytest.mark.slow
 def test_cli_killed_at_random_times_resumes_bit_identical(tmp_path, reference):

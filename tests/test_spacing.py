@@ -1,16 +1,20 @@
 """Spacing statistics (scales/spacing.py): the streaming pass over a table equals a plain
 numpy computation on Scale.values / Scale.counts, for every recall base and for chunk
-sizes that split values' entries across chunks; and agrees with a brute force."""
+sizes that split values' entries across chunks; and agrees with a brute force. The
+``irscale spacing`` table prints exact zeros for equally spaced values."""
 from __future__ import annotations
 
 import json
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from naive import REFERENCES, oracle
 
 import irscale
+from irscale.cli import cli
 from irscale.scales.analysis import spacing as sp
 from irscale.scales.analysis import spacing_kernels as sk
 from irscale.scales.tables import lookup_kernels as lk
@@ -130,6 +134,19 @@ def test_equal_spacing_is_zero(name, rb):
     assert st["mean_abs_deviation"] == pytest.approx(0.0, abs=1e-12)
     assert st["n_nonpositive_gaps"] == 0
 
+
+def test_spacing_prints_exact_zeros_for_equally_spaced_values(tmp_path):
+    path = tmp_path / "t.h5"
+    irscale.build_store(path, "P@16,AP@8")
+    r = CliRunner().invoke(cli, ["spacing", str(path)])
+    assert r.exit_code == 0, r.output
+    row = next(line.split() for line in r.output.splitlines() if line.startswith("P@16"))
+    assert row[5:8] == ["0", "0", "0"] and row[-1] == "yes"
+    rows = json.loads(CliRunner().invoke(cli, ["spacing", str(path), "--json"]).output)
+    p = next(x for x in rows if x["measure"] == "P@16")
+    assert p["gap_cv"] == 0.0 and p["gap_min"] == p["gap_max"] == float(Fraction(1, 16))
+    ap = next(x for x in rows if x["measure"] == "AP@8")
+    assert ap["gap_cv"] > 0.5
 
 def test_unequal_spacing_is_positive():
     st = sp.spacing_stats(_scale("RR@10"))
