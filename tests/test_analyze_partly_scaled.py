@@ -1,4 +1,4 @@
-"""`irscale analyze` on partly scaled scores (issue 29): measures without a scale (e.g.
+"""`irscale analyze` on partly scaled scores: measures without a scale (e.g.
 AP@40, beyond the tables' N) or without mid-ranks are left out of what needs them, loudly,
 and analysed under what they allow; the figures of runs of length 4 follow the measures
 analysed."""
@@ -14,6 +14,7 @@ import irscale
 from irscale.cli import main
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis.analyze import analyze
+from irscale.scales.measures.measure import MAX_N
 
 SCALED = ("AP@5", "P@5", "nDCG(b=2)@5")
 NO_SCALE = "AP@40"                     # raw scores only: AP's scales stop at N = 32
@@ -222,4 +223,6 @@ def test_cli_report_links_the_leaderboard(partly, tmp_path, capsys):
     written = pd.read_csv(out / "leaderboard.csv", index_col="run")
     assert written["P@5 scaled_mean"].round(12).tolist() == board.to_dataframe()[("P@5", "scaled_mean")].round(
         12).tolist()
-    assert f"NO SCALE for {NO_SCALE}: no exact or bounded scale exists for AP at N > 32" in board.to_markdown()
+    reason = irscale.parse_measure(NO_SCALE).scales_reason()              # the measure's own reason
+    assert reason and str(MAX_N) in reason
+    assert f"NO SCALE for {NO_SCALE}: {reason}" in board.to_markdown()

@@ -1,6 +1,8 @@
 """The irscale command line: success paths and every user-error path (exit 2, one line)."""
 # Subprocesses run with cwd=tmp_path: from the repository root, "python -m irscale" would
 # import the source folder irscale/ instead of the installed package.
+import shlex
+import shutil
 import subprocess
 import sys
 
@@ -26,6 +28,7 @@ def _error(capsys, argv, needle):
     assert lines[0].startswith("irscale: error: ")
     assert needle in lines[0], lines[0]
     assert "Traceback" not in err
+    return lines[0]
 
 
 def test_build_info_lookup(store, capsys):
@@ -71,8 +74,15 @@ def test_user_errors(store, tmp_path, capsys):
     _error(capsys, ["lookup", str(store), "AP@6", "--rb", "2", "0.123"], "is not a value of AP@6")
     _error(capsys, ["lookup", str(store), "AP@6", "--rb", "2", "abc"], "'abc' is not a number")
     _error(capsys, ["lookup", str(store), "AP@6", "--rb", "2", "nan"], "nan is not a value")
-    _error(capsys, ["lookup", str(store), "nDCG(b=2)@6", "--rb", "2", "1"],
-           f'create it with: irscale build --measures "nDCG(b=2)@6" --out {store}')
+    # a missing table: the line names the table and the store, and the command it suggests builds it
+    copy = tmp_path / "copy.h5"
+    shutil.copytree(store, copy)
+    lookup = ["lookup", str(copy), "nDCG(b=2)@6", "--rb", "2", "1"]
+    line = _error(capsys, lookup, "nDCG(b=2)@6")
+    assert str(copy) in line and "irscale build" in line
+    suggested = shlex.split("irscale build" + line.split("irscale build", 1)[1])
+    assert main([*suggested[1:], "-q"]) == 0
+    assert main(lookup) == 0
     _error(capsys, ["lookup", str(store), "AP@7", "--rb", "3", "1"], 'irscale build --measures "AP@7"')
     _error(capsys, ["info", str(tmp_path / "missing.h5")], "no such file")
     (tmp_path / "junk.h5").write_bytes(b"\x00\x01 not hdf5")
