@@ -1,4 +1,4 @@
-"""Raw scores at any cutoff and for run spaces beyond 64-bit run ids (issue 14, item 5).
+"""Raw scores at any cutoff and for run spaces beyond 64-bit run ids.
 
 Measures with exact keys (AP, P, R, RR, nDCG, nDCG_trec, DCG, RBP, ERR, F1, gP, gR) have
 raw values at every cutoff up to MAX_RAW_N: each judged ranking's exact key in Python

@@ -1,6 +1,6 @@
 """Bad input to the Python API raises irscale's own errors, naming the first bad item, on
 every table layout (entries, implicit, fraction, formal, oracle), fixed and truncated run spaces,
-binary and graded measures (issue 13, items 4 and 7).
+binary and graded measures.
 
 Values: ValueNotInScaleError (not a number; below the smallest or above the largest
 distinct value by more than the tolerance). Run ids and runs: RunError. Ranks:

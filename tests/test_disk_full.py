@@ -1,4 +1,4 @@
-"""A full disk or a file-size limit anywhere in a build (issue 13, item 5): exit status 2
+"""A full disk or a file-size limit anywhere in a build: exit status 2
 and one line saying so and where, no temporary file left, earlier tables intact.
 
 Real failures come from RLIMIT_FSIZE set in a child Python (writes past the limit fail

@@ -1,4 +1,4 @@
-"""Graded normalised DCG with per-grade recall bases (issue 17): rank oracles for the count
+"""Graded normalised DCG with per-grade recall bases: rank oracles for the count
 vectors that bound at most one grade, tables of the feasible runs for the others, checked
 against brute force (tests/oracle_reference.py: every run of {0..G}^N scored once with
 50-digit mpmath, then kept per vector) for every count vector, in memory and in a store."""

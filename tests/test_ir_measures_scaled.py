@@ -1,4 +1,4 @@
-"""``Scaled`` inside ir_measures (issue 14): ``calc_aggregate``, ``iter_calc``, ``calc`` and
+"""``Scaled`` inside ir_measures: ``calc_aggregate``, ``iter_calc``, ``calc`` and
 evaluators give per query exactly the ``scaled`` column of ``irscale.transform`` of the
 same files, and as aggregate its mean over topics; options (unq/midrank, feasible/common,
 empty topics), names, ir_measures' own conventions (topics without relevant documents,

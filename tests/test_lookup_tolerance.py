@@ -1,5 +1,5 @@
-"""``irscale lookup`` with tolerances, rounded values and per-value errors (issue 12,
-items 6 and 7), and the API behind it (``Scale.rank(decimals=...)``, ``Scale.lookup``).
+"""``irscale lookup`` with tolerances, rounded values and per-value errors, and the API
+behind it (``Scale.rank(decimals=...)``, ``Scale.lookup``).
 
 References are independent of irscale: the distinct values are exact fractions from
 tests/naive.py (every one of the 2^6 runs scored with fractions.Fraction), the rank of a

@@ -1,4 +1,4 @@
-"""ir_measures' and trec_eval's measure names (issue 14, item 3): each maps to the irscale
+"""ir_measures' and trec_eval's measure names: each maps to the irscale
 measure with the same per-query values, checked against ir_measures (pytrec_eval, gdeval,
 MS MARCO's script) and pytrec_eval on TREC-8 (binary) and TREC-COVID round 5 (levels
 0..2, two -1 judgments), and how user entry points read names of the three vocabularies

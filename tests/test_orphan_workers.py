@@ -1,6 +1,6 @@
-"""Worker processes end with the build that started them, however it ends (issue 13,
-item 6): SIGKILL the parent of a ``--jobs 2`` build while its loky workers are busy, and
-every process it started is gone within a few seconds."""
+"""Worker processes end with the build that started them, however it ends: SIGKILL the
+parent of a ``--jobs 2`` build while its loky workers are busy, and every process it
+started is gone within a few seconds."""
 import signal
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""``irscale.Scaled`` inside PyTerrier's ``pt.Experiment`` (issue 29).
+"""``irscale.Scaled`` inside PyTerrier's ``pt.Experiment``.
 
 ``pt.Experiment`` over result DataFrames (``qid, docno, score, rank`` as ``pt.io.read_results``
 gives them) calls ``ir_measures.iter_calc`` once per system with the qrels and the results

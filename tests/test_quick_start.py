@@ -1,4 +1,4 @@
-"""The README's quick start as a newcomer meets it (issue 29): a fresh clone, a fresh venv
+"""The README's quick start as a newcomer meets it: a fresh clone, a fresh venv
 with the package installed by the README's install block, the TREC-COVID round-5 qrels and
 runs linked as ``qrels.txt`` and ``runs/`` in the clone, and the README's quick-start
 command and its Python twin run verbatim from the clone's root (where the source folder

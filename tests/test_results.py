@@ -1,4 +1,4 @@
-"""Scores in other tools' shapes (issue 14): the wide topics x systems matrix, ranx-style
+"""Scores in other tools' shapes: the wide topics x systems matrix, ranx-style
 per-query dicts, and ranx's comparison report over irscale's per-query values.
 
 References: the long scores frame read row by row, ``ranx.compare`` itself (which computes

@@ -1,7 +1,7 @@
-"""Stores damaged in one place (issue 13, item 2) give one clear error naming the table,
-never a crash, a traceback or a wrong answer.
+"""Stores damaged in one place give one clear error naming the table, never a crash, a
+traceback or a wrong answer.
 
-Each damage of the issue is made on a freshly built store: an edited ``n_entries``, a
+Each damage is made on a freshly built store: an edited ``n_entries``, a
 run id word set to 0xFFFFFF00, a flipped strata byte, an edited ``index_cum``, flipped
 bytes in the HDF5 metadata. Tables are validated when opened (small ones verified whole,
 big ones structurally: simulated here by setting the size limit of whole verification to
@@ -135,7 +135,7 @@ def _copy(built, version, tmp_path, name="d.h5"):
 
 
 def _damage(path, what: str) -> None:
-    """The damages of the issue, on AP@11 (2,074 entries in three blocks)."""
+    """The damages, on AP@11 (2,074 entries in three blocks)."""
     with h5py.File(path, "a") as f:
         g = f[table_path("AP@11")]
         if what == "n_entries":
@@ -206,7 +206,7 @@ def _batch(jobs: list[dict], tmp_path) -> list[dict]:
 
 
 def test_issue_damages(built, tmp_path):
-    """Each damage of the issue, on each format, the table read as a small one (verified
+    """Each damage, on each format, the table read as a small one (verified
     whole on opening) and as a big one (not): lookups end in one CorruptStoreError naming
     the table and the command that rebuilds it, never in a crash or a wrong answer; only a
     big format-3 table (no digests, no block sums) may answer wrongly after a damaged

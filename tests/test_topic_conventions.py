@@ -1,4 +1,4 @@
-"""Topic-set conventions of trec_eval as options of the transform (issue 14, item 4).
+"""Topic-set conventions of trec_eval as options of the transform.
 
 * ``empty_topics="zero"``: topics of the qrels without a relevant document are scored 0
   and counted in means, as trec_eval does; ``"skip"`` (the default) leaves them out with

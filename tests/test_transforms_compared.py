@@ -1,4 +1,4 @@
-"""Transforms side by side (issue 16): decisions under every transform recomputed
+"""Transforms side by side: decisions under every transform recomputed
 independently, scale-free decisions really equal, the sign/Friedman check, set
 dependence against a recomputation without the removed run, inference summaries against
 statsmodels, the report and the command line."""
