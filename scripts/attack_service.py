@@ -10,7 +10,8 @@ the attack (each probe on a new connection, 5 s timeout):
 
     python scripts/attack_service.py [--store S] [--half-open 2000] [--quick]
 
-Attacks: a 19 MiB body whose ``rb`` is a list of 5 million strings; 10^6 unknown keys;
+Attacks: a 19 MiB body whose ``rb`` is a list of 5 million strings; 10^6 unknown keys; a
+field name of 60 MB (issue 32: the answer must be under 1 KiB);
 10^6 runs of length 30 (P@30, within the 64 MiB body limit: a legitimate batch, 200),
 the same with the last run one degree short (422); deeply nested JSON (10^5 levels);
 ``--half-open`` connections that send part of a request head and hold (then: are they
@@ -19,9 +20,10 @@ of the body (408); ``runs: [[[1]]]`` for RBPU (then a second request on the same
 keep-alive connection); ``[-1]`` and ``true`` as degrees; a missing per-topic table (404,
 whose message must name no path); RR values -0.5 and -1e9 (422).
 
-Exit status 1 when any answer is 5xx or not the expected status, /healthz took longer
-than 1 s (or failed) during any attack, an answer names the store's folder or file, or
-a half-open connection was still open after the header timeout; 0 otherwise. Bounded:
+Exit status 1 when any answer is 5xx or not the expected status, an error answer is over
+1 KiB, /healthz took longer than 1 s (or failed) during any attack, an answer names the
+store's folder or file, or a half-open connection was still open after the header
+timeout; 0 otherwise. Bounded:
 every request has a timeout, connection counts are fixed by the options, the server is
 stopped at the end. ``--quick`` shrinks the attacks (for the test suite).
 """
@@ -44,6 +46,7 @@ from pathlib import Path
 HOST = "127.0.0.1"          # loopback only
 MEASURES = "AP@10,RR@10,RBPU(p=0.8)@6,P@30"
 HEALTH_LIMIT = 1.0          # seconds
+MAX_ERROR_BYTES = 1024      # an error answer echoes nothing whole (issue 32)
 
 
 def _free_port() -> int:
@@ -193,6 +196,13 @@ def attack_unknown_keys(port, args):
     return status, f"{len(body) / 2 ** 20:.1f} MiB", answer
 
 
+def attack_long_name(port, args):
+    n = args.scale(60_000_000)
+    body = b'{"' + b"k" * n + b'": 1, "measure": "P@30", "values": [0]}'
+    status, answer = _post(port, body)
+    return status, f"a field name of {n / 1e6:g} MB: answer of {len(answer)} bytes", answer
+
+
 def _runs_body(n: int, short_last: bool) -> bytes:
     run = b"[" + b",".join([b"1", b"0"] * 15) + b"]"
     runs = [run] * n
@@ -307,6 +317,7 @@ def _simple(body: bytes):
 ATTACKS = [  # (name, function, expected status)
     ("rb: 5M strings (19 MiB)", attack_rb_strings, 413),
     ("10^6 unknown keys", attack_unknown_keys, 422),
+    ("a 60 MB field name", attack_long_name, 422),
     ("10^6 runs of length 30", attack_runs, 200),
     ("10^6 runs, last one short", attack_runs_last_bad, 422),
     ("nested 10^5 deep", attack_deep, 422),
@@ -385,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
                     problems.append(f"/healthz {probe.worst:.2f} s, {probe.failures} failed")
                 if leaked:
                     problems.append(f"leaked {leaked}")
+                if status >= 400 and answer.startswith(b"{") and len(answer) > MAX_ERROR_BYTES:  # one JSON answer
+                    problems.append(f"an error answer of {len(answer)} bytes")
                 if attack is None and args.half_open_left:
                     problems.append(f"{args.half_open_left} half-open connections still open")
                 rows.append((name, f"{status} [{expected}]", f"{took:.2f}",

@@ -42,7 +42,7 @@ def parse_request(body: bytes, max_items: int) -> _RankQuery:
         :data:`MAX_OTHER_ITEMS` in another list (413).
     RequestError
         Not an object, nested too deeply, an integer too long, more than
-        :data:`MAX_FIELDS` fields, or not a valid request (422).
+        :data:`MAX_FIELDS` fields (or ``:`` than they need), or not a valid request (422).
     """
     if not body.strip():
         raise InvalidJSONError('the request body is empty; send a JSON object like '
@@ -53,6 +53,9 @@ def parse_request(body: bytes, max_items: int) -> _RankQuery:
     if body.count(b"[") + body.count(b"{") > most:
         raise PayloadTooLargeError(f"the request body holds more than {most} lists; this service answers at most "
                                    f"{max_items} runs per request: split the batch")
+    if body.count(b":") > MAX_FIELDS + 200:     # each field costs a ':', a measure name may hold 200
+        raise RequestError(f"the request body holds more than {MAX_FIELDS + 200} ':'; a request has at most "
+                           f"{MAX_FIELDS} fields (the fields are {_FIELDS})")
     try:
         request = pydantic_core.from_json(body)
     except ValueError as e:
