@@ -162,7 +162,7 @@ class LookupService:
             ranks = self._rank_values(scale, np.array(query.values, dtype=np.float64), query.rtol, query.atol,
                                       query.decimals)
         else:
-            runs = runs_array(query.runs, scale.measure)
+            runs = runs_array(query.runs, scale.measure, maybe_bools=b"true" in body or b"false" in body)
             ranks = scale.rank_runs(runs) if runs.shape[0] else np.zeros(0, np.int64)
         rb = list(scale.rb) if isinstance(scale.rb, tuple) else scale.rb
         return pydantic_core.to_json({"measure": str(scale.measure), "rb": rb, "k": scale.k,

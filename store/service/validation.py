@@ -4,6 +4,7 @@ lists counted, validated (pydantic), and its judged runs checked in bulk (:func:
 Every message quotes at most a few dozen characters of what the client sent."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import numpy as np
@@ -119,14 +120,16 @@ def validation_error(errors: list[dict]) -> RequestError:
                         + (f" (and {more} more problem{'s' * (more > 1)})" if more else ""), details)
 
 
-def runs_array(runs: list, measure: Measure) -> np.ndarray:
+def runs_array(runs: list, measure: Measure, maybe_bools: bool = True) -> np.ndarray:
     """Judged runs of a request (a list of lists, as parsed from JSON) as the array
     :meth:`~irscale.scales.tables.scale.Scale.rank_runs` takes, checked in bulk and
     stopping at the first bad run: every run a list, of length N (at most N for
     measures over truncated rankings, which are padded here with their end marker),
     every degree an integer in 0..G (booleans, floats, strings and negative numbers
     refused). Raises :class:`~irscale.errors.RunError` naming the run (and item), or
-    PayloadTooLargeError for a run longer than any cutoff."""
+    PayloadTooLargeError for a run longer than any cutoff. Without ``maybe_bools`` (the
+    body has no ``true`` nor ``false``), runs of equal length that numpy reads as one
+    integer array skip the check of each item's type."""
     n, top = measure.n, measure.levels - 1
     truncated = measure.run_space == "truncated"
     m = len(runs)
@@ -146,14 +149,19 @@ def runs_array(runs: list, measure: Measure) -> np.ndarray:
         if truncated:
             raise RunError(f"runs[{i}] has {lengths[i]} degrees; rankings of {measure} have at most N = {n}")
         raise RunError(f"runs[{i}] has length {lengths[i]}; runs of {measure} have length N = {n}")
-    if set(map(type, itertools.chain.from_iterable(runs))) != {int}:
+    whole = None
+    if not truncated and not maybe_bools:      # floats, strings, lists, huge integers: not int64, or 3-d
+        with contextlib.suppress(ValueError, TypeError, OverflowError):
+            whole = np.array(runs)
+        whole = whole if whole is not None and whole.dtype == np.int64 and whole.ndim == 2 else None
+    if whole is None and set(map(type, itertools.chain.from_iterable(runs))) != {int}:
         i, j, g = next((i, j, g) for i, run in enumerate(runs) for j, g in enumerate(run) if type(g) is not int)
         if isinstance(g, list):
             raise RunError(f"runs[{i}] holds a list where a relevance degree belongs: a run is a flat list of "
                            f"integers, e.g. [1, 0, 1]")
         raise RunError(f"runs[{i}][{j}]: relevance degrees must be integers, got {short(g)}")
     try:
-        flat = (np.array(runs, np.int64).reshape(-1) if not truncated else
+        flat = (whole if whole is not None else np.array(runs, np.int64)).reshape(-1) if not truncated else (
                 np.fromiter(itertools.chain.from_iterable(runs), np.int64, int(lengths.sum())))
     except OverflowError:       # an integer beyond 64 bits: certainly outside REL
         flat = np.fromiter((g if -1 <= g <= top + 1 else -1 for g in itertools.chain.from_iterable(runs)),
