@@ -10,24 +10,34 @@
 A table file is written into a private temporary folder of the store (``mkdtemp``: mode
 0700, a fresh name), flushed to disk, renamed into place and the store folder flushed: a
 commit is a rename, a replaced table is a new file (memory maps of the old one stay
-valid), and a crash at any moment leaves the old table or the new one. Readers take no
-lock and write nothing, so a store on a read-only mount or of another user reads like
-any other. Nothing is ever written through a path a reader of the folder could have
-planted: temporary files live in the writer's own ``mkdtemp`` folder, renames replace
-what they land on, lock files are opened without following symlinks.
+valid), and a crash at any moment leaves the old table or the new one. Every error of a
+commit's writes, flushes and closes fails it and leaves the store as it was (a rename
+whose folder flush fails is undone). Readers take no lock and write nothing, so a store
+on a read-only mount or of another user reads like any other. Nothing is ever written
+through a path a reader of the folder could have planted: temporary files live in the
+writer's own ``mkdtemp`` folder, renames replace what they land on, lock files are
+opened without following symlinks.
+
+HDF5 parses a file's metadata in the reader's process, and not all of it carries a
+checksum: :func:`screen` lets a child process parse table files first, with a time
+limit, so that a damaged file that crashes or hangs HDF5 is reported as damaged.
 
 Table file names are the table names (:func:`irscale.store.format.table_name`) with
 characters other than letters, digits and ``@=(),.+-_`` percent-encoded, plus ``.h5``.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import errno
 import fcntl
 import json
 import os
+import select
 import shutil
 import stat
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -69,7 +79,7 @@ def is_store_folder(path: str | os.PathLike) -> bool:
     return Path(path).is_dir()
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
     """Flush a folder's entries (a rename into it) to disk; file systems that cannot
     flush a folder are skipped, and any other failure fails the commit."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
@@ -92,8 +102,10 @@ def create(path: str | os.PathLike) -> None:
     path = Path(path)
     if not path.parent.is_dir():
         raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
+    made = False
     try:
         path.mkdir()
+        made = True
     except FileExistsError:
         if not path.is_dir():
             raise StoreError(f"{path} is a file, not a store folder") from None
@@ -113,10 +125,19 @@ def create(path: str | os.PathLike) -> None:
             while view:
                 view = view[os.write(fd, view):]
             os.fsync(fd)
-        finally:
-            os.close(fd)
-    publish(path, MANIFEST, write)
-    _fsync_folder(path.parent)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            raise
+        os.close(fd)
+    try:
+        publish(path, MANIFEST, write)
+        if made:
+            fsync_folder(path.parent)
+    except OSError as e:     # the folder made here goes again: a failed first commit leaves nothing
+        if made:
+            remove_if_unused(path)
+        raise StoreError(f"cannot write {path}: {e.strerror or e}") from None
 
 
 def read_manifest(path: str | os.PathLike) -> dict:
@@ -135,11 +156,13 @@ def read_manifest(path: str | os.PathLike) -> dict:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise CorruptStoreError(f"{file} is not a regular file; the store is damaged")
         data = os.read(fd, MAX_MANIFEST_BYTES + 1)
+    except OSError as e:
+        raise CorruptStoreError(f"{file}: cannot read it ({e.strerror or e}); the store is damaged") from None
     finally:
         os.close(fd)
     try:
         manifest = json.loads(data) if len(data) <= MAX_MANIFEST_BYTES else None
-    except ValueError:
+    except (ValueError, RecursionError):      # RecursionError: nested deeper than the parser goes
         manifest = None
     if not isinstance(manifest, dict) or manifest.get("format") != STORE_FORMAT:
         raise CorruptStoreError(f"{file} is damaged (not the manifest of an irscale store)")
@@ -178,14 +201,45 @@ def publish(path: Path, file: str, write: Callable[[Path], None]) -> None:
     """Write the file ``file`` of the store folder ``path`` atomically: ``write`` writes it
     (and flushes it to disk) at a path in a fresh private folder of the store, which is
     then renamed over ``path / file`` and the store folder flushed. A failure or an
-    interrupt leaves the store as it was (and no temporary file)."""
+    interrupt leaves the store as it was (and no temporary file): when the flush of the
+    folder fails after the rename, the rename is undone (the file replaced, kept aside by
+    a hard link, is put back; a new file is removed)."""
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{os.getpid()}-", dir=path))
     try:
         target = tmp / file
         write(target)
+        old = tmp / f".old-{file}"
+        try:
+            os.link(path / file, old, follow_symlinks=False)
+            had: bool | None = True
+        except FileNotFoundError:
+            had = False
+        except OSError:
+            had = None                        # no hard links here: a replaced file cannot be put back
         os.replace(target, path / file)
-        _fsync_folder(path)
+        try:
+            fsync_folder(path)
+        except OSError:
+            _undo(path, file, old, had)
+            raise
     finally:
+        _remove_tree(tmp)
+
+
+def _undo(path: Path, file: str, old: Path, had: bool | None) -> None:
+    """Undo the rename of a commit whose folder flush failed (best effort: the error of
+    the flush is what the caller reports)."""
+    with contextlib.suppress(OSError):
+        if had:
+            os.replace(old, path / file)
+        elif had is False:
+            os.unlink(path / file)
+        fsync_folder(path)
+
+
+def _remove_tree(tmp: Path) -> None:
+    """Remove a temporary folder; errors (even of closing its file descriptors) ignored."""
+    with contextlib.suppress(OSError):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -239,8 +293,9 @@ class TableLocks:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        while self._fds:
-            os.close(self._fds.pop())
+        while self._fds:                  # a lock file is never written: closing it loses nothing
+            with contextlib.suppress(OSError):
+                os.close(self._fds.pop())
 
     def _take(self, name: str, deadline: float | None) -> int:
         file = self.path / f".lock-{file_of(name)}"
@@ -271,3 +326,125 @@ class TableLocks:
                 told = True
             time.sleep(POLL_SECONDS if deadline is None else max(0.0, min(POLL_SECONDS, deadline - time.monotonic())))
 
+
+
+# -- parsing in a child ---------------------------------------------------------------
+#: Seconds the child of :func:`screen` may take to parse the HDF5 metadata of one file
+#: before the file counts as damaged (a hang); parsing takes milliseconds.
+SCREEN_SECONDS = 5.0
+#: Seconds the child may take to start (import h5py).
+SCREEN_START_SECONDS = 60.0
+#: The child: reads file names on stdin, parses each one's HDF5 metadata (every attribute,
+#: every dataset's type, shape and place, three levels deep) and says "ok" (or the error,
+#: which the reader meets again and reports), after "ready" once h5py is imported.
+_SCREEN = r"""
+import sys
+import h5py
+def walk(o, depth):
+    for k in o.attrs:
+        o.attrs[k]
+    if isinstance(o, h5py.Dataset):
+        o.dtype, o.shape, o.chunks, o.compression, o.id.get_offset(), o.id.get_storage_size()
+    elif depth < 3:
+        for k in o:
+            walk(o[k], depth + 1)
+print("ready", flush=True)
+for line in sys.stdin:
+    try:
+        with h5py.File(line.rstrip("\n"), "r") as f:
+            walk(f, 0)
+        print("ok", flush=True)
+    except Exception as e:
+        print("error", type(e).__name__, flush=True)
+"""
+_screened: dict[tuple, str | None] = {}
+
+
+def _key(file: Path) -> tuple | None:
+    try:
+        st = file.stat()
+    except OSError:
+        return None
+    return str(file), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def screen(files: list[Path], timeout: float | None = None) -> dict[Path, str]:
+    """Parse the HDF5 metadata of ``files`` in a child process, a time limit for each, as
+    a reader is about to parse them: the files whose parsing crashed the child (a signal)
+    or hung (``timeout`` seconds, default :data:`SCREEN_SECONDS`), with what happened.
+
+    HDF5 verifies the checksums of the metadata of files of the latest format before it
+    parses them, but not all of it: the text of string attributes lies in a global heap,
+    which has no checksum, and files of older formats (packed stores of older irscale
+    versions) have none at all; damage there can crash HDF5 or make it loop forever. So a
+    reader lets a child parse a file first, once per file and process (the verdict is kept
+    while the file's size, times and inode stay the same); a child that dies or hangs is
+    replaced for the files after it. Errors that do not crash the child are not reported
+    here: the reader meets them again and reports them."""
+    limit = SCREEN_SECONDS if timeout is None else timeout
+    out: dict[Path, str] = {}
+    todo = []
+    for file in files:
+        key = _key(Path(file))
+        if key is None:
+            continue
+        if key in _screened:
+            if _screened[key] is not None:
+                out[Path(file)] = _screened[key]
+            continue
+        todo.append((Path(file), key))
+    while todo:
+        problem, done = _screen_some(todo, limit)
+        for _, key in todo[:done]:
+            _screened[key] = None
+        if problem is None:
+            break
+        file, key = todo[done]
+        _screened[key] = out[file] = problem
+        todo = todo[done + 1:]
+    if len(_screened) > 100_000:
+        _screened.clear()
+    return out
+
+
+def _screen_some(todo: list[tuple[Path, tuple]], limit: float) -> tuple[str | None, int]:
+    """Let one child parse the files of ``todo`` in order: (None, all of them) when it
+    parsed them all, else (what happened to the file it stopped at, how many it parsed
+    before)."""
+    child = subprocess.Popen([sys.executable, "-I", "-c", _SCREEN], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, bufsize=1)
+    done = 0
+    try:
+        if not _answer(child, SCREEN_START_SECONDS):
+            return None, len(todo)           # no child (no h5py for -I?): nothing can be screened
+        for file, _ in todo:
+            child.stdin.write(str(file) + "\n")
+            child.stdin.flush()
+            said = _answer(child, limit)
+            if said is None:
+                child.kill()
+                return f"parsing its HDF5 metadata did not end within {limit:g} s", done
+            if said == "":
+                rc = child.wait()
+                how = f"killed by signal {-rc}" if rc < 0 else f"exit status {rc}"
+                return f"parsing its HDF5 metadata crashed the process ({how})", done
+            done += 1
+        return None, done
+    except (OSError, ValueError):          # a broken pipe: the child died
+        rc = child.wait()
+        return f"parsing its HDF5 metadata crashed the process (status {rc})", done
+    finally:
+        with contextlib.suppress(OSError):
+            child.kill()
+        child.wait()
+        for stream in (child.stdin, child.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def _answer(child: subprocess.Popen, limit: float) -> str | None:
+    """The child's next line ("" at its end), or None after ``limit`` seconds."""
+    ready, _, _ = select.select([child.stdout], [], [], limit)
+    if not ready:
+        return None
+    return child.stdout.readline()

@@ -7,6 +7,7 @@ copy it: a damaged table is refused, naming it, and never copied.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -17,7 +18,7 @@ from irscale.errors import StoreError
 from irscale.store import folder
 from irscale.store.format import table_path
 from irscale.store.reader import Store
-from irscale.store.writer import LIBVER, write_root_attrs
+from irscale.store.writer import LIBVER, finish_hdf5, fsync_file, write_root_attrs
 
 
 def _verified(store: Store) -> list[dict]:
@@ -38,18 +39,29 @@ def pack(store: str | os.PathLike, out: str | os.PathLike) -> int:
         raise StoreError(f"cannot write {out}: folder {out.parent} does not exist")
     tables = _verified(source)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.tmp-", dir=out.parent)
-    os.close(fd)
+    renamed = False
     try:
-        with h5py.File(tmp, "w", libver=LIBVER) as f:
+        os.close(fd)
+        f = h5py.File(tmp, "w", libver=LIBVER)
+        try:
             write_root_attrs(f)
             f.create_group("tables")
             for t in tables:
                 with source.group(t["name"]) as (g, _):
                     _copy(g, f.create_group(table_path(t["name"])))
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
+        except BaseException:
+            with contextlib.suppress(Exception):
+                f.close()
+            raise
+        finish_hdf5(f)               # every error of the close and the flush fails the pack
+        fsync_file(Path(tmp))
         os.replace(tmp, out)
+        renamed = True
+        folder.fsync_folder(out.parent)
     except OSError as e:
+        if renamed:                  # the folder could not be flushed: the new file goes again
+            with contextlib.suppress(OSError):
+                os.unlink(out)
         raise StoreError(f"cannot write {out}: {e.strerror or e}") from None
     finally:
         if os.path.exists(tmp):
@@ -70,10 +82,16 @@ def unpack(file: str | os.PathLike, out: str | os.PathLike) -> int:
 
     def write(name: str):
         def at(tmp: Path) -> None:
-            with source.group(name) as (g, _), h5py.File(tmp, "w", libver=LIBVER) as f:
-                _copy(g, f)
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
+            with source.group(name) as (g, _):
+                f = h5py.File(tmp, "w", libver=LIBVER)
+                try:
+                    _copy(g, f)
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        f.close()
+                    raise
+                finish_hdf5(f)
+            fsync_file(tmp)
         return at
     try:
         for t in tables:

@@ -6,10 +6,12 @@ table file's root, or a group of a packed file: :mod:`irscale.store.pack`).
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import errno
 import json
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from pathlib import Path
@@ -160,19 +162,48 @@ def _reserve(path: Path, size: int) -> None:
         os.close(fd)
 
 
+def finish_hdf5(f: h5py.File, close: bool = True) -> None:
+    """Flush (``close``: close) the HDF5 file ``f``, which writes what HDF5 still holds of
+    it; a failure is an OSError of the errno HDF5 names (h5py raises RuntimeError: "Can't
+    decrement id ref count (unable to extend file properly, errno = 28, ...)")."""
+    name = Path(f.filename).name
+    try:
+        f.close() if close else f.flush()
+    except (RuntimeError, OSError) as e:
+        found = re.search(r"errno = (\d+)", str(e))
+        code = int(found.group(1)) if found else getattr(e, "errno", None) or errno.EIO
+        raise OSError(code, f"{'closing' if close else 'flushing'} {name} failed ({e})") from e
+
+
 def _write_file(tmp: Path, table: Table, build_seconds: float | None, bar) -> None:
     """One table file at ``tmp`` (in the writer's private folder), flushed to disk; every
-    error of the writes, the flush and the close fails it."""
-    with h5py.File(tmp, "w", libver=LIBVER):
-        pass
+    error of the writes, the flush and the closes fails it. Both opens ask for the latest
+    file format: objects created under an older bound would get object headers of version
+    1, which have no checksum."""
+    finish_hdf5(h5py.File(tmp, "w", libver=LIBVER))
     _reserve(tmp, table_bytes(table))
-    with h5py.File(tmp, "a") as f:
+    f = h5py.File(tmp, "a", libver=LIBVER)
+    try:
         write_table(f, table, build_seconds, bar)
-    fd = os.open(tmp, os.O_RDONLY | os.O_NOFOLLOW)
+        finish_hdf5(f, close=False)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            f.close()
+        raise
+    finish_hdf5(f)
+    fsync_file(tmp)
+
+
+def fsync_file(path: Path) -> None:
+    """Flush the file ``path`` to disk; an error of the flush or of the close fails it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         os.fsync(fd)
-    finally:
-        os.close(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        raise
+    os.close(fd)
 
 
 def check_takes_tables(path: Path) -> None:
@@ -200,7 +231,7 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
             name = table_name(str(t.measure), t.table_rb)
             seconds = (build_seconds or {}).get(name)
             folder.publish(path, folder.file_of(name), lambda tmp, t=t, s=seconds: _write_file(tmp, t, s, bar))
-    except OSError as e:
+    except OSError as e:     # the cause stays the context: irscale.store.fill tells a full disk by it
         raise StoreError(f"cannot write {path}: {e.strerror or e}; the tables already in the store are "
                          f"unchanged") from None
     finally:

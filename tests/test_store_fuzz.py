@@ -1,4 +1,5 @@
-"""Fuzzing damaged stores (issue 13, item 2): a store damaged anywhere gives a clean
+"""Fuzzing damaged stores (issue 13, item 2; store folders: issue 32, at the end of this
+file, by ``scripts/fuzz_store.py``): a store damaged anywhere gives a clean
 :class:`~irscale.errors.StoreError` or the right answers, never a crash, a wrong answer
 or another exception.
 
@@ -27,12 +28,15 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import io
 import json
 import random
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import h5py
@@ -42,6 +46,7 @@ from test_store_validation import both_versions
 
 import irscale
 from irscale.cli import main
+from irscale.store import folder as folder_module
 from irscale.store import reader
 
 MEASURES = "AP@11,DCG(b=2)@8,P@8,R@8,RBP(p=0.5)@8,Twist@6,DCGU@4"
@@ -404,6 +409,131 @@ def test_damaged_stores_many(stores, version, big):
     assert s["problems"] == [] and s["crashes"] == 0 and s["foreign"] == 0
     if version == "v4" or not big:
         assert s["wrong"] == 0
+
+
+# -- store folders (issue 32): scripts/fuzz_store.py ----------------------------------------
+FUZZ_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "fuzz_store.py"
+RANK_STEPS = ("scale ", "lookup ")
+
+
+def fuzz_folders(folder: Path, *args: str) -> dict:
+    """The counts and the bad cases of ``scripts/fuzz_store.py ARGS`` (damaged store folders
+    and manifests, each opened in a child process: a crash is a signal, a hang 10 s)."""
+    r = subprocess.run([sys.executable, str(FUZZ_SCRIPT), "--json", *args], cwd=folder, capture_output=True,
+                       text=True, timeout=1200)
+    assert r.returncode in (0, 1), r.stderr[-2000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    print(f"\nfuzz of store folders {' '.join(args)}: stores {out['store']}, manifests {out['manifest']}, "
+          f"{out['seconds']} s")
+    return out
+
+
+def _wrong_ranks(out: dict) -> list:
+    return [c for c in out["bad"] if c["outcome"] == "wrong" and any(d.startswith(RANK_STEPS) for d in c["details"])]
+
+
+def test_damaged_store_folders(tmp_path):
+    """Table files and manifests damaged (byte flips, zeroed ranges, truncations, files
+    swapped for FIFOs, folders, devices, links) and crafted manifests: never a crash, a
+    hang or a wrong rank; every damaged manifest is a clear StoreError or harmless."""
+    out = fuzz_folders(tmp_path, "--cases", "24", "--manifests", "16", "--seed", "32")
+    assert out["store"]["crash"] == out["manifest"]["crash"] == 0, out["bad"]
+    assert out["store"]["hang"] == out["manifest"]["hang"] == 0, out["bad"]
+    assert _wrong_ranks(out) == []
+    assert [c for c in out["bad"] if c["kind"] == "manifest"] == []
+    assert out["store"]["clear"] > 5 and out["manifest"]["clear"] > 5     # the damages matter
+    assert out["store"]["harmless"] + out["manifest"]["harmless"] > 2     # and some do not
+
+
+def test_every_crafted_manifest_is_read_or_refused(tmp_path):
+    """Each crafted manifest of the fuzz (wrong types, huge, deeply nested, bad encodings,
+    FIFOs, devices, links, ...) is read as a manifest of version 1 or refused with a
+    StoreError; nothing else is raised."""
+    spec = importlib.util.spec_from_file_location("fuzz_store", FUZZ_SCRIPT)
+    fuzz = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fuzz)
+    refused = 0
+    for i, (what, content) in enumerate(fuzz.crafted_manifests()):
+        store = tmp_path / f"m{i}"
+        store.mkdir()
+        file = store / folder_module.MANIFEST
+        content(file) if callable(content) else file.write_bytes(content)
+        try:
+            manifest = folder_module.read_manifest(store)
+        except irscale.StoreError:
+            refused += 1
+            continue
+        assert manifest["format"] == "irscale-store" and manifest["format_version"] == 1, what
+    assert refused > 60
+
+
+def test_screen_reports_crashes_and_hangs_and_goes_on(tmp_path, monkeypatch):
+    """folder.screen: a file whose parsing kills the child or does not end is reported,
+    the files after it are parsed by a new child, and verdicts are kept per file."""
+    fake = """
+import os, signal, sys, time
+print("ready", flush=True)
+for line in sys.stdin:
+    name = line.strip()
+    if name.endswith("crash.h5"):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if name.endswith("hang.h5"):
+        time.sleep(60)
+    print("ok", flush=True)
+"""
+    monkeypatch.setattr(folder_module, "_SCREEN", fake)
+    monkeypatch.setattr(folder_module, "_screened", {})
+    files = [tmp_path / n for n in ("a.h5", "crash.h5", "b.h5", "hang.h5", "c.h5")]
+    for f in files:
+        f.write_bytes(b"x")
+    t0 = time.perf_counter()
+    bad = folder_module.screen(files, timeout=1.0)
+    assert set(bad) == {files[1], files[3]}
+    assert "crashed" in bad[files[1]] and str(signal.SIGSEGV.value) in bad[files[1]] and "1 s" in bad[files[3]]
+    assert time.perf_counter() - t0 < 20
+    monkeypatch.setattr(folder_module, "_SCREEN", "import sys; sys.exit(3)")     # verdicts are kept
+    assert folder_module.screen(files, timeout=1.0) == bad
+
+
+@pytest.mark.slow
+def test_a_damaged_global_heap_hangs_hdf5_and_screen_says_so(tmp_path):
+    """The text of string attributes lies in the file's global heap, which has no checksum:
+    zeroed bytes there make HDF5 loop forever reading an attribute (h5py 3.16, HDF5 2.0).
+    screen reports it within its time limit."""
+    store = tmp_path / "s"
+    irscale.build_store(store, "nDCG_trec@6", n_jobs=1)
+    file = store / folder_module.file_of("nDCG_trec@6")
+    data = bytearray(file.read_bytes())
+    heap = data.find(b"GCOL")
+    assert heap > 0
+    data[heap + 347:heap + 411] = bytes(64)
+    file.write_bytes(bytes(data))
+    t0 = time.perf_counter()
+    bad = folder_module.screen([file], timeout=3.0)
+    assert time.perf_counter() - t0 < 30
+    assert file in bad and "did not end within 3 s" in bad[file]
+
+
+@pytest.mark.slow    # about 2 minutes
+def test_damaged_store_folders_many_with_the_proposed_reader(tmp_path):
+    """The fuzz of the issue, 300 damaged stores and 150 manifests, with the change to
+    store/reader.py proposed for issue 32 applied in the children (table files parsed in a
+    child first; damaged attributes are damage, not a missing table): nothing but clear
+    errors naming the damaged table and the command that rebuilds it, or the answers of
+    the undamaged store."""
+    out = fuzz_folders(tmp_path, "--cases", "300", "--manifests", "150", "--seed", "1", "--proposed-reader")
+    assert out["bad"] == []
+    assert out["store"]["clear"] > 150 and out["manifest"]["clear"] > 50
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(reason="store/reader.py lacks the change proposed for issue 32: a damaged global heap hangs "
+                          "HDF5, damaged attributes read as a missing table, listings show damaged metadata",
+                   strict=False)
+def test_damaged_store_folders_many(tmp_path):
+    """The same with the reader as it is."""
+    out = fuzz_folders(tmp_path, "--cases", "300", "--manifests", "150", "--seed", "1")
+    assert out["bad"] == []
 
 
 if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "worker":
