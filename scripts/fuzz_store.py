@@ -26,13 +26,12 @@ and the rebuild command) / wrong answers / crashes / hangs, and every case of th
 four. Exit status 1 if there is any.
 
     python scripts/fuzz_store.py [--cases 300] [--manifests 150] [--seed 1] [--jobs 2]
-                                 [--timeout 10] [--json] [--keep DIR] [--proposed-reader]
+                                 [--timeout 10] [--json] [--keep DIR]
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
-import errno
 import hashlib
 import io
 import json
@@ -40,7 +39,6 @@ import os
 import random
 import shutil
 import signal
-import stat
 import sys
 import tempfile
 import time
@@ -51,8 +49,8 @@ import numpy as np
 
 import irscale
 from irscale.cli import main as cli_main
-from irscale.store import folder, reader
-from irscale.store.format import UNCOVERED, decode_attrs, table_checksum
+from irscale.store import folder
+from irscale.store.format import UNCOVERED
 
 MEASURES = "AP@6,nDCG_trec@6,RBP(p=0.5)@6,R@6,DCGU@4"
 #: The scales asked of every store: measure -> recall bases (None: the measure has none).
@@ -362,49 +360,6 @@ def damage(store: Path, case: dict, ranges: dict) -> str:
     return f"{case['target']}: " + byte_damage(file, random.Random(case["seed"]), ranges.get(case["target"]))
 
 
-# -- the fix proposed for store/reader.py ---------------------------------------------------
-def proposed_reader_fix() -> None:
-    """Apply in this process the change proposed for :mod:`irscale.store.reader` (issue 32;
-    the reader is not this script's to change): a table file of a folder is parsed first in
-    a child (:func:`irscale.store.folder.screen`: a crash or a hang there is damage), and
-    one whose attributes cannot be decoded or fail their checksum is damaged (an OSError,
-    which the reader reports as CorruptStoreError naming the table), not missing, and not
-    listed with damaged metadata; the reasons the reader gives are one line."""
-    names = reader._FolderTables.names
-
-    def screened_names(self) -> list[str]:
-        out = names(self)
-        folder.screen([self.path / folder.file_of(n) for n in out])      # one child for the whole listing
-        return out
-
-    @contextlib.contextmanager
-    def group(self, name: str):
-        file = self.path / folder.file_of(name)
-        try:
-            regular = stat.S_ISREG(file.stat().st_mode)
-        except FileNotFoundError:
-            regular = False
-        if not regular:
-            yield None, None
-            return
-        problem = folder.screen([file]).get(file)
-        if problem is not None:
-            raise OSError(errno.EIO, problem)
-        with h5py.File(file, "r", locking=False) as f:
-            a = decode_attrs(f.attrs)          # damaged attributes raise here: damage, never "no table"
-            if a.get("complete") is True and "format_version" in a and a.get("checksum") != table_checksum(a):
-                raise OSError(errno.EIO, "checksum mismatch (the sha256 of its attributes differs from the stored "
-                                         "checksum)")
-            yield f, file
-
-    def reason(e: BaseException) -> str:       # HDF5's messages have line breaks: an error is one line
-        text = " ".join(str(e).split())
-        return f"{type(e).__name__}: {text}" if text else type(e).__name__
-    reader._FolderTables.names = screened_names
-    reader._FolderTables.group = group
-    reader._reason = reason
-
-
 # -- running the cases ----------------------------------------------------------------------
 def _child(path: Path, lookups: dict, out: Path) -> None:
     """In the forked child: probe the store, write the result, exit (never return)."""
@@ -528,12 +483,9 @@ def counts(cases: list[dict]) -> dict:
 
 
 def fuzz(n_store: int, n_manifest: int, seed: int = 1, jobs: int = 2, timeout: float = 10.0,
-         keep: Path | None = None, log=print, proposed: bool = False) -> dict:
-    """Run the fuzz; returns {"store": counts, "manifest": counts, "cases": [...], "seconds"}.
-    ``proposed``: with :func:`proposed_reader_fix` applied."""
+         keep: Path | None = None, log=print) -> dict:
+    """Run the fuzz; returns {"store": counts, "manifest": counts, "cases": [...], "seconds"}."""
     t0 = time.perf_counter()
-    if proposed:
-        proposed_reader_fix()
     with tempfile.TemporaryDirectory(prefix="irscale-fuzz-") as td:
         base = Path(td) / "store"
         build(base)
@@ -574,11 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds after which a child counts as hung")
     ap.add_argument("--json", action="store_true", help="print the counts and the bad cases as JSON")
     ap.add_argument("--keep", type=Path, help="copy the store of every bad case into this folder")
-    ap.add_argument("--proposed-reader", action="store_true",
-                    help="with the change proposed for store/reader.py applied (see proposed_reader_fix)")
     args = ap.parse_args(argv)
     result = fuzz(args.cases, args.manifests, args.seed, args.jobs, args.timeout, args.keep,
-                  log=(lambda *a: None) if args.json else print, proposed=args.proposed_reader)
+                  log=(lambda *a: None) if args.json else print)
     bad = [c for c in result["cases"] if c["outcome"] not in FINE]
     if args.json:
         print(json.dumps({"store": result["store"], "manifest": result["manifest"], "seconds": result["seconds"],

@@ -18,6 +18,7 @@ can be named) and the command that rebuilds it, never another exception.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import mmap
 import os
@@ -69,6 +70,9 @@ def check_file(path: str | os.PathLike) -> None:
         raise StoreError(f"{path}: permission denied")
     if not stat.S_ISREG(path.stat().st_mode):
         raise StoreError(f"{path} is not a regular file (a store is a folder, or a file written by 'irscale pack')")
+    problem = folder.screen([path]).get(path)   # a packed file (old ones carry no HDF5 checksums): a child parses it
+    if problem is not None:
+        raise CorruptStoreError(f"{path}: {problem}; the file is damaged")
     if not h5py.is_hdf5(path):
         raise StoreError(f"{path} is not an HDF5 file (expected a store written by 'irscale build')")
     if (path.parent / f".{path.name}.redo").exists():
@@ -104,9 +108,15 @@ class _FolderTables:
     def names(self) -> list[str]:
         return list(folder.table_files(self.path))
 
+    def files(self) -> dict[str, Path]:
+        return folder.table_files(self.path)
+
     @contextlib.contextmanager
     def group(self, name: str) -> Iterator[tuple[object, Path]]:
-        """(the table's HDF5 group, the file holding it), or (None, None) without it."""
+        """(the table's HDF5 group, the file holding it), or (None, None) without it. A
+        file whose attributes cannot be decoded or fail their checksum is damaged (OSError),
+        not missing (HDF5 checks the checksums of the metadata of the files irscale writes
+        before it parses them: their text attributes are fixed-length strings)."""
         file = self.path / folder.file_of(name)
         try:
             regular = stat.S_ISREG(file.stat().st_mode)
@@ -124,6 +134,10 @@ class _FolderTables:
                              f"writes a table file in place); try again once it has closed it (if it crashed, "
                              f"h5clear -s {shlex.quote(str(file))} clears the flag)") from None
         with f:
+            a = decode_attrs(f.attrs)
+            if a.get("complete") is True and "format_version" in a and a.get("checksum") != table_checksum(a):
+                raise OSError(errno.EIO, "checksum mismatch (the sha256 of its attributes differs from the stored "
+                                         "checksum)")
             yield f, file
 
 
@@ -147,7 +161,8 @@ class _PackedTables:
 
 
 def _reason(e: BaseException) -> str:
-    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    text = " ".join(str(e).split())           # HDF5's messages have line breaks: an error is one line
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 def _attrs(g) -> dict:
@@ -193,27 +208,32 @@ class Store:
     def __repr__(self) -> str:
         return f"<Store {self.path}: {len(self.tables())} tables>"
 
-    def tables(self, skip_damaged: bool = False) -> list[TableInfo]:
+    def tables(self, skip_damaged: bool = False, screened: bool = False) -> list[TableInfo]:
         """Metadata (:class:`~irscale.store.format.TableInfo`) of every complete table,
         sorted by measure name. A table whose
         metadata are damaged raises CorruptStoreError naming it (``skip_damaged``: is left
         out; :meth:`verify_each` reports it)."""
-        out, _, damaged = self._listing()
+        out, _, damaged = self._listing(screened)
         if damaged and not skip_damaged:
             name, problem = damaged[0]
             raise CorruptStoreError(f"{self.path}: table {name} is corrupt ({problem}); rebuild it with: "
                                     f"{self._rebuild_by_name(name)}")
         return out
 
-    def _listing(self) -> tuple[list[TableInfo], list[str], list[tuple[str, str]]]:
+    def _listing(self, screened: bool = False) -> tuple[list[TableInfo], list[str], list[tuple[str, str]]]:
         """(metadata of the complete tables, names of the groups not marked complete,
-        (name, problem) of the groups whose metadata are damaged)."""
+        (name, problem) of the groups whose metadata are damaged; ``screened``: the table
+        files parsed in a child first, :meth:`screen`)."""
         out, incomplete, damaged = [], [], []
         try:
             names = self._tables.names()
         except DAMAGE as e:
             raise CorruptStoreError(f"{self.path}: its list of tables cannot be read ({_reason(e)}); the store is "
                                     f"damaged: rebuild it") from None
+        if screened:
+            bad = self.screen()
+            damaged += list(bad.items())
+            names = [name for name in names if name not in bad]
         for name in names:
             try:
                 with self._tables.group(name) as (g, _):
@@ -230,6 +250,15 @@ class Store:
             except DAMAGE as e:
                 damaged.append((name, f"its metadata cannot be read: {_reason(e)}"))
         return sorted(out, key=lambda t: (t.measure, t.rb_counts or ())), incomplete, damaged
+
+    def screen(self) -> dict[str, str]:
+        """Let a child process parse every table file first, with a time limit
+        (:func:`irscale.store.folder.screen`): {table name: what happened} of the files whose
+        parsing crashed or hung it. ``irscale info --verify`` and the service's start-up do;
+        a packed file is screened when it is opened."""
+        files = self._tables.files() if isinstance(self._tables, _FolderTables) else {}
+        problems = folder.screen(list(files.values()))
+        return {name: problems[file] for name, file in files.items() if file in problems}
 
     def group(self, name: str) -> contextlib.AbstractContextManager:
         """A context manager giving the HDF5 group of the table called ``name`` (the root of
@@ -402,7 +431,7 @@ class Store:
         (table name, None) for a sound table and (table name, what is wrong, in a few
         words) for one that is corrupt or cannot be read. :meth:`verify` stops at the
         first bad table instead."""
-        tables, incomplete, damaged = self._listing()
+        tables, incomplete, damaged = self._listing(screened=True)
         for t in tables:
             try:
                 self.table(t["measure"], verify=True, table_rb=t.get("rb_counts"))

@@ -125,9 +125,16 @@ def write_table(g: h5py.Group, table: Table, build_seconds: float | None = None,
     attrs["format_version"] = FORMAT_VERSION
     attrs["digests"] = json.dumps(dict(sorted(sink.digests.items())), separators=(",", ":"))
     for k, v in attrs.items():
-        g.attrs[k] = v
-    g.attrs["checksum"] = table_checksum(decode_attrs(g.attrs))   # of the attributes as readers decode them
+        g.attrs[k] = _stored(v)
+    g.attrs["checksum"] = _stored(table_checksum(decode_attrs(g.attrs)))   # of the attributes as readers decode them
     g.attrs["complete"] = True  # last: marks the table as usable
+
+
+def _stored(value: object) -> object:
+    """An attribute as written: text as a fixed-length string, held in the attribute's own
+    message, which HDF5 checksums (variable-length text lies in a global heap that has no
+    checksum, where damage can hang HDF5); readers decode both (:func:`decode_attrs`)."""
+    return np.bytes_(value.encode()) if isinstance(value, str) else value
 
 
 #: Bytes a table file takes beyond its arrays: the block index (about 5 %), HDF5

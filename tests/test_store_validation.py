@@ -26,7 +26,7 @@ from store_files import build_packed
 
 import irscale
 from irscale.errors import CorruptStoreError
-from irscale.store.format import FORMAT_VERSION, UNCOVERED, table_path
+from irscale.store.format import FORMAT_VERSION, UNCOVERED, decode_attrs, table_path
 from irscale.store.pack import unpack
 
 LAYOUT_CHECKSUMMED = {"entries": ("ids", "counts", "strata"), "fraction": ("num", "den", "counts"),
@@ -40,7 +40,8 @@ def as_version_3(path) -> None:
     with h5py.File(path, "a") as f:
         f.attrs["format_version"] = 3
         for g in f["tables"].values():
-            layout = g.attrs.get("layout") or ("implicit" if g.attrs.get("implicit") else "entries")
+            a = decode_attrs(g.attrs)
+            layout = a.get("layout") or ("implicit" if a.get("implicit") else "entries")
             h = hashlib.sha256()
             for name in LAYOUT_CHECKSUMMED[layout]:
                 if name in g:
@@ -418,5 +419,5 @@ def test_format_4_records_every_dataset(built):
                 arr = g[name][()]
                 assert (arr.dtype.str, list(arr.shape)) == (dtype, shape)
                 assert hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest() == digest
-            if g.attrs["layout"] == "entries":
+            if decode_attrs(g.attrs)["layout"] == "entries":
                 assert "block_sums" in digests and "index_cum" in digests and "index_raw" in digests

@@ -68,7 +68,7 @@ class LookupService:
         self.store = store if isinstance(store, Store) else open_store(store)
         self.max_items = int(max_items)
         self.tables: dict[str, dict] = {}
-        for meta in self.store.tables():
+        for meta in self.store.tables(screened=True):     # parsed in a child first: a damaged file cannot hang us
             try:
                 info = _table_info(meta)
             except MeasureError as e:  # a family this irscale does not know
