@@ -47,7 +47,7 @@ from test_store_validation import both_versions
 import irscale
 from irscale.cli import main
 from irscale.store import folder as folder_module
-from irscale.store import reader
+from irscale.store import reader, service
 
 MEASURES = "AP@11,DCG(b=2)@8,P@8,R@8,RBP(p=0.5)@8,Twist@6,DCGU@4"
 RB_COUNTS = {"Twist@6": [(2,)]}
@@ -493,6 +493,30 @@ for line in sys.stdin:
     assert time.perf_counter() - t0 < 20
     monkeypatch.setattr(folder_module, "_SCREEN", "import sys; sys.exit(3)")     # verdicts are kept
     assert folder_module.screen(files, timeout=1.0) == bad
+
+
+def test_verify_and_the_service_screen_table_files_first(tmp_path, monkeypatch):
+    """A table file whose parsing would hang the reader: ``info --verify`` reports it as
+    damage and verifies the others; the service refuses to start naming it; neither hangs."""
+    path = tmp_path / "s"
+    irscale.build_store(path, "AP@6,P@5", n_jobs=1)
+    fake = """
+import sys, time
+print("ready", flush=True)
+for line in sys.stdin:
+    if "AP" in line:
+        time.sleep(60)
+    print("ok", flush=True)
+"""
+    monkeypatch.setattr(folder_module, "_SCREEN", fake)
+    monkeypatch.setattr(folder_module, "_screened", {})
+    monkeypatch.setattr(folder_module, "SCREEN_SECONDS", 1.0)
+    t0 = time.perf_counter()
+    verdicts = dict(irscale.open_store(path).verify_each())
+    assert verdicts["P@5"] is None and "did not end" in verdicts["AP@6"]
+    with pytest.raises(irscale.errors.CorruptStoreError, match="AP@6"):
+        service.LookupService(path)
+    assert time.perf_counter() - t0 < 30
 
 
 @pytest.mark.slow
