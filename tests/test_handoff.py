@@ -165,6 +165,7 @@ time.sleep(60)
 """
 
 
+@pytest.mark.slow      # about 2.5 s
 def test_workers_of_a_killed_parent_remove_its_results(prefix, tmp_path):
     """A parent killed (SIGKILL) between a worker's hand-over and its own mapping: the
     worker, watching its parent, removes the file before it ends."""

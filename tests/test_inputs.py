@@ -138,6 +138,7 @@ def test_run_forms_give_the_file_numbers(trec8):
         _same(got, reference, what)
 
 
+@pytest.mark.slow      # about 5 s
 def test_unnamed_runs_are_numbered_as_ranx_numbers_them(trec8):
     store, qrels, runs, reference, _, run_tuples = trec8
     tags = list(run_tuples)

@@ -96,6 +96,7 @@ def test_means_ranks_and_intervals_match_pandas_and_statsmodels(trec8_board):
         np.testing.assert_allclose(got["ci_high"], ref["ci_high"], rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow      # about 4 s
 def test_significance_against_the_baseline_matches_scipy_and_holm(trec8_board):
     board, scores, baseline = trec8_board
     for measure in ("AP@10", "P@10", "AP@1000"):

@@ -18,6 +18,7 @@ def _gone(p) -> bool:
         return True
 
 
+@pytest.mark.slow      # about 2 s
 def test_sigkill_of_the_build_ends_its_workers(tmp_path):
     # AP@26 takes about 9 s with two workers: long enough to kill it in the middle
     build = subprocess.Popen([sys.executable, "-m", "irscale", "build", "-m", "AP@26", "--out", "t.h5", "-q",

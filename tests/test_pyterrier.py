@@ -300,6 +300,7 @@ def test_graded_qrels_through_pyterrier_labels(tmp_path):
                                rtol=0, atol=1e-9)
 
 
+@pytest.mark.slow      # about 3 s
 def test_no_java_and_no_network(data, tmp_path):
     """Importing pyterrier and running pt.Experiment over result frames with Scaled measures
     opens no network connection, starts no Java VM and fetches no Terrier jar (a fresh

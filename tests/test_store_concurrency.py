@@ -59,6 +59,7 @@ def test_two_builds_of_different_measures_keep_every_table(tmp_path):
         assert not list(tmp_path.glob(f".t{attempt}.h5.*")), "checkpoints left"
 
 
+@pytest.mark.slow      # about 3 s
 def test_two_identical_builds_at_once_both_succeed(tmp_path):
     path = tmp_path / "t.h5"
     go = tmp_path / "go"

@@ -114,6 +114,7 @@ def _killed_builds(path: Path, rounds: int, seed: int) -> None:
             assert [problem for _, problem in store.verify_each() if problem] == []
 
 
+@pytest.mark.slow      # about 8 s
 def test_a_writer_killed_at_random_moments_never_damages_the_store(tmp_path):
     path = tmp_path / "s"
     irscale.build_store(path, "P@4")

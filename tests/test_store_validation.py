@@ -206,6 +206,7 @@ def _batch(jobs: list[dict], tmp_path) -> list[dict]:
     return results
 
 
+@pytest.mark.slow      # about 4 s
 def test_issue_damages(built, tmp_path):
     """Each damage, on each format, the table read as a small one (verified
     whole on opening) and as a big one (not): lookups end in one CorruptStoreError naming
@@ -342,6 +343,7 @@ def test_kernels_never_index_with_a_stored_value(tmp_path):
     assert got["entries"] == [0, -1] and got["mid"] == "nan"
 
 
+@pytest.mark.slow      # about 8 s
 def test_checksum_covers_every_deciding_attribute(built, tmp_path):
     """The checksum of a format-4 table covers every attribute but when and by what it was
     written: editing any other is found when the table is opened."""

@@ -164,6 +164,7 @@ def test_set_dependence_against_recomputation(synthetic, result):
         assert d.loc["zscore", "cells_changed"] > 0
 
 
+@pytest.mark.slow      # about 3 s
 def test_inference_against_statsmodels(synthetic, result):
     _, scores, *_ = synthetic
     mats, systems = _pandas_matrices(scores, "DCG(b=2)@6", "common")
