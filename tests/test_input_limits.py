@@ -47,10 +47,10 @@ def _run(args, cwd, env=None, timeout=60.0, stdin=subprocess.DEVNULL, signal_at=
     Fails the test when the child passes 1 GiB resident or ``timeout`` seconds (it is
     killed). ``signal_at``: seconds after which the child gets a SIGINT."""
     err = Path(cwd) / f"stderr-{time.monotonic_ns()}.txt"
-    # Linux counts in a child's ru_maxrss the resident size of its parent when it forked
-    # (this test process, which a long test session grows past 1 GiB): past that, the peak
-    # is the child's own; below it, the highest VmHWM seen while it ran
-    inherited, seen = _rss_kib("self") * 1024, 0
+    # Linux counts in a child's ru_maxrss the peak resident size of the memory it was
+    # started from (vfork: this test process, which a long test session grows past 1 GiB):
+    # past that, the peak is the child's own; below it, the highest VmHWM seen while it ran
+    inherited, seen = _rss_kib("self", "VmHWM") * 1024, 0
     with open(err, "wb") as stderr:
         child = subprocess.Popen(args, cwd=cwd, env={**os.environ, **(env or {})}, stdin=stdin,
                                  stdout=subprocess.DEVNULL, stderr=stderr)
