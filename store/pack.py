@@ -18,7 +18,7 @@ from irscale.errors import StoreError
 from irscale.store import folder
 from irscale.store.format import table_path
 from irscale.store.reader import Store
-from irscale.store.writer import LIBVER, finish_hdf5, fsync_file, write_root_attrs
+from irscale.store.writer import hdf5_written, write_root_attrs
 
 
 def _verified(store: Store) -> list[dict]:
@@ -42,19 +42,12 @@ def pack(store: str | os.PathLike, out: str | os.PathLike) -> int:
     renamed = False
     try:
         os.close(fd)
-        f = h5py.File(tmp, "w", libver=LIBVER)
-        try:
+        with hdf5_written(Path(tmp)) as f:          # every error of the close and the flush fails the pack
             write_root_attrs(f)
             f.create_group("tables")
             for t in tables:
                 with source.group(t["name"]) as (g, _):
                     _copy(g, f.create_group(table_path(t["name"])))
-        except BaseException:
-            with contextlib.suppress(Exception):
-                f.close()
-            raise
-        finish_hdf5(f)               # every error of the close and the flush fails the pack
-        fsync_file(Path(tmp))
         os.replace(tmp, out)
         renamed = True
         folder.fsync_folder(out.parent)
@@ -82,16 +75,8 @@ def unpack(file: str | os.PathLike, out: str | os.PathLike) -> int:
 
     def write(name: str):
         def at(tmp: Path) -> None:
-            with source.group(name) as (g, _):
-                f = h5py.File(tmp, "w", libver=LIBVER)
-                try:
-                    _copy(g, f)
-                except BaseException:
-                    with contextlib.suppress(Exception):
-                        f.close()
-                    raise
-                finish_hdf5(f)
-            fsync_file(tmp)
+            with source.group(name) as (g, _), hdf5_written(tmp) as f:
+                _copy(g, f)
         return at
     try:
         for t in tables:

@@ -12,6 +12,7 @@ import errno
 import json
 import os
 import re
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from pathlib import Path
@@ -182,16 +183,15 @@ def finish_hdf5(f: h5py.File, close: bool = True) -> None:
         raise OSError(code, f"{'closing' if close else 'flushing'} {name} failed ({e})") from e
 
 
-def _write_file(tmp: Path, table: Table, build_seconds: float | None, bar) -> None:
-    """One table file at ``tmp`` (in the writer's private folder), flushed to disk; every
-    error of the writes, the flush and the closes fails it. Both opens ask for the latest
-    file format: objects created under an older bound would get object headers of version
-    1, which have no checksum."""
-    finish_hdf5(h5py.File(tmp, "w", libver=LIBVER))
-    _reserve(tmp, table_bytes(table))
-    f = h5py.File(tmp, "a", libver=LIBVER)
+@contextlib.contextmanager
+def hdf5_written(tmp: Path, mode: str = "w") -> Iterator[h5py.File]:
+    """The HDF5 file ``tmp`` opened for writing in the latest format (objects created under
+    an older bound get object headers of version 1, which have no checksum); when the
+    block ends, flushed, closed and synced to disk, every error of these failing it; when
+    the block fails, closed quietly."""
+    f = h5py.File(tmp, mode, libver=LIBVER)
     try:
-        write_table(f, table, build_seconds, bar)
+        yield f
         finish_hdf5(f, close=False)
     except BaseException:
         with contextlib.suppress(Exception):
@@ -199,6 +199,17 @@ def _write_file(tmp: Path, table: Table, build_seconds: float | None, bar) -> No
         raise
     finish_hdf5(f)
     fsync_file(tmp)
+
+
+def _write_file(tmp: Path, table: Table, build_seconds: float | None, bar) -> None:
+    """One table file at ``tmp`` (in the writer's private folder), flushed to disk; every
+    error of the writes, the flush and the closes fails it. Both opens ask for the latest
+    file format: objects created under an older bound would get object headers of version
+    1, which have no checksum."""
+    finish_hdf5(h5py.File(tmp, "w", libver=LIBVER))
+    _reserve(tmp, table_bytes(table))
+    with hdf5_written(tmp, "a") as f:
+        write_table(f, table, build_seconds, bar)
 
 
 def fsync_file(path: Path) -> None:
