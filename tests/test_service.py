@@ -17,6 +17,7 @@ import h5py
 import httpx
 import naive
 import pytest
+from serving import wait_for_healthz
 
 import irscale
 from irscale.errors import StoreError
@@ -303,15 +304,7 @@ def test_irscale_serve(store_path, tmp_path):
                             cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
-            deadline = time.monotonic() + 30
-            while True:
-                assert proc.poll() is None, (tmp_path / "server.log").read_text()
-                try:
-                    if http.get("/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    assert time.monotonic() < deadline, "server did not answer /healthz within 30 s"
-                    time.sleep(0.2)
+            wait_for_healthz(http, proc, tmp_path / "server.log", 30)
             tables = http.get("/v1/tables").json()["tables"]
             assert [t["measure"] for t in tables] == ["AP@8", "DCG(b=2)@8", "P@8", "RBP(p=0.8)@8"]
             r = http.post("/v1/rank", json={"measure": "AP@8", "rb": 3, "values": [0, 1]})
@@ -368,15 +361,7 @@ def test_gunicorn_deployment_of_the_docs(store_path, tmp_path):
                             stderr=subprocess.STDOUT)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
-            deadline = time.monotonic() + 60
-            while True:
-                assert proc.poll() is None, (tmp_path / "gunicorn.log").read_text()
-                try:
-                    if http.get("/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    assert time.monotonic() < deadline, "gunicorn did not answer /healthz within 60 s"
-                    time.sleep(0.2)
+            wait_for_healthz(http, proc, tmp_path / "gunicorn.log", 60)
             r = http.post("/v1/rank", json={"measure": "AP@8", "rb": 3, "values": [0, 1]})
             assert r.status_code == 200 and r.json()["rank"] == [1, len(naive.oracle(naive.AP, N, 3)[2])]
             _assert_error(http.post("/v1/rank", json={"measure": "P@8", "values": [0.3]}), 422,

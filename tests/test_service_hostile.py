@@ -17,6 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from serving import wait_for_healthz
 
 import irscale
 from irscale.store import service as service_module
@@ -271,15 +272,7 @@ def test_a_60_mb_field_name_gets_a_short_4xx_and_healthz_stays_fast(store_path, 
                                 stderr=subprocess.STDOUT)
         try:
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
-                deadline = time.monotonic() + 60
-                while True:
-                    assert proc.poll() is None, (tmp_path / "server.log").read_text()
-                    try:
-                        if http.get("/healthz").status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        assert time.monotonic() < deadline, "the server did not start"
-                        time.sleep(0.2)
+                wait_for_healthz(http, proc, tmp_path / "server.log", 60)
                 answers = {}
                 for name, body in [("key", b'{"' + b"k" * 60_000_000 + b'": 1, "measure": "P@8", "values": [0]}'),
                                    ("measure", b'{"measure": "' + b"P" * 60_000_000 + b'", "values": [0]}'),
