@@ -1,8 +1,8 @@
-"""build_store: build the tables a store lacks and commit each to the store folder
-atomically (:mod:`irscale.store.folder`), resumably (checkpoints of unfinished tables live
-next to the store), one build per table at a time (a lock per table: builds of different
-tables go on together), with a full disk or a file-size limit reported as
-:class:`~irscale.errors.DiskFullError` and no temporary file left."""
+"""build_store: build the tables a store lacks and commit each one to the store folder as
+soon as it is built (a rename: :mod:`irscale.store.folder`), resumably (checkpoints of
+unfinished big tables live next to the store), one build per table at a time (a lock per
+table: builds of different tables go on together), a full disk or a file-size limit
+reported as :class:`~irscale.errors.DiskFullError`, with no temporary file left."""
 from __future__ import annotations
 
 import contextlib
@@ -29,7 +29,7 @@ from irscale.scales.tables.layouts import layout_of
 from irscale.store import folder
 from irscale.store.format import table_name
 from irscale.store.reader import Store
-from irscale.store.writer import check_takes_tables, commit, commit_size
+from irscale.store.writer import commit, table_bytes
 
 #: Builds estimated below this many bytes of tables and checkpoints skip the disk check.
 SMALL_BUILD_BYTES = 64 << 20
@@ -40,6 +40,16 @@ def workdir_for(path: Path) -> Path:
     return path.parent / f".{path.name}.build"
 
 
+@dataclasses.dataclass
+class BuildReport:
+    """What a build did (it fills the one it is given): the tables asked for, by table name
+    (``AP@10``, ``nDCG(b=2,gains=(0,1,2))@10 rb=(3,2)``), that it wrote (``built``) and
+    those it found built in the store (``found``)."""
+
+    built: list[str] = dataclasses.field(default_factory=list)
+    found: list[str] = dataclasses.field(default_factory=list)
+
+
 def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure],
                 rbs: RecallBaseRequest | dict[str, RecallBaseRequest] = "all", n_jobs: int | None = None,
                 progress: bool = False, rebuild: bool = False, method: str = "auto", backend: str | None = None,
@@ -47,73 +57,35 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
                 rb_counts: tuple[int, ...] | list[tuple[int, ...]] | dict[str, list[tuple[int, ...]]] | None = None,
                 wait: float | None = None, layout: str = "auto", report: BuildReport | None = None) -> Store:
     """Build the tables of ``measures`` (names or Measure objects; a comma-separated
-    string works too) into the store at ``path``.
+    string works too) that the store folder at ``path`` lacks (all of them with
+    ``rebuild``), and return the store.
 
     One table per measure serves every recall base (``rbs``, a request or a dict from
-    measure name to a request, is validated only), except
-    for measures with a table per recall-base vector: graded RB-dependent measures
-    (``nDCG(b=2,gains=(0,1,2))@10``, one table per capped per-grade count vector
-    (c_1..c_G)) and measures defined per topic (Twist, CRP, OIE, Rprec: one table per
-    topic's counts). Their tables are those listed in ``rb_counts`` (a tuple, a list of
-    them, or a dict from measure name to such a list; e.g. the vectors of a qrels file,
-    :func:`irscale.scales.runs.judging.qrels_table_rbs`; default: the all-runs vector
-    (N, ..., N) of the ``common`` scale, where there is one). Tables already complete in
-    the store are kept unless ``rebuild``. Tables are committed atomically as they are
-    built: a table as soon as it is built once the tables waiting took
-    :data:`COMMIT_SECONDS` (30 s) to build or hold :data:`COMMIT_BYTES` (1 GiB), quick
-    tables together, the rest at the end.
-    Tables are committed as they are built, each one a file of the store folder renamed
-    into place (:mod:`irscale.store.folder`).
-    Big tables (2^31 pairs or more, entries beyond half the memory available, or an
-    explicit ``bucket_items``: :func:`irscale.enumerate.split.checkpoints_worth`)
-    checkpoint finished buckets next to the store
-    (``.NAME.build/``), so running the same call again after a crash or kill continues
-    from the last finished bucket and gives bit-identical tables. A kill loses the tables
-    built since the last commit (about 30 s of work, or the one table being built); a
-    build that fails or is interrupted (Ctrl-C) while building a table commits the tables
-    it finished before stopping.
+    measure name to a request, is validated only), except for measures with a table per
+    recall-base vector (graded RB-dependent measures such as ``nDCG(b=2,gains=(0,1,2))@10``;
+    Twist, CRP, OIE, Rprec per topic): their tables are the vectors of ``rb_counts`` (a
+    tuple, a list of them, or a dict from measure name to such a list, e.g.
+    :func:`irscale.scales.runs.judging.qrels_table_rbs`; default the all-runs vector).
 
-    **One build per table at a time.** A build holds a lock on each table it writes
-    (:class:`~irscale.store.folder.TableLocks`) from start to end, checkpoints included:
-    builds of different tables go on together, and a build of a table another build is
-    writing waits for it (it says so once on stderr), then looks at the store again and
-    builds only the tables still missing (two identical builds: the second finds its
-    tables built and returns). ``wait``: seconds to wait at most (None, the default: as
-    long as it takes; 0: not at all), after which :class:`~irscale.errors.StoreBusyError`
-    says so. The kernel releases the locks of a killed build. Readers take no lock: they
-    see each table as it was before a commit or after it.
+    Each table is committed as soon as it is built; a kill loses at most the table being
+    built, and big tables (:func:`irscale.enumerate.split.checkpoints_worth`, or an
+    explicit ``bucket_items``, pairs per bucket) checkpoint finished buckets in
+    :func:`workdir_for`, so the same call resumes them and gives bit-identical tables. A
+    build holds a lock on each table it writes (:class:`~irscale.store.folder.TableLocks`):
+    a build of a table another build is writing waits for it (``wait`` seconds at most,
+    then :class:`~irscale.errors.StoreBusyError`; None: as long as it takes) and then
+    builds only what is still missing. A full disk or a file-size limit (checked before
+    the build and before each commit) stops it with DiskFullError saying what it kept.
 
-    **Disk full.** When the disk fills up or a file-size limit (``ulimit -f``) is reached
-    anywhere in a build (a table, a new copy of the store, a checkpoint), the build stops with
-    :class:`~irscale.errors.DiskFullError` ("disk full while writing PATH (N GB free on
-    FOLDER)" or "file size limit reached writing PATH"), leaves no temporary file, keeps
-    the tables committed before and the finished checkpoints (free some space and run
-    the same build again to resume). Before each commit the free space and the size limit
-    are checked against what it writes and the store's new size, so a commit that cannot
-    fit is refused before it starts writing.
-
-    ``n_jobs``: workers (joblib's count: -1 all cores); None, the default: the cores
-    this process may use (:func:`~irscale.enumerate.jobs.available_cores`). Small tables
-    are built in-process whatever it says.
-    ``backend``: joblib backend for the workers (``"loky"`` processes by default,
-    ``"threading"``, or ``"dask"`` to run on a dask.distributed cluster whose scheduler
-    address is ``scheduler``; without an address a local cluster is started). Local worker
-    processes end when the building process dies, however it dies.
-    ``bucket_items``: work-unit size of the split enumerator (pairs per bucket).
-
-    ``layout``: ``"auto"`` (each measure's default: a rank oracle for RBP with p > 1/2,
-    DCG and nDCG, a few attributes and no datasets, :mod:`irscale.scales.tables.oracles`;
-    a table for the others, and for every measure when ``method`` names an enumerator),
-    ``"table"`` (tables; spacing statistics and figures of big scales read them) or
-    ``"oracle"``. A stored entry of another layout than the one asked for explicitly is
-    replaced.
-
-    ``report``: a :class:`BuildReport` to fill with what the build did (the tables it
-    wrote, those it found built), for a message.
+    ``n_jobs``: workers (joblib's count; None: the cores this process may use).
+    ``backend``: ``"loky"`` (default), ``"threading"`` or ``"dask"`` (a dask.distributed
+    cluster at ``scheduler``, else a local one). ``method``: ``"auto"``, ``"split"`` or
+    ``"generic"``. ``layout``: ``"auto"`` (a rank oracle for RBP with p > 1/2, DCG and
+    nDCG, a table for the others), ``"table"`` or ``"oracle"``; a table stored in another
+    layout than one asked for explicitly is replaced. ``report``: a :class:`BuildReport`
+    to fill.
     """
     path = Path(path)
-    if n_jobs is None:
-        n_jobs = available_cores()
     ms = parse_measures(measures)
     for m in ms:
         m.check_scales()       # tables exist up to N = MAX_N, oracles to MAX_ORACLE_N (raw scores beyond)
@@ -124,46 +96,24 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
         asked = rbs.get(str(m), "all") if isinstance(rbs, dict) else rbs
         requests[str(m)] = given if m.per_grade_rb and given is not None else asked
     requested = table_requests(ms, requests)
+    layouts = chosen if layout != "auto" else None
     if (path / folder.MANIFEST).is_file():
         folder.remove_stale(path)          # what killed writers left, even when nothing is to be built
-    wanted = _missing(path, requested, rebuild, chosen if layout != "auto" else None)
+    wanted = _missing(path, requested, rebuild, layouts)
     if any(wanted.values()):
-        check_takes_tables(path)
-        if not path.parent.is_dir():
-            raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
         existed = path.exists()
-        folder.create(path)
-        locks = folder.TableLocks(path, [table_name(str(m), t) for m, ts in wanted.items() for t in ts], wait=wait,
-                                  notify=lambda message: print(f"irscale: {message}", file=sys.stderr, flush=True))
-        try:
-            locks.__enter__()
-        except KeyboardInterrupt:
-            raise KeyboardInterrupt(f"interrupted while waiting for another build to finish writing {path}: "
-                                    f"this build wrote nothing") from None
-        try:
-            with _writes_fail_with_efbig():
-                if not rebuild:   # the build we may have waited for has written some of them
-                    wanted = _missing(path, requested, rebuild, chosen if layout != "auto" else None)
-                _build(path, ms, wanted, n_jobs, progress, method, backend, scheduler, bucket_items, layout, existed)
-        finally:
-            locks.__exit__()
-            if not existed:
-                folder.remove_if_unused(path)
+        with folder.writing(path, [table_name(str(m), t) for m, ts in wanted.items() for t in ts], wait), \
+                _writes_fail_with_efbig():
+            if not rebuild:   # the build we may have waited for has written some of them
+                wanted = _missing(path, requested, rebuild, layouts)
+            _build(path, ms, wanted, existed, n_jobs=available_cores() if n_jobs is None else n_jobs,
+                   progress=progress, method=method, backend=backend, scheduler=scheduler,
+                   bucket_items=bucket_items, layout=layout)
     if report is not None:
         report.built = [table_name(str(m), t) for m, ts in wanted.items() for t in ts]
-        built = set(report.built)
-        report.found = [name for m, ts in requested.items() for t in ts if (name := table_name(str(m), t)) not in built]
+        report.found = [name for m, ts in requested.items() for t in ts
+                        if (name := table_name(str(m), t)) not in set(report.built)]
     return Store(path)
-
-
-@dataclasses.dataclass
-class BuildReport:
-    """What :func:`build_store` did (it fills the one it is given): the tables asked for,
-    by table name (``AP@10``, ``nDCG(b=2,gains=(0,1,2))@10 rb=(3,2)``), that it wrote
-    (``built``) and those it found built in the store (``found``)."""
-
-    built: list[str] = dataclasses.field(default_factory=list)
-    found: list[str] = dataclasses.field(default_factory=list)
 
 
 def _missing(path: Path, requested: dict, rebuild: bool, layouts: dict | None = None) -> dict:
@@ -171,12 +121,11 @@ def _missing(path: Path, requested: dict, rebuild: bool, layouts: dict | None = 
     ``layouts``, measure -> layout asked for, also those stored in another layout)."""
     if rebuild or not path.exists() or path.is_dir() and not (path / folder.MANIFEST).exists():
         return dict(requested)
-    existing = Store(path)
+    store = Store(path)
 
-    def stored(m, t):
-        if not existing.has(m, t):
-            return False
-        return layouts is None or existing.layout_of(m, t) == layouts[m]
+    def stored(m: Measure, t: tuple | None) -> bool:
+        found = store.layout_of(m, t)
+        return found is not None and (layouts is None or found == layouts[m])
     return {m: [t for t in ts if not stored(m, t)] for m, ts in requested.items()}
 
 
@@ -196,38 +145,34 @@ def _writes_fail_with_efbig() -> Iterator[None]:
         signal.signal(signal.SIGXFSZ, before)
 
 
-def _build(path: Path, ms: list[Measure], wanted: dict, n_jobs: int, progress: bool, method: str,
-           backend: str | None, scheduler: str | None, bucket_items: int | None, layout: str = "auto",
-           existed: bool = True) -> None:
+def _build(path: Path, ms: list[Measure], wanted: dict, existed: bool, **how: object) -> None:
     """Build and commit the ``wanted`` tables (the caller holds their locks). When it
     stops early (a full disk, Ctrl-C), its error says what this build kept: the tables it
-    committed, counted as they are committed and, for tables the store lacked before,
-    also found in the store (so that a Ctrl-C just after a commit still counts it)."""
+    committed, counted as they are committed and, for tables the store lacked before, also
+    found in the store (so that a Ctrl-C just after a commit still counts it)."""
     todo = [m for m in ms if wanted[m]]
     if not todo:
         return
     wd = workdir_for(path)
     pairs = [(m, t) for m in todo for t in wanted[m]]
     before = _in_store(path, pairs)           # tables replaced (--rebuild, another layout)
-    done: list[str] = []                      # tables committed (a Ctrl-C just after a commit included)
+    done: list[str] = []                      # tables committed
+
+    def kept() -> int:
+        return len(set(done) | (_in_store(path, pairs) - before))
     try:
-        _build_and_commit(path, todo, wanted, pairs, done, n_jobs, progress, method, backend, scheduler,
-                          bucket_items, layout)
-    except DiskFullError as e:
-        _remove_partial_checkpoints(wd)
-        kept = _kept(path, pairs, done, before)
-        raise DiskFullError(f"{e}; {kept_message(path, wd, len(kept), str(e), existed)}") from None
-    except OSError as e:  # work folder or checkpoint not writable
-        full = disk_error(e, e.filename or wd, path.parent)
-        if full is not None:
-            _remove_partial_checkpoints(wd)
-            kept = _kept(path, pairs, done, before)
-            raise DiskFullError(f"{full}; {kept_message(path, wd, len(kept), str(full), existed)}") from None
-        raise StoreError(f"cannot write {path} or its work folder {wd}: {e.strerror or e}; "
-                         f"tables already in the store are unchanged") from None
+        _build_and_commit(path, todo, wanted, pairs, done, **how)
+    except (DiskFullError, OSError) as e:
+        full = e if isinstance(e, DiskFullError) else disk_error(e, e.filename or wd, path.parent)
+        if full is None:                       # a work folder or checkpoint that cannot be written
+            raise StoreError(f"cannot write {path} or its work folder {wd}: {e.strerror or e}; "
+                             f"tables already in the store are unchanged") from None
+        if wd.is_dir():                        # half-written checkpoints of stopped workers
+            for sub in wd.iterdir():
+                remove_partial(sub)
+        raise DiskFullError(f"{full}; {kept_message(path, wd, kept(), str(full), existed)}") from None
     except KeyboardInterrupt:
-        kept = _kept(path, pairs, done, before)
-        raise KeyboardInterrupt(interrupted_message(path, wd, len(kept), existed, len(pairs) - len(kept))) from None
+        raise KeyboardInterrupt(interrupted_message(path, wd, kept(), existed, len(pairs) - kept())) from None
     if wd.exists() and not any(wd.iterdir()):
         wd.rmdir()
 
@@ -236,14 +181,12 @@ def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list
                       progress: bool, method: str, backend: str | None, scheduler: str | None,
                       bucket_items: int | None, layout: str) -> None:
     """The work of :func:`_build`: estimates, then each table committed as soon as it is
-    built (a commit is a rename: a kill loses at most the table being built). Its build
-    time is the time since the table before (of tables that come from one enumeration
-    pass, the first carries the pass), plus for a measure's first table the seconds of its
-    checkpoints, which are deleted once its tables are committed."""
+    built. Its build time is the time since the table before (of tables that come from one
+    enumeration pass, the first carries the pass), plus for a measure's first table the
+    seconds of its checkpoints, which are deleted once its tables are committed."""
     wd = workdir_for(path)
     fanout = Fanout(n_jobs, backend)
-    # estimates first: they refuse what cannot fit on disk
-    plans = [estimate(m, t, fanout.workers, method, layout) for m, t in pairs]
+    plans = [estimate(m, t, fanout.workers, method, layout) for m, t in pairs]     # they refuse what cannot fit
     if bucket_items is not None:     # an explicit work unit checkpoints every table it builds
         plans = [dataclasses.replace(p, checkpoints=int(p.stored * 1.4)) for p in plans]
     check_disk(path, wd, plans)
@@ -256,8 +199,8 @@ def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list
                            bucket_items=bucket_items, concatenate=False, layout=layout)
     try:
         stored = {m: sum(p.stored for p, (mm, _) in zip(plans, pairs) if mm is m) for m in todo}
-        # what stores nothing (oracles, implicit tables) first: they are committed at once;
-        # one call per group, so that generic tables of one run space share an enumeration pass
+        # what stores nothing (oracles, implicit tables) first; one call per group, so that
+        # generic tables of one run space share an enumeration pass
         groups = [[m for m in todo if not stored[m]], [m for m in todo if stored[m]]]
         tables = (t for g in groups if g for t in build_tables(g, {str(m): wanted[m] for m in g}, options=options))
         t0 = time.perf_counter()
@@ -276,11 +219,14 @@ def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list
             client.close()
 
 
+def _forget_checkpoints(wd: Path, measure: str) -> None:
+    """Delete the checkpoints of a measure whose tables are committed."""
+    shutil.rmtree(wd / safe_name(measure), ignore_errors=True)
+
+
 def _in_store(path: Path, pairs: list) -> set[str]:
     """The names of the tables ``pairs`` ((measure, table recall base)) complete in the
     store at ``path`` (none when it cannot be read)."""
-    if not path.exists():
-        return set()
     try:
         store = Store(path)
         return {table_name(str(m), t) for m, t in pairs if store.has(m, t)}
@@ -288,43 +234,22 @@ def _in_store(path: Path, pairs: list) -> set[str]:
         return set()
 
 
-def _kept(path: Path, pairs: list, done: list[str], before: set[str]) -> set[str]:
-    """The tables of ``pairs`` this build committed: those it counted (``done``), and those
-    not in the store before (``before``) that are there now."""
-    return set(done) | (_in_store(path, pairs) - before)
-
-
-def _forget_checkpoints(wd: Path, measure: str) -> None:
-    """Delete the checkpoints of a measure whose tables are committed."""
-    sub = wd / safe_name(measure)
-    if sub.exists():
-        shutil.rmtree(sub, ignore_errors=True)
-
-
-def _remove_partial_checkpoints(wd: Path) -> None:
-    """Half-written checkpoint files of workers stopped with the build (we hold the lock)."""
-    if wd.is_dir():
-        for sub in wd.iterdir():
-            remove_partial(sub)
-
-
 def check_room(path: Path, tables: list) -> None:
     """Refuse (DiskFullError) a commit whose table files cannot fit on the disk or exceed
     the process's file-size limit: HDF5 does not survive a failed write well (an exception
     from the middle of the library, or a crash), so such a commit must not start."""
-    sizes = [commit_size([t]) for t in tables]
+    sizes = [table_bytes(t) for t in tables]
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     if limit != resource.RLIM_INFINITY and sizes and max(sizes) > limit:
         raise DiskFullError(f"file size limit reached writing {path}: file too large (a table file takes about "
                             f"{size(max(sizes))}, and this process may write files of at most {size(limit)}, "
                             f"ulimit -f)")
-    where = path if path.is_dir() else path.parent
     try:
-        free = shutil.disk_usage(where).free
+        free = shutil.disk_usage(path).free
     except OSError:
         return
     if sum(sizes) > free:
-        raise DiskFullError(f"disk full while writing {path} ({size(free)} free on {where}; the new tables need "
+        raise DiskFullError(f"disk full while writing {path} ({size(free)} free on {path}; the new tables need "
                             f"about {size(sum(sizes))})")
 
 
@@ -352,18 +277,19 @@ def check_disk(path: Path, wd: Path, plans: list[Estimate]) -> None:
     for p in plans:
         stored += p.stored
         peak = max(peak, p.checkpoints + stored)
-    folder = path.parent if str(path.parent) else Path(".")
     try:
-        free = shutil.disk_usage(folder).free
+        free = shutil.disk_usage(path.parent).free
     except OSError:
         return
-    held = sum(f.stat().st_size for f in wd.rglob("*") if f.is_file()) if wd.exists() else 0
-    if peak > free + held:
+    if peak > free + _bytes_in(wd):
         raise BuildTooLargeError(
             f"building {len(plans)} table(s) into {path} needs about {size(peak)} of disk at its peak (the store "
             f"grows by about {size(stored)}, checkpoints in {wd} take up to {size(max(p.checkpoints for p in plans))}"
-            f"), but {folder} has "
-            f"{size(free)} free; free some space or build fewer or smaller tables at a time")
+            f"), but {path.parent} has {size(free)} free; free some space or build fewer or smaller tables at a time")
+
+
+def _bytes_in(wd: Path) -> int:
+    return sum(f.stat().st_size for f in wd.rglob("*") if f.is_file()) if wd.exists() else 0
 
 
 def announce(plans: list[Estimate], wd: Path) -> None:
@@ -379,35 +305,32 @@ def announce(plans: list[Estimate], wd: Path) -> None:
         print(f"irscale: checkpoints in {wd}; an interrupted build resumes when run again", file=sys.stderr)
 
 
-def _unchanged(path: Path, existed: bool) -> str:
-    """What a build that committed nothing left of the store."""
+def _kept(path: Path, committed: int, existed: bool) -> str:
+    """What a build that stopped early keeps of its work in the store."""
+    if committed:
+        return f"{committed} table(s) committed to {path} by this run are kept"
     return f"{path} is unchanged" if existed else f"nothing was written ({path} was not created)"
 
 
 def kept_message(path: Path, wd: Path, committed: int, why: str = "", existed: bool = True) -> str:
     """What a build stopped by a full disk (or a file-size limit, when ``why`` says so)
     keeps, and how to go on (``existed``: whether the store existed when it started)."""
-    kept = f"{committed} table(s) committed to {path} by this run are kept" if committed else \
-        _unchanged(path, existed)
-    held = sum(f.stat().st_size for f in wd.rglob("*") if f.is_file()) if wd.exists() else 0
+    held = _bytes_in(wd)
     saved = f"; finished checkpoints in {wd} ({size(held)}) are kept" if held else ""
     fix = "raise the file-size limit (ulimit -f)" if "file size limit" in why else "free some space"
     again = "run the same build again to resume" if committed or held else "run the build again"
-    return f"{kept}{saved}; {fix} and {again}"
+    return f"{_kept(path, committed, existed)}{saved}; {fix} and {again}"
 
 
 def interrupted_message(path: Path, wd: Path, committed: int, existed: bool = True, left: int = 1) -> str:
     """What an interrupted build leaves and, when it leaves something to resume from
     (committed tables, finished checkpoints) and tables to build (``left``), how to resume
     it. ``existed``: whether the store existed when the build started."""
-    kept = f"{committed} table(s) committed to {path} by this run are kept" if committed else \
-        _unchanged(path, existed)
     parts = []
-    if wd.exists():
-        for sub in sorted(wd.iterdir()):
-            status = checkpoint_status(sub)
-            if status is not None and status.done:
-                parts.append(f"{status.label}: {status.done} of {status.total} buckets, {size(status.bytes)}")
+    for sub in sorted(wd.iterdir()) if wd.exists() else ():
+        status = checkpoint_status(sub)
+        if status is not None and status.done:
+            parts.append(f"{status.label}: {status.done} of {status.total} buckets, {size(status.bytes)}")
     saved = f"; checkpoints in {wd} ({'; '.join(parts)})" if parts else ""
     resume = "; run the same build again to resume" if (committed or parts) and left else ""
-    return f"interrupted: {kept}{saved}{resume}"
+    return f"interrupted: {_kept(path, committed, existed)}{saved}{resume}"

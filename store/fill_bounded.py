@@ -8,7 +8,6 @@ with one holding them all, as every commit does (:mod:`irscale.store.folder`).
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,7 +21,6 @@ from irscale.store import folder
 from irscale.store.fill import BuildReport, commit_checked
 from irscale.store.format import table_name
 from irscale.store.reader import Store
-from irscale.store.writer import check_takes_tables
 
 
 def bounded_needs(ms: list[Measure], rbs: object, rb_counts: object) -> dict[tuple[Measure, tuple | None], list]:
@@ -63,35 +61,26 @@ def build_bounded(path: str | os.PathLike, measures: str | Iterable[str | Measur
     path = Path(path)
     needs = bounded_needs(parse_measures(measures), rbs, rb_counts)
     names = {key: table_name(str(key[0]), key[1]) for key in needs}
-    check_takes_tables(path)
-    existed = path.exists()
-    folder.create(path)
     built, found = [], []
-    locks = folder.TableLocks(path, list(names.values()), wait=wait,
-                              notify=lambda message: print(f"irscale: {message}", file=sys.stderr, flush=True))
-    try:
-        with locks:
-            store = Store(path)
-            for (m, trb), rbs in needs.items():
-                old = None if rebuild else store.bounded_table(m, trb)
-                table = (bounded_table(m, trb, error=error) if old is None else old.with_settings(error=error))
-                t0, computed = time.perf_counter(), 0
-                with progress_bar(total=len(rbs), desc=f"bounded {names[(m, trb)]}", unit="scale",
-                                  disable=not progress) as bar:
-                    for rb in rbs:               # a stored grid fine enough for error is taken as it is
-                        grid = table.scale(rb).grid
-                        computed += old is None or grid is not old.stored.get(table.grid_key(rb))
-                        bar.update()
-                if not computed:
-                    found.append(names[(m, trb)])
-                    continue
-                for rb in (old.stored if old is not None else ()):
-                    table.scale(rb)                        # the grids kept
-                commit_checked(path, [table], {names[(m, trb)]: time.perf_counter() - t0})
-                built.append(names[(m, trb)])
-    finally:
-        if not existed:
-            folder.remove_if_unused(path)
+    with folder.writing(path, list(names.values()), wait):
+        store = Store(path)
+        for (m, trb), rbs in needs.items():
+            old = None if rebuild else store.bounded_table(m, trb)
+            table = (bounded_table(m, trb, error=error) if old is None else old.with_settings(error=error))
+            t0, computed = time.perf_counter(), 0
+            with progress_bar(total=len(rbs), desc=f"bounded {names[(m, trb)]}", unit="scale",
+                              disable=not progress) as bar:
+                for rb in rbs:               # a stored grid fine enough for error is taken as it is
+                    grid = table.scale(rb).grid
+                    computed += old is None or grid is not old.stored.get(table.grid_key(rb))
+                    bar.update()
+            if not computed:
+                found.append(names[(m, trb)])
+                continue
+            for rb in (old.stored if old is not None else ()):
+                table.scale(rb)                        # the grids kept
+            commit_checked(path, [table], {names[(m, trb)]: time.perf_counter() - t0})
+            built.append(names[(m, trb)])
     if report is not None:
         report.built, report.found = built, found
     return Store(path)

@@ -34,13 +34,14 @@ import fcntl
 import json
 import os
 import select
+import shlex
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote, unquote
 
@@ -100,15 +101,17 @@ def create(path: str | os.PathLike) -> None:
     """Make an empty store folder at ``path`` (its parent must exist), its manifest
     written like a table (temporary folder, rename); a store already there is kept."""
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise StoreError(f"{path} is a single-file store (a packed store, or one of an older irscale): it is read "
+                         f"as it is, but tables are added to store folders; convert it first with: irscale unpack "
+                         f"{shlex.quote(str(path))} {shlex.quote(str(path.with_suffix('')))}")
     if not path.parent.is_dir():
         raise StoreError(f"cannot write {path}: folder {path.parent} does not exist")
-    made = False
     try:
         path.mkdir()
         made = True
     except FileExistsError:
-        if not path.is_dir():
-            raise StoreError(f"{path} is a file, not a store folder") from None
+        made = False
     except OSError as e:
         raise StoreError(f"cannot write {path}: cannot create the store folder ({e.strerror or e})") from None
     if (path / MANIFEST).exists():
@@ -119,17 +122,10 @@ def create(path: str | os.PathLike) -> None:
                        "generator_version": __version__, "created": _now()}, indent=1).encode()
 
     def write(tmp: Path) -> None:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        try:
-            view = memoryview(text)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-            raise
-        os.close(fd)
+        with open(tmp, "xb") as f:            # in the writer's own temporary folder
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
     try:
         publish(path, MANIFEST, write)
         if made:
@@ -138,6 +134,21 @@ def create(path: str | os.PathLike) -> None:
         if made:
             remove_if_unused(path)
         raise StoreError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+@contextlib.contextmanager
+def writing(path: Path, names: list[str], wait: float | None = None) -> Iterator[None]:
+    """Hold the locks of the tables ``names`` of the store folder ``path`` (made if
+    missing; :class:`TableLocks`) while a build writes them; a store made here and left
+    without a table is removed again (a refused or interrupted first build leaves nothing)."""
+    existed = path.exists()
+    create(path)
+    try:
+        with TableLocks(path, names, wait):
+            yield
+    finally:
+        if not existed:
+            remove_if_unused(path)
 
 
 def read_manifest(path: str | os.PathLike) -> dict:
@@ -272,14 +283,14 @@ class TableLocks:
     """Locks on tables of a store folder, one lock file each (``.lock-FILE``), held while
     a build writes them: two builds of different tables go on at once, a build of a table
     another one is building waits for it (``wait`` seconds at most; None: as long as it
-    takes). fcntl locks, released by the kernel when their holder dies; the lock files are
-    opened without following symlinks and never written."""
+    takes; it says once on stderr that it waits). fcntl locks, released by the kernel when
+    their holder dies; the lock files are opened without following symlinks and never
+    written."""
 
-    def __init__(self, path: Path, names: list[str], wait: float | None = None,
-                 notify: Callable[[str], None] | None = None):
+    def __init__(self, path: Path, names: list[str], wait: float | None = None):
         if wait is not None and not wait >= 0:
             raise StoreError(f"the wait for a busy store must be a number of seconds >= 0 or None, got {wait!r}")
-        self.path, self.names, self.wait, self.notify = path, sorted(set(names)), wait, notify
+        self.path, self.names, self.wait = path, sorted(set(names)), wait
         self._fds: list[int] = []
 
     def __enter__(self) -> TableLocks:
@@ -287,6 +298,10 @@ class TableLocks:
         try:
             for name in self.names:          # in name order: two builds never wait for each other
                 self._fds.append(self._take(name, deadline))
+        except KeyboardInterrupt:
+            self.__exit__()
+            raise KeyboardInterrupt(f"interrupted while waiting for another build to finish writing {self.path}: "
+                                    f"this build wrote nothing") from None
         except BaseException:
             self.__exit__()
             raise
@@ -321,8 +336,9 @@ class TableLocks:
                 raise StoreBusyError(f"table {name} of {self.path} is being built by another build; gave up {waited}: "
                                      f"run the build again when it has finished, or let it wait longer (irscale build "
                                      f"--wait SECONDS; by default a build waits as long as it takes)")
-            if not told and self.notify is not None:
-                self.notify(f"waiting for another build to finish table {name} of {self.path}")
+            if not told:
+                print(f"irscale: waiting for another build to finish table {name} of {self.path}", file=sys.stderr,
+                      flush=True)
                 told = True
             time.sleep(POLL_SECONDS if deadline is None else max(0.0, min(POLL_SECONDS, deadline - time.monotonic())))
 

@@ -138,20 +138,10 @@ def _stored(value: object) -> object:
     return np.bytes_(value.encode()) if isinstance(value, str) else value
 
 
-#: Bytes a table file takes beyond its arrays: the block index (about 5 %), HDF5
-#: metadata, and room to spare.
-COMMIT_OVERHEAD = (0.10, 1 << 20)
-
-
 def table_bytes(table: Table) -> int:
-    """Upper estimate of the bytes of ``table``'s file."""
-    ratio, fixed = COMMIT_OVERHEAD
-    return int(table.stored_bytes() * (1 + ratio)) + fixed
-
-
-def commit_size(tables: list) -> int:
-    """Upper estimate of the bytes a commit of ``tables`` writes."""
-    return sum(table_bytes(t) for t in tables)
+    """Upper estimate of the bytes of ``table``'s file: its arrays, the block index (about
+    5 %), HDF5 metadata and room to spare."""
+    return int(table.stored_bytes() * 1.1) + (1 << 20)
 
 
 def _reserve(path: Path, size: int) -> None:
@@ -187,8 +177,8 @@ def finish_hdf5(f: h5py.File, close: bool = True) -> None:
 def hdf5_written(tmp: Path, mode: str = "w") -> Iterator[h5py.File]:
     """The HDF5 file ``tmp`` opened for writing in the latest format (objects created under
     an older bound get object headers of version 1, which have no checksum); when the
-    block ends, flushed, closed and synced to disk, every error of these failing it; when
-    the block fails, closed quietly."""
+    block ends, flushed, closed and synced to disk, every error of these failing it (a
+    failed close of the synced file too); when the block fails, closed quietly."""
     f = h5py.File(tmp, mode, libver=LIBVER)
     try:
         yield f
@@ -198,7 +188,11 @@ def hdf5_written(tmp: Path, mode: str = "w") -> Iterator[h5py.File]:
             f.close()
         raise
     finish_hdf5(f)
-    fsync_file(tmp)
+    fd = os.open(tmp, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _write_file(tmp: Path, table: Table, build_seconds: float | None, bar) -> None:
@@ -212,33 +206,11 @@ def _write_file(tmp: Path, table: Table, build_seconds: float | None, bar) -> No
         write_table(f, table, build_seconds, bar)
 
 
-def fsync_file(path: Path) -> None:
-    """Flush the file ``path`` to disk; an error of the flush or of the close fails it."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.close(fd)
-        raise
-    os.close(fd)
-
-
-def check_takes_tables(path: Path) -> None:
-    """Refuse (StoreError) a single-file store as the target of a build: it is read as it
-    is, and tables are added to store folders."""
-    if path.exists() and not path.is_dir():
-        raise StoreError(f"{path} is a single-file store (a packed store, or one of an older irscale): it is read "
-                         f"as it is, but tables are added to store folders; convert it first with: irscale unpack "
-                         f"{path} {path.with_suffix('')}")
-
-
 def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = None,
            progress: bool = False) -> None:
     """Add ``tables`` to the store folder at ``path`` (created if missing), each table
     atomically (a table of the same name is replaced)."""
     path = Path(path)
-    check_takes_tables(path)
     folder.create(path)
     folder.remove_stale(path)
     new = sum(t.stored_bytes() for t in tables)

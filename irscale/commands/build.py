@@ -1,8 +1,8 @@
 """``irscale build``: enumerate every run of length N and write the measures' tables.
 
-One build writes a store at a time: a second build of the same store waits for the
-first (``--wait SECONDS`` sets a limit; by default it waits as long as it takes, and says
-whom it waits for), then builds what is still missing. A full disk or a file-size limit
+One build writes a table at a time: a build of a table another build is writing waits for
+it (``--wait SECONDS`` sets a limit; by default it waits as long as it takes, and says so),
+then builds what is still missing; builds of different tables go on together. A full disk or a file-size limit
 stops the build with one line saying where (exit status 2), keeping earlier tables."""
 from __future__ import annotations
 
