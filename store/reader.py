@@ -113,10 +113,9 @@ class _FolderTables:
 
     @contextlib.contextmanager
     def group(self, name: str) -> Iterator[tuple[object, Path]]:
-        """(the table's HDF5 group, the file holding it), or (None, None) without it. A
-        file whose attributes cannot be decoded or fail their checksum is damaged (OSError),
-        not missing (HDF5 checks the checksums of the metadata of the files irscale writes
-        before it parses them: their text attributes are fixed-length strings)."""
+        """(the table's HDF5 group, the file holding it), or (None, None) without it (HDF5
+        checks the checksums of the metadata of the files irscale writes before it parses
+        them: their text attributes are fixed-length strings)."""
         file = self.path / folder.file_of(name)
         try:
             regular = stat.S_ISREG(file.stat().st_mode)
@@ -134,10 +133,6 @@ class _FolderTables:
                              f"writes a table file in place); try again once it has closed it (if it crashed, "
                              f"h5clear -s {shlex.quote(str(file))} clears the flag)") from None
         with f:
-            a = decode_attrs(f.attrs)
-            if a.get("complete") is True and "format_version" in a and a.get("checksum") != table_checksum(a):
-                raise OSError(errno.EIO, "checksum mismatch (the sha256 of its attributes differs from the stored "
-                                         "checksum)")
             yield f, file
 
 
@@ -166,7 +161,12 @@ def _reason(e: BaseException) -> str:
 
 
 def _attrs(g) -> dict:
-    return decode_attrs(g.attrs)
+    """A table's attributes, decoded; attributes that cannot be decoded, or of a complete
+    version-4 table that fail their checksum, are damage (OSError), not a missing table."""
+    a = decode_attrs(g.attrs)
+    if a.get("complete") is True and "format_version" in a and a.get("checksum") != table_checksum(a):
+        raise OSError(errno.EIO, "checksum mismatch (the sha256 of its attributes differs from the stored checksum)")
+    return a
 
 
 def _mapped(path: Path, ds, random_access: bool = True) -> np.ndarray:
@@ -217,7 +217,7 @@ class Store:
         if damaged and not skip_damaged:
             name, problem = damaged[0]
             raise CorruptStoreError(f"{self.path}: table {name} is corrupt ({problem}); rebuild it with: "
-                                    f"{self._rebuild_by_name(name)}")
+                                    f"{self.rebuild_command(name)}")
         return out
 
     def _listing(self, screened: bool = False) -> tuple[list[TableInfo], list[str], list[tuple[str, str]]]:
@@ -266,34 +266,31 @@ class Store:
         tables whole (:mod:`irscale.store.pack`)."""
         return self._tables.group(name)
 
-    def _rebuild_by_name(self, name: str) -> str:
-        """The command that rebuilds the table called ``name`` in the file."""
-        measure, _, vec = name.partition(" rb=")
-        return f'irscale build --measures "{measure}"' + (f' --rb "{vec}"' if vec else "") + \
-            f" --rebuild --out {shlex.quote(str(self.path))}"
+    def _stored_attrs(self, m: Measure, trb: tuple | None) -> dict | None:
+        """The attributes of the complete table of ``m`` (and ``trb``), or None."""
+        with self._tables.group(table_name(str(m), trb)) as (g, _):
+            a = None if g is None else _attrs(g)
+        return a if a is not None and a.get("complete") is True else None
 
     def has(self, measure: str | Measure, table_rb: tuple | None = None) -> bool:
-        """Whether the file has the complete table of ``measure`` (for measures with a
+        """Whether the store has the complete table of ``measure`` (for measures with a
         table per recall-base vector: the table of ``table_rb``, default the common one)."""
         m = parse_measure(measure)
         trb = self._table_rb(m, table_rb)
         try:
-            with self._tables.group(table_name(str(m), trb)) as (g, _):
-                return g is not None and bool(g.attrs.get("complete", False))
+            return self._stored_attrs(m, trb) is not None
         except DAMAGE as e:
             raise self._corrupt(m, trb, f"cannot be read ({_reason(e)})") from None
 
     def layout_of(self, measure: str | Measure, table_rb: tuple | None = None) -> str | None:
-        """The layout of the stored table of ``measure`` (None when there is none)."""
+        """The layout of the stored table of ``measure`` (None when there is none, or when
+        it cannot be read)."""
         m = parse_measure(measure)
         try:
-            with self._tables.group(table_name(str(m), self._table_rb(m, table_rb))) as (g, _):
-                if g is None:
-                    return None
-                a = _attrs(g)
+            a = self._stored_attrs(m, self._table_rb(m, table_rb))
         except DAMAGE:
             return None
-        return stored_layout(a).name
+        return None if a is None else stored_layout(a).name
 
     @staticmethod
     def _table_rb(m, table_rb):
@@ -310,18 +307,18 @@ class Store:
             f"--measures \"{m}\" --rb \"{vec}\" --out {shlex.quote(str(self.path))} (or --qrels FILE for every "
             f"topic of a qrels file)")
 
-    def rebuild_command(self, m: Measure, table_rb: tuple | None) -> str:
-        """The command that rebuilds the table of ``m`` (and ``table_rb``) in this store."""
-        vec = "" if table_rb is None else ' --rb "(' + ",".join(map(str, table_rb)) + ')"'
-        vec += " --layout bounded" if m.bounded_only else ""
-        return f'irscale build --measures "{m}"{vec} --rebuild --out {shlex.quote(str(self.path))}'
+    def rebuild_command(self, name: str, bounded: bool = False) -> str:
+        """The command that rebuilds the table called ``name`` in this store."""
+        measure, _, vec = name.partition(" rb=")
+        return (f'irscale build --measures "{measure}"' + (f' --rb "{vec}"' if vec else "")
+                + (" --layout bounded" if bounded else "") + f" --rebuild --out {shlex.quote(str(self.path))}")
 
     def _corrupt(self, m, table_rb, problem: str) -> CorruptStoreError:
         """The error naming a corrupt table (``problem``: what is wrong, in a few words;
         ``table``: the table's name)."""
         name = table_name(str(m), table_rb)
         err = CorruptStoreError(f"{self.path}: table {name} is corrupt ({problem}); rebuild it with: "
-                                f"{self.rebuild_command(m, table_rb)}")
+                                f"{self.rebuild_command(name, m.bounded_only)}")
         err.problem, err.table = problem, name
         return err
 
@@ -338,9 +335,10 @@ class Store:
             return self._cache[(m, trb)]
         try:
             with self._tables.group(table_name(str(m), trb)) as (g, file):
-                if g is None or not bool(g.attrs.get("complete", False)):
+                a = None if g is None else _attrs(g)     # damaged attributes raise: not a missing table
+                if a is None or a.get("complete") is not True:
                     raise self._missing(m, trb)
-                t = self._read(g, m, trb, verify, file)
+                t = self._read(g, a, m, trb, verify, file)
         except CorruptStoreError as e:       # a layout's finding: name the table
             if getattr(e, "table", None):
                 raise
@@ -352,17 +350,13 @@ class Store:
         self._cache[(m, trb)] = t
         return t
 
-    def _read(self, g, m: Measure, trb: tuple | None, verify: bool, file: Path) -> Table:
-        """Read and validate one table group (see :meth:`table`)."""
-        a = _attrs(g)
+    def _read(self, g, a: dict, m: Measure, trb: tuple | None, verify: bool, file: Path) -> Table:
+        """Read and validate one table group of attributes ``a`` (see :meth:`table`)."""
         version = a.get("format_version")
         digests = None
         if version is not None:                      # a version-4 table: attributes first
             if version != FORMAT_VERSION or isinstance(version, bool):
                 raise CorruptStoreError(f"table format version {version!r}")
-            if a.get("checksum") != table_checksum(a):
-                raise CorruptStoreError("checksum mismatch (the sha256 of its attributes differs from the stored "
-                                        "checksum)")
             digests = json.loads(a["digests"])
             if not isinstance(digests, dict) or set(digests) != set(g.keys()):
                 raise CorruptStoreError(f"datasets {sorted(g.keys())}, its digests name {sorted(digests)}")
@@ -412,7 +406,7 @@ class Store:
         if not cert.error_bound >= 0:
             raise CorruptStoreError(f"error_bound {cert.error_bound!r}")
         meta = dict(a, store_file=str(self.path), table_name=table_name(str(m), trb),
-                    rebuild_command=self.rebuild_command(m, trb))
+                    rebuild_command=self.rebuild_command(table_name(str(m), trb), m.bounded_only))
         t = layout.read(source, measure=m, n_entries=info.n_entries, n_runs=info.n_runs,
                         certificate=cert, table_rb=trb, meta=meta)
         layout.validate(t, source, deep=whole)
