@@ -16,9 +16,10 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from irscale.enumerate.disk import disk_error
 from irscale.enumerate.fanout import Fanout, dask_client
 from irscale.enumerate.jobs import available_cores
-from irscale.enumerate.split import checkpoint_status, disk_error, remove_partial
+from irscale.enumerate.split import checkpoint_status, remove_partial
 from irscale.errors import BuildTooLargeError, DiskFullError, StoreError
 from irscale.scales.measures.measure import Measure, RecallBaseRequest
 from irscale.scales.measures.parse import parse_measures

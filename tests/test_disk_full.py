@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import irscale
-from irscale.enumerate import split
+from irscale.enumerate import disk, split
 from irscale.errors import DiskFullError
 from irscale.store import fill, writer
 
@@ -170,7 +170,7 @@ def test_short_write_of_a_checkpoint_is_a_full_disk(tmp_path, small_store, monke
     class Usage:
         free = 4096
     monkeypatch.setattr(split.np, "save", save)
-    monkeypatch.setattr(split.shutil, "disk_usage", lambda folder: Usage)
+    monkeypatch.setattr(disk.shutil, "disk_usage", lambda folder: Usage)
     with pytest.raises(DiskFullError, match=r"disk full while writing .*\.t\.h5\.build/AP@12/bucket-00000\.tmp/"
                                             r"ids\.npy \(783696 requested and 271328 written; 4096 bytes free on .*"
                                             r"t\.h5 is unchanged"):
@@ -182,21 +182,21 @@ def test_short_write_of_a_checkpoint_is_a_full_disk(tmp_path, small_store, monke
 
 def test_which_errors_mean_a_full_disk(tmp_path, monkeypatch):
     f = tmp_path / "x"
-    assert "disk full while writing" in str(split.disk_error(OSError(errno.ENOSPC, "No space left"), f))
-    assert "file size limit reached" in str(split.disk_error(OSError(errno.EFBIG, "File too large"), f))
-    assert "file too large" in str(split.disk_error(RuntimeError("Can't decrement id ref count (file write failed: "
+    assert "disk full while writing" in str(disk.disk_error(OSError(errno.ENOSPC, "No space left"), f))
+    assert "file size limit reached" in str(disk.disk_error(OSError(errno.EFBIG, "File too large"), f))
+    assert "file too large" in str(disk.disk_error(RuntimeError("Can't decrement id ref count (file write failed: "
                                                                  "errno = 27, error message = 'File too large')"), f))
-    assert split.disk_error(OSError(errno.EACCES, "Permission denied"), f) is None
-    assert split.disk_error(RuntimeError("dataset ids: 3 rows written, 4 declared"), f) is None
-    assert split.disk_error(KeyError("x"), f) is None
+    assert disk.disk_error(OSError(errno.EACCES, "Permission denied"), f) is None
+    assert disk.disk_error(RuntimeError("dataset ids: 3 rows written, 4 declared"), f) is None
+    assert disk.disk_error(KeyError("x"), f) is None
     short = OSError("100 requested and 12 written")
 
     class Usage:
         free = 1 << 40
-    monkeypatch.setattr(split.shutil, "disk_usage", lambda folder: Usage)
-    assert split.disk_error(short, f) is None          # plenty of room, no limit: not a full disk
+    monkeypatch.setattr(disk.shutil, "disk_usage", lambda folder: Usage)
+    assert disk.disk_error(short, f) is None          # plenty of room, no limit: not a full disk
     Usage.free = 1000
-    assert "disk full" in str(split.disk_error(short, f))
+    assert "disk full" in str(disk.disk_error(short, f))
 
 
 def test_build_ignores_sigxfsz_only_while_it_runs(tmp_path):
