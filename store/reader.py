@@ -56,46 +56,6 @@ from irscale.store.format import (
 DAMAGE = (OSError, KeyError, ValueError, TypeError, RuntimeError, IndexError, OverflowError, AttributeError)
 
 
-def check_file(path: str | os.PathLike) -> None:
-    """Raise :class:`~irscale.errors.StoreError` unless ``path`` is a readable irscale
-    store (a store folder, or a packed file of a format version this package knows)."""
-    path = Path(path)
-    if not path.exists():
-        raise StoreError(f"{path}: no such file or folder (a store is the folder irscale build makes, or a file "
-                         f"of irscale pack)")
-    if path.is_dir():
-        folder.read_manifest(path)
-        return
-    if not os.access(path, os.R_OK):
-        raise StoreError(f"{path}: permission denied")
-    if not stat.S_ISREG(path.stat().st_mode):
-        raise StoreError(f"{path} is not a regular file (a store is a folder, or a file written by 'irscale pack')")
-    problem = folder.screen([path]).get(path)   # a packed file (old ones carry no HDF5 checksums): a child parses it
-    if problem is not None:
-        raise CorruptStoreError(f"{path}: {problem}; the file is damaged")
-    if not h5py.is_hdf5(path):
-        raise StoreError(f"{path} is not an HDF5 file (expected a store written by 'irscale build')")
-    if (path.parent / f".{path.name}.redo").exists():
-        raise StoreError(f"{path} has an unfinished commit of an older irscale (.{path.name}.redo beside "
-                         f"it): finish it by reading the store once with that irscale, or rebuild the store")
-    try:
-        with h5py.File(path, "r", locking=False) as f:
-            fmt = f.attrs.get("format")
-            ver = f.attrs.get("format_version")
-        if isinstance(fmt, bytes):
-            fmt = fmt.decode()
-        ver = None if ver is None else int(ver)
-    except DAMAGE as e:
-        raise CorruptStoreError(f"{path}: cannot read HDF5 file ({_reason(e)}); the file is damaged") from None
-    if fmt != FORMAT_NAME:
-        raise StoreError(f"{path} is an HDF5 file but not an irscale table file")
-    if ver is None or ver > FORMAT_VERSION:
-        raise StoreError(f"{path} uses table format version {ver}, newer than this irscale knows "
-                         f"({FORMAT_VERSION}); upgrade irscale")
-    if ver < OLDEST_VERSION:
-        raise StoreError(f"{path} uses the old table format version {ver}; rebuild it with 'irscale build'")
-
-
 class _FolderTables:
     """The tables of a store folder: one HDF5 file each. Readers take no lock (HDF5's file
     locks included: a table file is never written in place, and a file changed by another
@@ -137,12 +97,38 @@ class _FolderTables:
 
 
 class _PackedTables:
-    """The tables of a packed file: groups ``/tables/NAME`` of one HDF5 file."""
+    """The tables of a packed file: groups ``/tables/NAME`` of one HDF5 file (what
+    ``irscale pack`` writes, and every store of an older irscale), checked: an HDF5 file of
+    irscale tables, of a format version this irscale reads."""
 
     def __init__(self, path: Path):
         self.path = path
-        with h5py.File(path, "r", locking=False) as f:
-            self.attrs = _attrs(f)
+        if not os.access(path, os.R_OK):
+            raise StoreError(f"{path}: permission denied")
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise StoreError(f"{path} is not a regular file (a store is a folder, or a file written by 'irscale pack')")
+        problem = folder.screen([path]).get(path)   # old packed files carry no HDF5 checksums: a child parses it
+        if problem is not None:
+            raise CorruptStoreError(f"{path}: {problem}; the file is damaged")
+        if not h5py.is_hdf5(path):
+            raise StoreError(f"{path} is not an HDF5 file (expected a store written by 'irscale build')")
+        if (path.parent / f".{path.name}.redo").exists():
+            raise StoreError(f"{path} has an unfinished commit of an older irscale (.{path.name}.redo beside "
+                             f"it): finish it by reading the store once with that irscale, or rebuild the store")
+        try:
+            with h5py.File(path, "r", locking=False) as f:
+                self.attrs = _attrs(f)
+            version = self.attrs.get("format_version")
+            version = None if version is None else int(version)
+        except DAMAGE as e:
+            raise CorruptStoreError(f"{path}: cannot read HDF5 file ({_reason(e)}); the file is damaged") from None
+        if self.attrs.get("format") != FORMAT_NAME:
+            raise StoreError(f"{path} is an HDF5 file but not an irscale table file")
+        if version is None or version > FORMAT_VERSION:
+            raise StoreError(f"{path} uses table format version {version}, newer than this irscale knows "
+                             f"({FORMAT_VERSION}); upgrade irscale")
+        if version < OLDEST_VERSION:
+            raise StoreError(f"{path} uses the old table format version {version}; rebuild it with 'irscale build'")
 
     def names(self) -> list[str]:
         with h5py.File(self.path, "r", locking=False) as f:
@@ -196,11 +182,10 @@ class Store:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        check_file(self.path)
-        try:
-            self._tables = _FolderTables(self.path) if self.path.is_dir() else _PackedTables(self.path)
-        except DAMAGE as e:
-            raise CorruptStoreError(f"{self.path}: cannot read HDF5 file ({_reason(e)}); the file is damaged") from None
+        if not self.path.exists():
+            raise StoreError(f"{path}: no such file or folder (a store is the folder irscale build makes, or a file "
+                             f"of irscale pack)")
+        self._tables = _FolderTables(self.path) if self.path.is_dir() else _PackedTables(self.path)
         self.attrs = self._tables.attrs
         self._cache: dict = {}
         self._scales: dict = {}
