@@ -15,7 +15,8 @@ from statsmodels.stats.multitest import multipletests
 
 from irscale.errors import IrscaleError
 from irscale.scales.analysis import inference as I
-from irscale.scales.analysis.significance import SignificanceInputError, pairs, pairwise_pvalues
+from irscale.scales.analysis.significance import pairwise_pvalues
+from irscale.scales.analysis.significance_input import SignificanceInputError, pairs
 
 STATSMODELS = {"holm": "holm", "bh": "fdr_bh"}
 ALPHAS = (0.001, 0.01, 0.05, 0.1, 0.2)

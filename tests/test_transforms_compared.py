@@ -16,7 +16,8 @@ from irscale.scales.analysis import transforms_compared
 from irscale.scales.analysis.agreement import SelfCheckError, system_means
 from irscale.scales.analysis.analyze import analyze
 from irscale.scales.analysis.report import write_report
-from irscale.scales.analysis.significance import TESTS, pairs, pairwise_pvalues, pairwise_significance
+from irscale.scales.analysis.significance import TESTS, pairwise_pvalues, pairwise_significance
+from irscale.scales.analysis.significance_input import pairs
 from irscale.scales.runs.standardize import standardize
 
 TRANSFORMS = ("raw", "unq", "midrank", "zscore", "zscore-cdf", "std-linear", "ecdf")

@@ -56,7 +56,8 @@ from irscale.enumerate.progress import progress_bar
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis import agreement
 from irscale.scales.analysis.matrices import choose_transforms, matrices, measure_transforms
-from irscale.scales.analysis.significance import TESTS, check_fraction, pairwise_significance
+from irscale.scales.analysis.significance import TESTS, pairwise_significance
+from irscale.scales.analysis.significance_input import check_fraction
 from irscale.scales.analysis.transforms_compared import Options, compact, compare_measure
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.runs.scores import COLUMNS, read_scores

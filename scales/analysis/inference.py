@@ -50,13 +50,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from irscale.scales.analysis.significance import (
-    SignificanceInputError,
-    _check_scores,
-    check_fraction,
-    difference_tolerance,
-    pairs,
-)
+from irscale.scales.analysis.significance_input import SignificanceInputError, _check_scores, check_fraction, pairs
+from irscale.scales.analysis.two_sample import difference_tolerance
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike

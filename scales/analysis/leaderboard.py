@@ -56,13 +56,8 @@ import pandas as pd
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis.inference import CORRECTIONS, adjust_pvalues, randomised_tukey_hsd
 from irscale.scales.analysis.leaderboard_output import Leaderboard, MeasureSummary
-from irscale.scales.analysis.significance import (
-    pairs,
-    ranksum_pvalues,
-    sign_pvalues,
-    signrank_pvalues,
-    ttest_pvalues,
-)
+from irscale.scales.analysis.significance_input import pairs
+from irscale.scales.analysis.two_sample import ranksum_pvalues, sign_pvalues, signrank_pvalues, ttest_pvalues
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.runs.standardize import STANDARDISATIONS, standardize_matrix
 from irscale.scales.tables.layouts import scale_kind

@@ -40,12 +40,11 @@ from irscale.scales.analysis.matrices import matrices, standardised
 from irscale.scales.analysis.significance import (
     MULTI_SYSTEM_TESTS,
     TWO_SAMPLE_TESTS,
-    _midranks_rows,
-    pairs,
     pairwise_directions,
     pairwise_pvalues,
     pairwise_significance,
 )
+from irscale.scales.analysis.significance_input import _midranks_rows, pairs
 from irscale.scales.runs.standardize import DEPENDS_ON_SCALING, DEPENDS_ON_SYSTEMS, reference_matrix
 
 #: Tests whose decisions depend only on the order of the scores within each topic.
