@@ -1,9 +1,6 @@
-"""Order-theoretic checks (irscale.scales.analysis.axioms) against independent brute force.
-
-References here are written from the definitions (SPEC_MEASURES section 6): runs from
-itertools (r_1 first, so itertools order is run-id order), the order by explicit prefix
-counting, moves by explicit list surgery, values from tests/naive.py (exact Fractions, or
-50-digit mpmath with values within 1e-40 counted equal).
+"""Order-theoretic checks of one measure (irscale.scales.analysis.axioms) against
+independent brute force (tests/order_reference.py): the axiom on every generating move,
+the balancing index, equal spacing, the summary and the CLI.
 """
 from __future__ import annotations
 
@@ -15,10 +12,11 @@ from fractions import Fraction
 import naive
 import numpy as np
 import pytest
+from order_reference import LateBias, moves_of, naive_fn, naive_ranks, runs_of, value_cmp
 
-from irscale.enumerate.runspace import runs_of_ids
 from irscale.errors import IrscaleError
 from irscale.scales.analysis import axioms as A
+from irscale.scales.analysis.run_order import AxiomLimitError, decode_ids, parse_run_string
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.keys import AdditiveKey
 
@@ -26,80 +24,7 @@ ALL_BINARY = ["P", "R", "F1", "AP", "RR", "RBP(p=0.3)", "RBP(p=0.5)", "RBP(p=0.8
               "DCG(b=2)", "DCG(b=10)", "nDCG(b=2)", "nDCG_trec"]
 
 
-# -- independent references -------------------------------------------------------------------
-def runs_of(levels, n):
-    return [tuple(r) for r in itertools.product(range(levels), repeat=n)]
-
-
-def leq(r, s):
-    """r <= s: for every grade t >= 1 and every k, #(grade >= t in r's top k) <= s's."""
-    for t in range(1, max(max(r), max(s), 1) + 1):
-        cr = cs = 0
-        for x, y in zip(r, s):
-            cr += x >= t
-            cs += y >= t
-            if cr > cs:
-                return False
-    return True
-
-
-def moves_of(run, levels, adjacent_only=None):
-    """Generating moves written out: binary: adjacent '01' -> '10' swaps and r_N 0 -> 1;
-    graded: (lower, higher) -> (higher, lower) swaps at any two ranks and +1 raises
-    anywhere."""
-    n, out = len(run), []
-    if adjacent_only is None:
-        adjacent_only = levels == 2
-    for i in range(n - 1):
-        for j in ([i + 1] if adjacent_only else range(i + 1, n)):
-            if run[i] < run[j]:
-                r = list(run)
-                r[i], r[j] = r[j], r[i]
-                out.append(tuple(r))
-    for k in ([n - 1] if levels == 2 else range(n)):
-        if run[k] < levels - 1:
-            r = list(run)
-            r[k] += 1
-            out.append(tuple(r))
-    return out
-
-
-REFERENCES = dict(naive.REFERENCES, **{"RBP(p=0.95)": naive.RBP("0.95")})
-
-
-def naive_fn(family):
-    return REFERENCES[family]
-
-
-def naive_ranks(family, n):
-    """(runs in run-id order, exact values, distinct values, unq ranks) of all binary runs,
-    rb = n for RB measures."""
-    fn = naive_fn(family)
-    rb = n if family in naive.RB_DEPENDENT else None
-    runs = naive.all_runs(n)
-    vals = [fn(r, rb) for r in runs]
-    distinct, ranks = naive.unq_ranks(vals)
-    return runs, vals, distinct, ranks
-
-
-def value_cmp(a, b):
-    """Sign of a - b for naive values (Fraction exact; mpmath with naive's equality)."""
-    if naive._equal(a, b):
-        return 0
-    return 1 if a > b else -1
-
-
-# tiny test-only measures through the real Measure interface (not registered)
-@dataclass(frozen=True, repr=False)
-class LateBias(KeyMeasure):
-    """Non-monotone: rank k weighs k (lower ranks count more)."""
-    name = "LateBias"
-
-    def key_spec(self):
-        return AdditiveKey(weights=[[0, k + 1] for k in range(self.n)],
-                         max_key=self.n * (self.n + 1) // 2, ordered=True, scale=lambda rb: Fraction(1, 7))
-
-
+# graded test-only measures through the real Measure interface (not registered)
 @dataclass(frozen=True, repr=False)
 class GradedSum(KeyMeasure):
     """Ternary, monotone: sum of gains (0, 1, 2), rank-independent."""
@@ -124,83 +49,6 @@ class GradedHeavyTop(GradedSum):
     """Ternary: the top grade outweighs N grade-1 documents (balancing index 0)."""
     name = "GradedHeavyTop"
     gains = (0, 1, 100)
-
-
-# -- strings, ids --------------------------------------------------------------------------------
-def test_strings_and_ids():
-    assert A.run_string([1, 0, 1, 0]) == "1010"
-    assert A.run_string([0, 12, 3]) == "0,12,3"
-    for s in ("1010", "0,12,3", "2101"):
-        assert A.run_string(A.parse_run_string(s)) == s
-    for levels, n in ((2, 7), (3, 4), (4, 3)):
-        ids = np.arange(levels ** n)
-        assert np.array_equal(A.decode_ids(ids, levels, n), runs_of_ids(ids, levels, n))
-        assert [tuple(r) for r in A.decode_ids(ids, levels, n)] == runs_of(levels, n)
-
-
-# -- 1. the order and its generating moves ------------------------------------------------------------
-@pytest.mark.parametrize("levels,n", [(2, 4), (2, 5), (3, 3), (4, 2)])
-def test_dominates_matches_definition(levels, n):
-    runs = runs_of(levels, n)
-    arr = np.array(runs, dtype=np.uint8)
-    got = A.dominates(arr[:, None, :], arr[None, :, :])          # got[i, j]: runs[j] <= runs[i]
-    ref = np.array([[leq(s, r) for s in runs] for r in runs])
-    assert np.array_equal(got, ref)
-    assert np.array_equal(A.comparable(arr[:, None, :], arr[None, :, :]), ref | ref.T)
-    assert bool(A.dominates([1, 0, 0], [0, 0, 1])) and not bool(A.dominates([0, 0, 1], [1, 0, 0]))
-
-
-@pytest.mark.parametrize("levels,n", [(2, 1), (2, 2), (2, 3), (2, 4), (2, 5), (3, 1), (3, 2), (3, 3), (3, 4),
-                                     (4, 2), (4, 3)])
-def test_closure_of_moves_is_the_order(levels, n):
-    runs = runs_of(levels, n)
-    index = {r: i for i, r in enumerate(runs)}
-    R = len(runs)
-    # moves by id arithmetic equal moves by list surgery
-    got = set()
-    for _mv, before, after in A.move_pairs(levels, n):
-        for b, a in zip(before, after):
-            got.add((int(b), int(a)))
-    ref = {(index[r], index[s]) for r in runs for s in moves_of(r, levels)}
-    assert got == ref
-    # reflexive-transitive closure (Warshall) equals the order, and equals dominates
-    M, _ = closure(runs, levels)
-    order = np.array([[leq(r, s) for s in runs] for r in runs])  # order[i, j]: runs[i] <= runs[j]
-    assert np.array_equal(M, order)
-    arr = np.array(runs, dtype=np.uint8)
-    assert np.array_equal(A.dominates(arr[None, :, :], arr[:, None, :]), order)
-    # every move goes strictly up
-    assert all(order[b, a] and not order[a, b] for b, a in got)
-    if levels == 2:  # binary moves are exactly the covers
-        strict = order & ~np.eye(R, dtype=bool)
-        covers = {(i, j) for i in range(R) for j in range(R) if strict[i, j]
-                  and not any(strict[i, k] and strict[k, j] for k in range(R))}
-        assert covers == got
-
-
-def closure(runs, levels, **kw):
-    index = {r: i for i, r in enumerate(runs)}
-    M = np.eye(len(runs), dtype=bool)
-    for r in runs:
-        for s in moves_of(r, levels, **kw):
-            M[index[r], index[s]] = True
-    for k in range(len(runs)):
-        M |= M[:, k:k + 1] & M[k:k + 1, :]
-    return M, index
-
-
-def test_graded_moves_need_long_swaps_and_raises_anywhere():
-    # "021" < "120" (a grade-1 document jumps over a grade-2 one), but adjacent swaps and
-    # raises cannot get there; "10" < "20" needs a raise at rank 1
-    runs = runs_of(3, 3)
-    M, index = closure(runs, 3, adjacent_only=True)
-    assert leq((0, 2, 1), (1, 2, 0)) and not M[index[(0, 2, 1)], index[(1, 2, 0)]]
-    M, index = closure(runs, 3)
-    assert M[index[(0, 2, 1)], index[(1, 2, 0)]]
-    assert leq((1, 0), (2, 0))
-    labels = [m.label for m in A.generating_moves(3, 3)]
-    assert labels == ["swap 1,2", "swap 1,3", "swap 2,3", "raise 1", "raise 2", "raise 3"]
-    assert [m.label for m in A.generating_moves(2, 3)] == ["swap 1,2", "swap 2,3", "raise 3"]
 
 
 # -- 2. the axiom ----------------------------------------------------------------------------------------
@@ -246,7 +94,7 @@ def test_violations_detected_with_exact_values():
     assert rep.n_violations == (n - 1) * 2 ** (n - 2) and rep.n_ties == 0
     assert len(rep.examples) == 10
     for e in rep.examples:
-        b, a = A.parse_run_string(e["before"]), A.parse_run_string(e["after"])
+        b, a = parse_run_string(e["before"]), parse_run_string(e["after"])
         assert tuple(a) in moves_of(tuple(b), 2)
         vb = Fraction(sum((k + 1) * int(x) for k, x in enumerate(b)), 7)
         va = Fraction(sum((k + 1) * int(x) for k, x in enumerate(a)), 7)
@@ -264,13 +112,13 @@ def test_rank_array_input():
     rep = A.check_axiom(-ranks)                      # reversed measure: every strict move violates
     assert rep.n_violations == rep.n_pairs and rep.measure == "ranks"
     assert "value_before" not in rep.examples[0]
-    runs = A.decode_ids(ids, 2, n)
+    runs = decode_ids(ids, 2, n)
     # violation of the raise only: the count of relevant documents, minus a bonus for r_N
     score = runs.sum(axis=1) * 10 - 15 * runs[:, -1]
     rep = A.check_axiom(score.astype(np.int64))
     assert rep.n_violations == 2 ** (n - 1)
     assert [m["move"] for m in rep.by_move if m["violations"]] == [f"raise {n}"]
-    with pytest.raises(A.AxiomLimitError):
+    with pytest.raises(AxiomLimitError):
         A.check_axiom(np.arange(30))
 
 
@@ -288,101 +136,22 @@ def test_graded_axiom():
     ranks = np.array([sum((0, 2, 1)[g] for g in r) for r in runs])
     by_array = A.check_axiom(ranks, levels=3)
     assert (by_array.n, by_array.n_pairs, by_array.n_violations) == (n, bad.n_pairs, bad.n_violations)
-    with pytest.raises(A.AxiomLimitError):
+    with pytest.raises(AxiomLimitError):
         A.check_axiom(ranks)                              # 81 runs are no binary space
-    with pytest.raises(A.AxiomLimitError):
+    with pytest.raises(AxiomLimitError):
         A.check_axiom(GradedSum(13))                      # 3^13 > 2^20
 
 
 def test_limit_refused():
-    with pytest.raises(A.AxiomLimitError) as e:
+    with pytest.raises(AxiomLimitError) as e:
         A.check_axiom("AP@21")
     assert isinstance(e.value, IrscaleError) and "2^20" in str(e.value)
-    with pytest.raises(A.AxiomLimitError):
+    with pytest.raises(AxiomLimitError):
         A.check_axiom("AP@10", limit=2 ** 9)
     with pytest.raises(IrscaleError):
         A.check_axiom("AP")                               # no cutoff
     with pytest.raises(IrscaleError):
         A.check_axiom("NoSuchMeasure@5")
-
-
-# -- 3. disagreements ------------------------------------------------------------------------------------
-def brute_pairs(r1, r2, runs):
-    disc = conc = t1 = t2 = t12 = comp = 0
-    for i, j in itertools.combinations(range(len(r1)), 2):
-        d1, d2 = np.sign(r1[i] - r1[j]), np.sign(r2[i] - r2[j])
-        if d1 == 0 and d2 == 0:
-            t12 += 1
-        elif d1 == 0:
-            t1 += 1
-        elif d2 == 0:
-            t2 += 1
-        elif d1 == d2:
-            conc += 1
-        else:
-            disc += 1
-            if runs is not None and (leq(runs[i], runs[j]) or leq(runs[j], runs[i])):
-                comp += 1
-    return disc, conc, t1, t2, t12, comp
-
-
-@pytest.mark.parametrize("f1,f2", [("AP", "RR"), ("P", "RBP(p=0.8)"), ("DCG(b=2)", "nDCG_trec"),
-                                   ("AP", "nDCG(b=2)"), ("RBP(p=0.5)", "RR"), ("R", "F1")])
-def test_disagreements_match_bruteforce(f1, f2):
-    n = 6
-    runs, _, _, ra = naive_ranks(f1, n)
-    _, _, _, rb = naive_ranks(f2, n)
-    disc, conc, t1, t2, t12, comp = brute_pairs(ra, rb, runs)
-    rep = A.disagreements(f1, f2, n)
-    assert (rep.discordant, rep.concordant, rep.tied_first, rep.tied_second, rep.tied_both) == (disc, conc, t1, t2, t12)
-    assert comp == 0 and rep.comparable_discordant == 0 and rep.comparable_method == "proof+enumeration"
-    assert rep.n_pairs == 2 ** n * (2 ** n - 1) // 2 and rep.consistent
-    for e in rep.examples:
-        assert e["first_ranks"][0] < e["first_ranks"][1] and e["second_ranks"][0] > e["second_ranks"][1]
-        assert not e["comparable"]
-        i, j = int(e["a"], 2), int(e["b"], 2)
-        assert ra[i] < ra[j] and rb[i] > rb[j]
-    assert len(rep.examples) == min(10, disc)
-    json.dumps(rep.to_dict())
-
-
-def test_disagreements_with_a_violating_measure():
-    n = 6
-    runs = runs_of(2, n)
-    r1 = list(A.space_ranks(LateBias(n)))
-    _, _, _, r2 = naive_ranks("P", n)
-    disc, conc, t1, t2, t12, comp = brute_pairs(r1, r2, runs)
-    assert comp > 0
-    rep = A.disagreements(LateBias(n), f"P@{n}")
-    assert (rep.discordant, rep.comparable_discordant) == (disc, comp)
-    assert rep.comparable_method == "enumeration" and not rep.axiom_first and not rep.consistent
-    for e in rep.comparable_examples:
-        assert leq(tuple(A.parse_run_string(e["lower"])), tuple(A.parse_run_string(e["upper"])))
-    # too large to enumerate: undecided rather than claimed
-    rep = A.disagreements(LateBias(n), f"P@{n}", pair_limit=16)
-    assert rep.comparable_discordant is None and rep.comparable_method == "undecided"
-    with pytest.raises(A.AxiomLimitError):
-        A.disagreements(LateBias(n), f"P@{n}", pair_limit=16, enumerate_pairs=True)
-    with pytest.raises(A.AxiomLimitError):
-        A.disagreements("P@6", "P@7")
-
-
-def test_discordant_pairs_with_ties_random():
-    rng = np.random.default_rng(7)
-    for size, k in ((50, 3), (200, 10), (300, 300)):
-        r1 = rng.integers(1, k + 1, size)
-        r2 = rng.integers(1, k + 1, size)
-        disc = brute_pairs(list(r1), list(r2), None)[0]
-        got, ex = A.discordant_pairs(r1, r2)
-        assert got == disc
-        for a, b in ex:
-            assert r1[a] < r1[b] and r2[a] > r2[b]
-
-
-def test_disagreements_large_by_proof():
-    rep = A.disagreements("AP@16", "DCG(b=2)@16")
-    assert rep.comparable_method == "proof" and rep.comparable_discordant == 0
-    assert rep.discordant + rep.concordant + rep.tied_first + rep.tied_second + rep.tied_both == rep.n_pairs
 
 
 # -- 4. balancing index -----------------------------------------------------------------------------------
@@ -494,7 +263,7 @@ def test_summary():
     s = A.axioms_summary("AP", 30)
     json.dumps(s)
     assert s["exhaustive"] is False and s["axiom_holds"] is None and s["balancing_index"] >= 1
-    with pytest.raises(A.AxiomLimitError):
+    with pytest.raises(AxiomLimitError):
         A.axioms_summary("AP@30", strict=True)
     s = A.axioms_summary(LateBias(5))
     assert s["axiom_holds"] is False and s["violation_examples"][0] == "00001 -> 00010"

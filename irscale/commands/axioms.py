@@ -6,7 +6,8 @@ import json
 import click
 
 from irscale.commands.options import cell, measure_names, print_table
-from irscale.scales.analysis.axioms import axioms_summary, disagreements
+from irscale.scales.analysis.axioms import axioms_summary
+from irscale.scales.analysis.disagreements import disagreements
 from irscale.scales.measures.parse import parse_measures
 
 

@@ -2,13 +2,8 @@
 
 Conventions
 -----------
-* REL = {0, 1, ..., G}, ``levels = G + 1`` (binary: ``levels = 2``). A judged run is
-  r = (r_1, ..., r_N), r_1 the top-ranked document; ranks k are 1-based.
-* Run ids (SPEC section 2): the base-``levels`` number with r_1 the most significant
-  digit (:mod:`irscale.enumerate.runspace`). Arrays of runs are ``uint8`` of shape
-  (m, N), column 0 being rank 1.
-* Relevance strings write a run as its degrees r_1 .. r_N: ``"1010"`` has relevant
-  documents at ranks 1 and 3 (for ``levels`` > 10 the degrees are comma-separated).
+* Runs, run ids and relevance strings as in :mod:`~irscale.scales.analysis.run_order`,
+  which also holds the partial order and its generating moves.
 * Orders are never decided in floating point. Every check works on the *exact unq ranks*
   of all runs of the space (:func:`space_ranks`, from :meth:`Scale.rank_ids`): equal
   ranks are equal values and rank order is value order, exactly, by construction of the
@@ -24,35 +19,14 @@ Conventions
   :data:`DEFAULT_LIMIT` = 2^20 (binary N <= 20, ternary N <= 12). Larger spaces are
   refused with :class:`AxiomLimitError` (raise ``limit`` deliberately to go further).
 
-The partial order (SPEC_MEASURES section 6)
--------------------------------------------
-r <= s ("s dominates r") when for every rank k = 1..N and every grade t = 1..G, r has no
-more documents of grade >= t in its top k than s has. :func:`dominates` tests it with
-prefix counts per grade threshold. It is generated (reflexive-transitive closure) by the
-*generating moves* (:func:`generating_moves`), each of which leads to a greater run:
-
-* binary: ``swap k,k+1`` turns an adjacent "0 1" at ranks k, k+1 into "1 0" (a relevant
-  document moves up one rank) and ``raise N`` turns r_N = 0 into 1; these are exactly the
-  covers of the order;
-* graded (levels > 2): ``swap i,j`` (i < j, not only adjacent) turns grades
-  (lower, higher) at ranks i, j into (higher, lower), and ``raise k`` raises the grade of
-  the document at rank k by one (k = 1..N). Adjacent swaps do not suffice: "021" <
-  "120" (a grade-1 document moves from rank 3 to rank 1 over a grade-2 document) is no
-  chain of adjacent swaps and raises: every adjacent swap or raise applied to "021"
-  gives a run ("201", "121", "022") that is not <= "120". Raises at ranks other
-  than N are needed too ("10" < "20"). The tests check that the closure of these moves
-  is the order (binary N <= 5; ternary N <= 4; four grades N <= 3).
-
 Checks
 ------
 * :func:`check_axiom`: a measure never scores a greater run lower, checked as
   rank(after) >= rank(before) for every run and every generating move (by transitivity
   this is the axiom for every comparable pair). Reports the moves checked, violations
   (with examples and exact values) and ties (moves the measure does not see).
-* :func:`disagreements`: pairs of runs two measures order in strictly opposite
-  directions, counted in O(R log R) with a Fenwick tree; comparable such pairs (which
-  cannot exist when both measures satisfy the axiom) are excluded by that argument and,
-  for small spaces, also by enumerating all pairs.
+* disagreements between two measures, pairs of runs they order in opposite directions
+  (:mod:`~irscale.scales.analysis.disagreements`).
 * :func:`balancing_index`: B(N), the largest b such that one top-grade document at
   rank 1 scores no more than grade-1 documents filling ranks b..N.
 * :func:`equal_spacing`: whether the distinct values are equally spaced (an interval
@@ -66,60 +40,27 @@ import dataclasses
 import functools
 import math
 import time
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mpmath
 import numpy as np
 
-from irscale.enumerate.runspace import runs_of_ids
-from irscale.errors import CertificationError, IrscaleError
-from irscale.scales.analysis import axioms_kernels as ak
+from irscale.errors import CertificationError
+from irscale.scales.analysis.run_order import AxiomLimitError, apply_move, decode_ids, generating_moves, run_string
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.build import scale
 
-if TYPE_CHECKING:
-    from numpy.typing import ArrayLike
-
 #: Largest run space (levels**N) checked exhaustively unless a caller raises ``limit``.
 DEFAULT_LIMIT = 2 ** 20
-#: Largest run space for which :func:`disagreements` enumerates all pairs by default
-#: (2^14 runs: 1.3e8 pairs, about a second).
-DEFAULT_PAIR_LIMIT = 2 ** 14
 #: Examples kept in reports.
 MAX_EXAMPLES = 10
 #: Relative tolerance under which two 60-digit values count as equal (log discounts).
 MP_REL_TOL = mpmath.mpf(10) ** -40
 #: Digits of the high-precision comparisons (as :data:`irscale.scales.measures.keys.MP_DIGITS`).
 MP_DIGITS = 60
-
-
-class AxiomLimitError(IrscaleError, ValueError):
-    """The run space is larger than the exhaustive limit of a check (or the input of a
-    check is malformed: rank arrays of the wrong size, mismatched measures)."""
-
-
-# -- runs, strings, ids ----------------------------------------------------------------
-def run_string(run: Sequence[int] | np.ndarray) -> str:
-    """Relevance string of a run: degrees r_1..r_N, e.g. ``"1010"`` (comma-separated when
-    a degree has more than one digit)."""
-    degs = [int(x) for x in run]
-    if all(d < 10 for d in degs):
-        return "".join(str(d) for d in degs)
-    return ",".join(str(d) for d in degs)
-
-
-def parse_run_string(text: str) -> np.ndarray:
-    """Inverse of :func:`run_string` (``"1010"`` or ``"1,0,10"``) -> uint8 array."""
-    parts = text.split(",") if "," in text else list(text)
-    return np.array([int(p) for p in parts], dtype=np.uint8)
-
-
-#: Runs (uint8, shape (len(ids), n)) of run ids: the run space's own decoder.
-decode_ids = runs_of_ids
 
 
 def _check_space(levels: int, n: int, limit: int, what: str) -> int:
@@ -133,113 +74,6 @@ def _check_space(levels: int, n: int, limit: int, what: str) -> int:
 
 def _pow2(x: int) -> str:
     return f"2^{x.bit_length() - 1}" if x > 0 and x & (x - 1) == 0 else str(x)
-
-
-# -- the partial order -------------------------------------------------------------------
-def prefix_counts(runs: ArrayLike, levels: int | None = None) -> np.ndarray:
-    """Prefix counts per grade threshold: ``out[..., t - 1, k - 1]`` = number of documents
-    of grade >= t among ranks 1..k, for t = 1..G (G = levels - 1, or the largest grade
-    present when ``levels`` is None). Shape ``runs.shape[:-1] + (G, N)``, int16."""
-    r = np.asarray(runs)
-    G = (levels - 1) if levels is not None else int(r.max(initial=0))
-    G = max(G, 1)
-    out = np.empty(r.shape[:-1] + (G, r.shape[-1]), dtype=np.int16)
-    for t in range(1, G + 1):
-        np.cumsum(r >= t, axis=-1, dtype=np.int16, out=out[..., t - 1, :])
-    return out
-
-
-def dominates(a_runs: ArrayLike, b_runs: ArrayLike) -> np.ndarray | np.bool_:
-    """Whether each run of ``a_runs`` dominates (is >= in the partial order) the
-    corresponding run of ``b_runs``.
-
-    ``b <= a`` when for every rank k and grade t >= 1 the top k of b holds no more
-    documents of grade >= t than the top k of a (SPEC_MEASURES section 6). Arguments are
-    runs (last axis = ranks 1..N, degrees as integers) and broadcast against each other
-    over the leading axes, e.g. ``dominates(runs[:, None], runs[None, :])`` is the
-    whole order as a matrix. Returns a bool array of the broadcast leading shape (a
-    numpy bool for two single runs).
-    """
-    a = np.asarray(a_runs)
-    b = np.asarray(b_runs)
-    if a.shape[-1] != b.shape[-1]:
-        raise AxiomLimitError(f"runs of different lengths ({a.shape[-1]} and {b.shape[-1]}) are not comparable")
-    G = max(int(a.max(initial=0)), int(b.max(initial=0)), 1)
-    ok = np.ones(np.broadcast_shapes(a.shape[:-1], b.shape[:-1]), dtype=bool)
-    for t in range(1, G + 1):
-        ca = np.cumsum(a >= t, axis=-1, dtype=np.int16)
-        cb = np.cumsum(b >= t, axis=-1, dtype=np.int16)
-        ok &= np.all(ca >= cb, axis=-1)
-    return ok[()] if ok.ndim == 0 else ok
-
-
-def comparable(a_runs: ArrayLike, b_runs: ArrayLike) -> np.ndarray | np.bool_:
-    """Whether runs are comparable in the partial order (either dominates the other)."""
-    return dominates(a_runs, b_runs) | dominates(b_runs, a_runs)
-
-
-@dataclass(frozen=True)
-class Move:
-    """A generating move of the order. ``kind`` ``"swap"``: the documents at ranks
-    ``rank`` < ``other`` (1-based) swap when the lower-ranked one (at ``other``) is more
-    relevant; ``"raise"``: the grade at ``rank`` goes up by one (``other`` unused)."""
-
-    kind: str
-    rank: int
-    other: int = 0
-
-    @property
-    def label(self) -> str:
-        return f"swap {self.rank},{self.other}" if self.kind == "swap" else f"raise {self.rank}"
-
-
-def generating_moves(levels: int, n: int) -> list[Move]:
-    """The generating moves of the order on REL^N (module docstring): binary: adjacent
-    swaps (k, k+1), k = 1..N-1, and the raise at rank N; graded: swaps (i, j) for all
-    1 <= i < j <= N, then raises at every rank."""
-    if levels < 2 or n < 1:
-        raise AxiomLimitError(f"need levels >= 2 and N >= 1, got levels={levels}, N={n}")
-    if levels == 2:
-        return [Move("swap", k, k + 1) for k in range(1, n)] + [Move("raise", n)]
-    swaps = [Move("swap", i, j) for i in range(1, n) for j in range(i + 1, n + 1)]
-    return swaps + [Move("raise", k) for k in range(1, n + 1)]
-
-
-def apply_move(move: Move, ids: ArrayLike, levels: int, n: int, digits: np.ndarray | None = None
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Apply one move to runs given by id.
-
-    Returns ``(mask, after)``: ``mask[i]`` says whether the move applies to run ``ids[i]``
-    (swap: grade at rank i < grade at rank j; raise: grade < G) and ``after`` holds the
-    ids of the moved runs (for the runs where it applies, in order). ``digits``: the runs
-    of ``ids`` (:func:`decode_ids`) when already at hand.
-    """
-    ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-
-    def digit(k0):                                 # grades at 0-based rank k0
-        if digits is None:
-            return (ids // levels ** (n - 1 - k0)) % levels
-        return digits[:, k0].astype(np.int64)
-
-    i = move.rank - 1
-    place_i = levels ** (n - 1 - i)                # weight of rank i in the run id
-    d_i = digit(i)
-    if move.kind == "raise":
-        mask = d_i < levels - 1
-        return mask, ids[mask] + place_i
-    j = move.other - 1
-    d_j = digit(j)
-    mask = d_i < d_j
-    return mask, ids[mask] + (d_j - d_i)[mask] * (place_i - levels ** (n - 1 - j))
-
-
-def move_pairs(levels: int, n: int) -> Iterator[tuple[Move, np.ndarray, np.ndarray]]:
-    """Every (run, move) pair of REL^N: yields ``(move, before_ids, after_ids)``."""
-    ids = np.arange(levels ** n, dtype=np.int64)
-    digits = decode_ids(ids, levels, n)
-    for mv in generating_moves(levels, n):
-        mask, after = apply_move(mv, ids, levels, n, digits)
-        yield mv, ids[mask], after
 
 
 # -- exact ranks of the whole space ------------------------------------------------------------
@@ -453,186 +287,6 @@ def check_axiom(measure: str | Measure | np.ndarray | list[int] | tuple[int, ...
         examples.append(e)
     return AxiomReport(sub.label, sub.n, sub.levels, sub.rb, int(sub.ranks.size), int(npairs), int(nv), int(nt),
                        int(npairs - nv - nt), by_move, examples, round(time.perf_counter() - t0, 4))
-
-
-# -- 3. disagreements ----------------------------------------------------------------------------------
-@dataclass
-class DisagreementReport:
-    """Result of :func:`disagreements` over all unordered pairs {a, b} of REL^N.
-
-    ``discordant``: pairs the two measures order in strictly opposite directions (m1: a < b
-    and m2: a > b, or the reverse); ``concordant``: strictly the same direction;
-    ``tied_first`` / ``tied_second``: tied by that measure only; ``tied_both``.
-    ``comparable_discordant``: discordant pairs that are comparable in the partial order
-    (must be 0 when both measures satisfy the axiom; None when it could not be decided:
-    a measure violates the axiom and the space is too large to enumerate);
-    ``comparable_method``: ``"proof"`` (both satisfy the axiom, checked exhaustively),
-    ``"enumeration"`` (all pairs enumerated), ``"proof+enumeration"``, or ``"undecided"``.
-    ``examples``: up to 10 discordant pairs ``a``, ``b`` with m1(a) < m1(b) and
-    m2(a) > m2(b), with exact values. ``comparable_examples``: comparable discordant pairs
-    (``lower`` <= ``upper`` in the order).
-    """
-
-    first: str
-    second: str
-    n: int
-    levels: int
-    n_runs: int
-    n_pairs: int
-    discordant: int
-    concordant: int
-    tied_first: int
-    tied_second: int
-    tied_both: int
-    axiom_first: bool
-    axiom_second: bool
-    comparable_discordant: int | None
-    comparable_method: str
-    examples: list = field(default_factory=list)
-    comparable_examples: list = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def consistent(self) -> bool:
-        """No comparable pair is ordered in opposite directions (known to hold)."""
-        return self.comparable_discordant == 0
-
-    @property
-    def tau_b(self) -> float | None:
-        """Kendall tau-b between the two measures over all runs (None if undefined)."""
-        n0 = self.n_pairs
-        d1 = n0 - self.tied_first - self.tied_both
-        d2 = n0 - self.tied_second - self.tied_both
-        if d1 <= 0 or d2 <= 0:
-            return None
-        return (self.concordant - self.discordant) / math.sqrt(d1 * d2)
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d.update(consistent=self.consistent, tau_b=self.tau_b)
-        return d
-
-
-def _tied_pairs(*arrays) -> int:
-    """Pairs of runs equal in all given rank arrays: sum over groups of C(c, 2)."""
-    if len(arrays) == 1:
-        c = np.bincount(arrays[0])
-    else:
-        key = arrays[0] * (int(arrays[1].max()) + 1) + arrays[1]
-        c = np.unique(key, return_counts=True)[1]
-    c = c.astype(np.int64)
-    return int((c * (c - 1) // 2).sum())
-
-
-def discordant_pairs(r1: np.ndarray, r2: np.ndarray, max_examples: int = MAX_EXAMPLES
-                     ) -> tuple[int, list[tuple[int, int]]]:
-    """Number of pairs {a, b} with r1[a] < r1[b] and r2[a] > r2[b] (strictly opposite;
-    ties in either do not count), in O(R log R): sort by (r1, r2) and count strict
-    inversions of r2 (:func:`~irscale.scales.analysis.axioms_kernels.strict_inversions`).
-    Returns ``(count, examples)``, examples being up to ``max_examples`` pairs ``(a, b)``
-    of run ids with r1[a] < r1[b], r2[a] > r2[b], spread over the r1 order."""
-    r1 = np.ascontiguousarray(r1, dtype=np.int64)
-    r2 = np.ascontiguousarray(r2, dtype=np.int64)
-    order = np.lexsort((r2, r1))
-    x = np.ascontiguousarray(r2[order])
-    per = np.empty(x.size, np.int64)
-    total = int(ak.strict_inversions(x, int(x.max()) if x.size else 0, per))
-    examples = []
-    if total and max_examples:
-        pos = np.flatnonzero(per > 0)
-        pick = pos[np.unique(np.linspace(0, pos.size - 1, min(max_examples, pos.size)).round().astype(np.int64))]
-        for j in pick:
-            i = int(ak.partner_before(x, int(j)))
-            examples.append((int(order[i]), int(order[j])))
-    return total, examples
-
-
-def disagreements(m1: str | Measure | np.ndarray | list[int] | tuple[int, ...],
-                  m2: str | Measure | np.ndarray | list[int] | tuple[int, ...], n: int | None = None,
-                  limit: int = DEFAULT_LIMIT, *, levels: int | None = None,
-                  pair_limit: int = DEFAULT_PAIR_LIMIT, enumerate_pairs: bool | None = None,
-                  max_examples: int = MAX_EXAMPLES) -> DisagreementReport:
-    """Pairs of runs that two measures order in strictly opposite directions.
-
-    Over all unordered pairs {a, b} of REL^N (C(levels^N, 2) of them: 5.2e5 at binary N =
-    10, 5.5e11 at N = 20), counts discordant pairs (m1: a < b and m2: a > b, or the
-    reverse; ties in either measure do not count) with an O(R log R) Fenwick-tree
-    inversion count, plus concordant and tied pairs. Then decides how many discordant
-    pairs are *comparable* in the partial order:
-
-    * both measures are checked against the axiom (:func:`check_axiom`, exhaustive over
-      the generating moves). If both satisfy it, no comparable pair can be discordant
-      (a <= b implies m1(a) <= m1(b) and m2(a) <= m2(b)): the count is 0 by proof;
-    * when ``levels**N <= pair_limit`` (default 2^14, binary N <= 14) every pair is
-      also enumerated (O(R^2) numba kernel) and each discordant pair tested for
-      comparability; if the proof and the enumeration disagree, a RuntimeError is raised
-      (a bug, not a property of the measures). ``enumerate_pairs`` forces (True; refused
-      beyond ``pair_limit``) or skips (False) the enumeration;
-    * if a measure violates the axiom and the space is too large to enumerate, the count
-      is None (``comparable_method == "undecided"``).
-
-    ``m1``, ``m2``: measure names or Measures (RB-dependent ones at rb = N), or rank
-    arrays over run ids (as in :func:`check_axiom`); both must live on the same REL^N.
-    """
-    t0 = time.perf_counter()
-    s1 = _subject(m1, n, levels, limit)
-    s2 = _subject(m2, n, levels, limit)
-    if (s1.levels, s1.n) != (s2.levels, s2.n):
-        raise AxiomLimitError(f"{s1.label} and {s2.label} live on different run spaces "
-                              f"(levels {s1.levels}, N = {s1.n} vs levels {s2.levels}, N = {s2.n})")
-    L, nn = s1.levels, s1.n
-    R = s1.ranks.size
-    r1, r2 = s1.ranks, s2.ranks
-    disc, ex = discordant_pairs(r1, r2, max_examples)
-    n_pairs = R * (R - 1) // 2
-    t12 = _tied_pairs(r1, r2)
-    t1 = _tied_pairs(r1) - t12
-    t2 = _tied_pairs(r2) - t12
-    conc = n_pairs - t1 - t2 - t12 - disc
-    ax1 = _axiom_counts(r1, L, nn, 0)[0][1] == 0
-    ax2 = _axiom_counts(r2, L, nn, 0)[0][1] == 0
-    if enumerate_pairs is None:
-        enumerate_pairs = R <= pair_limit
-    elif enumerate_pairs and R > pair_limit:
-        raise AxiomLimitError(f"enumerating all {n_pairs} pairs of {L}^{nn} runs is beyond pair_limit "
-                              f"{pair_limit} runs")
-    comp, method, comp_ex = None, "undecided", []
-    if ax1 and ax2:
-        comp, method = 0, "proof"
-    if enumerate_pairs:
-        runs = decode_ids(np.arange(R), L, nn)
-        pref = np.ascontiguousarray(prefix_counts(runs, L))
-        ea = np.zeros(max(max_examples, 1), np.int64)
-        eb = np.zeros_like(ea)
-        d_enum, c_enum, nex = ak.all_pairs_check(r1, r2, pref, max_examples, ea, eb)
-        if int(d_enum) != disc:
-            raise RuntimeError(f"{s1.label} vs {s2.label}: {disc} discordant pairs by inversion count, "
-                               f"{int(d_enum)} by enumeration")
-        if comp == 0 and c_enum:
-            raise RuntimeError(f"{s1.label} vs {s2.label}: both satisfy the axiom but {int(c_enum)} comparable "
-                               f"pairs are ordered in opposite directions")
-        comp = int(c_enum)
-        method = "proof+enumeration" if method == "proof" else "enumeration"
-        comp_ex = [(int(ea[i]), int(eb[i])) for i in range(int(nex))]
-    v1 = _Valuer(s1.measure, s1.rb) if s1.measure is not None else None
-    v2 = _Valuer(s2.measure, s2.rb) if s2.measure is not None else None
-
-    def describe(a, b, names=("a", "b")):
-        ra, rbb = decode_ids([a, b], L, nn)
-        d = {names[0]: run_string(ra), names[1]: run_string(rbb),
-             "first_ranks": [int(r1[a]), int(r1[b])], "second_ranks": [int(r2[a]), int(r2[b])]}
-        if v1 is not None:
-            d["first_values"] = [fmt_value(v1.value(ra)), fmt_value(v1.value(rbb))]
-        if v2 is not None:
-            d["second_values"] = [fmt_value(v2.value(ra)), fmt_value(v2.value(rbb))]
-        d["comparable"] = bool(comparable(ra, rbb))
-        return d
-
-    return DisagreementReport(
-        s1.label, s2.label, nn, L, int(R), int(n_pairs), int(disc), int(conc), int(t1), int(t2), int(t12),
-        bool(ax1), bool(ax2), comp, method, [describe(a, b) for a, b in ex],
-        [describe(a, b, ("lower", "upper")) for a, b in comp_ex], round(time.perf_counter() - t0, 4))
-
 
 # -- 4. balancing index ---------------------------------------------------------------------------------
 def _compare(valuer: _Valuer, a, b) -> int:
