@@ -1,4 +1,5 @@
-"""Numba kernels of the order-theoretic checks (:mod:`irscale.scales.analysis.axioms`).
+"""Numba kernels of the order-theoretic checks (:mod:`irscale.scales.analysis.axioms`,
+:mod:`irscale.scales.analysis.disagreements`).
 
 Conventions: runs are identified by their run id (base-``levels`` number, rank 1 most
 significant, SPEC section 2); a *rank array* ``ranks`` holds the exact 1-based unq rank of

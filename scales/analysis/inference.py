@@ -4,7 +4,7 @@ confidence intervals.
 
 Inputs are *scores matrices* ``X`` of shape ``(n_topics, n_systems)`` under any
 transform (raw, unq, z-scores, ...), as in :mod:`irscale.scales.analysis.significance`;
-per-pair outputs are in the order of :func:`~irscale.scales.analysis.significance.pairs`
+per-pair outputs are in the order of :func:`~irscale.scales.analysis.significance_input.pairs`
 (``i < j``, row-major), the difference of a pair is ``d = X[:, i] - X[:, j]``.
 
 ``adjust_pvalues(p, "holm")``
