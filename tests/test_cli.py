@@ -5,11 +5,14 @@ import shlex
 import shutil
 import subprocess
 import sys
+import warnings
 
 import h5py
 import pytest
 
 from irscale.cli import main
+from irscale.commands.options import warnings_said
+from irscale.errors import IrscaleWarning
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +111,18 @@ def test_console_script_exit_codes(tmp_path):
     assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr
     r = subprocess.run([sys.executable, "-m", "irscale", "--help"], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 0 and "build" in r.stdout and "lookup" in r.stdout
+
+
+def test_commands_show_warnings_for_users_not_python_developer_warnings(capsys):
+    """A command says every warning meant for its user (once per text), but not what Python
+    keeps quiet by default: the unclosed file of an import cut short by Ctrl-C, a library's
+    deprecation."""
+    with warnings_said():
+        warnings.warn("about your runs", IrscaleWarning, stacklevel=1)
+        warnings.warn("about your runs", IrscaleWarning, stacklevel=1)
+        warnings.warn("a library's own", UserWarning, stacklevel=1)
+        warnings.warn("unclosed file <_io.BufferedReader name='x.pyc'>", ResourceWarning, stacklevel=1)
+        warnings.warn("old API", DeprecationWarning, stacklevel=1)
+    err = capsys.readouterr().err
+    assert err.count("about your runs") == 1 and "a library's own" in err
+    assert "unclosed" not in err and "old API" not in err

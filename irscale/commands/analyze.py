@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from irscale.commands.options import ManyValues, check_jobs, jobs_option, print_warnings
+from irscale.commands.options import ManyValues, check_jobs, jobs_option, print_warnings, show_every_warning
 from irscale.errors import IrscaleError, IrscaleWarning
 from irscale.scales.analysis.analyze import analyze, load_scores
 from irscale.scales.analysis.axioms import add_axioms
@@ -80,7 +80,7 @@ def command(scores: tuple[str, ...], out: str, stores: tuple[str, ...], tests: s
     if figure_measure is not None:
         measure_in_scores(table, figure_measure)         # fail before the work, not after
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        show_every_warning()
         result = analyze(table, tests=chosen, n_jobs=jobs, progress=not quiet,
                          sources=[Path(p).name for p in scores], transforms=transforms,
                          reference=list(reference) or None, leave_one_out=leave_one_out, baseline=baseline,
@@ -91,7 +91,7 @@ def command(scores: tuple[str, ...], out: str, stores: tuple[str, ...], tests: s
     measures = result.meta.get("measures") or list(dict.fromkeys(result.tau_scaled["measure"]))
     spacing, figures = _spacing_and_figures(opened, measures, out)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        show_every_warning()
         figures = _transform_figure(table, result, figure_measure, list(reference), out) + figures
     print_warnings(caught)
     preamble = _leaderboard(table, baseline, out)

@@ -115,6 +115,20 @@ def check_jobs(jobs: int | None) -> int:
     return jobs
 
 
+#: Warnings Python keeps quiet by default (meant for developers, not for users of a
+#: command): they stay quiet when a command shows every other warning.
+DEVELOPER_WARNINGS = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
+
+
+def show_every_warning() -> None:
+    """Within ``warnings.catch_warnings()``: every warning is shown (each time it is given),
+    but those Python keeps quiet by default (:data:`DEVELOPER_WARNINGS`: an unclosed file
+    of an import cut short by Ctrl-C, a library's deprecation)."""
+    warnings.simplefilter("always")
+    for category in DEVELOPER_WARNINGS:
+        warnings.simplefilter("ignore", category)
+
+
 def print_warnings(caught: Iterable[warnings.WarningMessage]) -> None:
     for w in caught:
         click.echo(f"irscale: warning: {w.message}", err=True)
@@ -134,7 +148,7 @@ def warnings_said(quiet: bool = False) -> Iterator[None]:
             click.echo(f"irscale: warning: {text}", err=True)
 
     with warnings.catch_warnings():
-        warnings.simplefilter("always")
+        show_every_warning()
         warnings.showwarning = show
         yield
 
