@@ -7,7 +7,8 @@
   ``irscale --help`` / ``irscale measures`` load neither numba nor pandas nor h5py;
 * measure families are discovered (every module of families/ defines one) and no module
   outside a family's own tests a measure's name;
-* every public function has type hints for its arguments and its return value.
+* every public function has type hints for its arguments and its return value;
+* no module is over :data:`MAX_MODULE_LINES` lines (one that grows holds two concepts).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ PACKAGES = {"irscale": "irscale", "enumerate": "irscale.enumerate", "scales": "i
 LAYERS = ["irscale.enumerate", "irscale.scales.measures", "irscale.scales.tables", "irscale.store",
           "irscale.scales.runs", "irscale.scales.analysis", "irscale"]
 BASE = {"irscale.errors", "irscale.version"}          # every layer may use these
+MAX_MODULE_LINES = 600
 
 
 def _modules() -> dict[str, Path]:
@@ -210,3 +212,9 @@ def test_public_functions_have_type_hints():
                 what = ", ".join(untyped + ([] if fn.returns else ["return"]))
                 missing.append(f"{path.relative_to(ROOT)}:{fn.lineno} {fn.name}: {what}")
     assert not missing, f"{len(missing)} public functions without type hints:\n" + "\n".join(missing)
+
+
+def test_no_module_is_over_600_lines():
+    lines = {name: len(path.read_text().splitlines()) for name, path in _modules().items()}
+    long = {name: n for name, n in lines.items() if n > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (two concepts each?): {long}"
