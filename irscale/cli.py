@@ -17,6 +17,7 @@ by SIGINT rather than with status 130: the same 130 to a shell, after the same o
 """
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
@@ -110,14 +111,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     return), and its message is printed as one line."""
     before = _sigint(signal.default_int_handler)
     try:
-        return _main(argv)
+        code = _main(argv)
     except KeyboardInterrupt:            # in an except clause of _main: still one line
         _sigint(_interrupted if before is _interrupted else signal.SIG_IGN)
         click.echo("irscale: interrupted", err=True)
-        return 130
+        code = 130
     finally:
         if before is not None:
             _sigint(before)
+    if code == 130 and before is _interrupted:       # the irscale command itself, interrupted
+        _end_interrupted()
+    return code
+
+
+def _end_interrupted() -> None:
+    """End the interrupted ``irscale`` command after its one line: Python's exit functions
+    run (worker pools and temporary folders are cleaned up), but not the exit of the C++
+    libraries, whose threads an interrupt can leave running ("terminate called without an
+    active exception", SIGABRT)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    atexit._run_exitfuncs()
+    os._exit(130)
+
+
+def _cut_short_by_ctrl_c(error: BaseException | None) -> bool:
+    """Whether ``error`` comes from a Ctrl-C: Python turns a KeyboardInterrupt within some
+    calls (a class's ``__set_name__`` while a module is imported) into another exception,
+    whose cause it is."""
+    for _ in range(32):
+        if error is None or isinstance(error, KeyboardInterrupt):
+            return error is not None
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -144,6 +173,11 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:              # the reader of stdout left (| head): stop quietly, as cat does
         sys.stderr.close()
         return 141
+    except Exception as e:
+        if not _cut_short_by_ctrl_c(e):
+            raise                        # a bug: its traceback
+        click.echo("irscale: interrupted", err=True)
+        return 130
     return 0
 
 

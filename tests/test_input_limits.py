@@ -352,6 +352,24 @@ def test_ctrl_c_at_start_up_and_at_exit_is_one_line(files, when):
     assert "Traceback" not in err and len(_lines(err)) == 1, err[-3000:]
 
 
+def test_an_interrupt_python_wraps_in_another_error_is_one_line(monkeypatch, capsys):
+    """A Ctrl-C within a class's __set_name__ while a module imports (numba's, at random
+    moments) reaches the command as a RuntimeError caused by it: 130 and one line, not the
+    traceback of a bug; a RuntimeError of its own is still a bug."""
+    def interrupted_import(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise RuntimeError("Error calling __set_name__ on 'cached_property' instance") from e
+
+    monkeypatch.setattr("irscale.commands.measures.command.callback", interrupted_import)
+    assert main(["measures"]) == 130
+    assert _lines(capsys.readouterr().err) == ["irscale: interrupted"]
+    monkeypatch.setattr("irscale.commands.measures.command.callback", lambda *a, **k: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        main(["measures"])
+
+
 def test_main_restores_the_sigint_handler_of_its_caller():
     def mine(signum, frame):
         pass
