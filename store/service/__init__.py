@@ -1,21 +1,17 @@
 """The HTTP lookup service: a store's tables behind a small JSON API (FastAPI + uvicorn).
 
 Run it with ``irscale serve --store tables`` (:func:`serve`), behind gunicorn
-(docs/service.md, "Deployment"), or embed it as an ASGI application (:func:`create_app`). It is
-read-only, opens every table once at start-up and never accepts or returns a filesystem
-path. The API, its errors and its limits are in docs/service.md; the OpenAPI description
-is at ``/openapi.json``, the interactive docs (offline) at ``/docs`` and ``/redoc``, a page
-for research use at ``/``.
-
-The modules, each importing only those before it: :mod:`.limits` (numbers), :mod:`.errors`
-(request errors, HTTP status, error bodies), :mod:`.models` (pydantic models),
-:mod:`.validation` (a request body read and checked), :mod:`.views` (GET /v1/table),
-:mod:`.lookups` (:class:`LookupService`), :mod:`.workers` (worker processes and their
-budgets), :mod:`.page` (the page at ``/``), :mod:`.app` (:func:`create_app`: routes, request
-intake) and :mod:`.server` (:func:`serve`: uvicorn and the request-head deadline).
+(docs/service.md, "Deployment"), or embed it as an ASGI application (:func:`create_app`). It
+is read-only and never accepts or returns a filesystem path; docs/service.md describes the
+API, its errors and limits. The modules, each importing only those before it: ``limits``,
+``errors``, ``models``, ``validation`` (a request body read and checked), ``views`` (GET
+/v1/table), ``lookups`` (:class:`LookupService`), ``workers`` (worker processes and their
+budgets), ``app`` (:func:`create_app`: routes, request intake, the page at ``/``) and
+``server`` (:func:`serve`: uvicorn and the request-head deadline).
 """
 from __future__ import annotations
 
+from irscale.store.service import limits
 from irscale.store.service.app import DOCS_ASSETS, create_app
 from irscale.store.service.errors import (
     InvalidJSONError,
@@ -25,7 +21,6 @@ from irscale.store.service.errors import (
     ServiceBusyError,
 )
 from irscale.store.service.limits import *  # noqa: F403  (the limits and defaults, named in docs/service.md)
-from irscale.store.service.limits import __all__ as _limits
 from irscale.store.service.lookups import LookupService
 from irscale.store.service.server import HeadDeadlineH11Protocol, serve
 from irscale.store.service.validation import parse_request, runs_array
@@ -34,4 +29,4 @@ from irscale.store.service.workers import WorkerPool
 
 __all__ = ["create_app", "serve", "LookupService", "WorkerPool", "HeadDeadlineH11Protocol", "parse_request",
            "runs_array", "check_view_names", "view_rb", "DOCS_ASSETS", "RequestError", "InvalidJSONError",
-           "PayloadTooLargeError", "RequestTimeoutError", "ServiceBusyError", *_limits]
+           "PayloadTooLargeError", "RequestTimeoutError", "ServiceBusyError", *limits.__all__]

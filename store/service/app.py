@@ -1,15 +1,20 @@
 """The lookup service as an ASGI application (:func:`create_app`): its routes, its error
-answers, how request bodies come in, and the interactive docs served without a CDN
-(fastapi-offline)."""
+answers, how request bodies come in, the page at ``/`` and the interactive docs served
+without a CDN (fastapi-offline)."""
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import html
+import json
 import logging
 import os
+import textwrap
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from http import HTTPStatus
+from importlib import resources
 from typing import Annotated, Literal
 
 import pydantic_core
@@ -51,10 +56,9 @@ from irscale.store.service.models import (
     TablesResponse,
     TableViewResponse,
 )
-from irscale.store.service.page import page_html
 from irscale.store.service.validation import validation_error
 from irscale.store.service.views import check_view_names, view_rb
-from irscale.store.service.workers import _RANK, _VIEW, WorkerPool, _Threads
+from irscale.store.service.workers import RANK, VIEW, WorkerPool, _Threads
 from irscale.version import __version__
 
 log = logging.getLogger("irscale.service")
@@ -70,60 +74,22 @@ def _json(payload: bytes, status: int = 200, headers: dict | None = None) -> Res
     return Response(payload, status_code=status, media_type="application/json", headers=headers)
 
 
-class _Intake:
-    """Requests held at once: at most ``max_bytes`` bytes of bodies (counted as they
-    arrive: a slow client holds only what it has sent) and at most ``max_pending``
-    requests waiting for or being answered; beyond either, ServiceBusyError (503)."""
+@functools.cache
+def _page() -> str:
+    """The page at ``/``, a small research tool over the API that loads nothing from elsewhere
+    (docs/service.md): the package data files ``static/page.html`` with ``page.css`` (indented)
+    and ``page.js`` in place of its lines ``__PAGE_CSS__`` and ``__PAGE_JS__``."""
+    static = resources.files(__package__) / "static"
+    css, js, page = ((static / name).read_text(encoding="utf-8") for name in ("page.css", "page.js", "page.html"))
+    return page.replace("__PAGE_CSS__\n", textwrap.indent(css, "  ")).replace("__PAGE_JS__\n", js)
 
-    def __init__(self, max_body: int, max_bytes: int, max_pending: int):
-        self.max_body, self.max_bytes, self.max_pending = max_body, max_bytes, max_pending
-        self.bytes = self.pending = 0
 
-    @contextlib.asynccontextmanager
-    async def body(self, request: Request, total: float, idle: float) -> AsyncIterator[bytes]:
-        """The request body, held (counted) until the request is answered: at most
-        ``max_body`` bytes (by its Content-Length before it is read, else as it streams in:
-        PayloadTooLargeError, 413; starlette's ``max_body_size`` would answer the first
-        case in plain text), arriving within ``total`` seconds with no pause longer than
-        ``idle`` (else RequestTimeoutError, 408)."""
-        declared = request.headers.get("content-length", "")
-        too_large = PayloadTooLargeError(f"the request body is larger than this service accepts ({self.max_body} "
-                                         f"bytes); split the batch")
-        if declared.isdigit() and int(declared) > self.max_body:
-            raise too_large
-        deadline = time.monotonic() + total
-        chunks, held = [], 0
-        stream = request.stream().__aiter__()
-        try:
-            while True:
-                try:
-                    chunk = await asyncio.wait_for(stream.__anext__(), max(0.0, min(idle, deadline - time.monotonic())))
-                except StopAsyncIteration:
-                    break
-                except asyncio.TimeoutError:
-                    raise RequestTimeoutError(f"the request body did not arrive in time (this service waits "
-                                              f"{total:g} s for a body, {idle:g} s for each part of it)") from None
-                if held + len(chunk) > self.max_body:
-                    raise too_large
-                if self.bytes + len(chunk) > self.max_bytes:
-                    raise ServiceBusyError(f"this service is holding {self.max_bytes // 2 ** 20} MiB of requests "
-                                           f"already; retry later")
-                self.bytes += len(chunk)
-                held += len(chunk)
-                chunks.append(chunk)
-            yield b"".join(chunks)
-        finally:
-            self.bytes -= held
-
-    @contextlib.contextmanager
-    def pending_one(self) -> Iterator[None]:
-        if self.pending >= self.max_pending:
-            raise ServiceBusyError(f"this service has {self.max_pending} requests to answer already; retry later")
-        self.pending += 1
-        try:
-            yield
-        finally:
-            self.pending -= 1
+def page_html(root: str = "") -> str:
+    """The page for a service mounted at the root path ``root`` (``""`` or ``/prefix``): every
+    URL it calls or links to starts with it (``__ROOT_JSON__``, ``__ROOT_HTML__``)."""
+    root = root.rstrip("/")
+    as_json = json.dumps(root).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return _page().replace("__ROOT_JSON__", as_json).replace("__ROOT_HTML__", html.escape(root, quote=True))
 
 
 def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_ITEMS,
@@ -166,7 +132,45 @@ def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_IT
     runner: WorkerPool | _Threads = (
         WorkerPool(service.store.path, workers, max_items, time_budget, memory_budget, queue_timeout)
         if workers > 0 else _Threads(service))
-    intake = _Intake(max_body_bytes, max_buffered_bytes or 4 * max_body_bytes, max_pending)
+    max_held = max_buffered_bytes or 4 * max_body_bytes
+    held = pending = 0      # body bytes held (received, not yet answered), requests waiting or worked on
+
+    @contextlib.asynccontextmanager
+    async def received(request: Request) -> AsyncIterator[bytes]:
+        """The request body, held (counted) until the request is answered: at most
+        ``max_body_bytes`` (by its Content-Length, else as it streams in: 413; starlette's
+        ``max_body_size`` would answer in plain text), arriving within ``body_timeout`` s
+        with no pause over ``idle_timeout`` s (408), while at most ``max_held`` bytes of
+        bodies are held in all (a slow client holds only what it has sent; beyond: 503)."""
+        nonlocal held
+        too_large = PayloadTooLargeError(f"the request body is larger than this service accepts ({max_body_bytes} "
+                                         f"bytes); split the batch")
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_body_bytes:
+            raise too_large
+        deadline, chunks, size = time.monotonic() + body_timeout, [], 0
+        stream = request.stream()
+        try:
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(stream.__anext__(), max(0.0, min(idle_timeout,
+                                                                                    deadline - time.monotonic())))
+                except StopAsyncIteration:
+                    break
+                except asyncio.TimeoutError:
+                    raise RequestTimeoutError(f"the request body did not arrive in time (this service waits "
+                                              f"{body_timeout:g} s for a body, {idle_timeout:g} s for each part of "
+                                              f"it)") from None
+                if size + len(chunk) > max_body_bytes:
+                    raise too_large
+                if held + len(chunk) > max_held:
+                    raise ServiceBusyError(f"this service is holding {max_held // 2 ** 20} MiB of requests already; "
+                                           f"retry later")
+                held, size = held + len(chunk), size + len(chunk)
+                chunks.append(chunk)
+            yield b"".join(chunks)
+        finally:
+            held -= size
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -203,17 +207,23 @@ def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_IT
     async def internal_error(request: Request, error: Exception) -> Response:
         return _json(_BUG, 500)
 
-    async def answered(body: bytes, kind: bytes, route: str) -> Response:
-        """The runner's answer to ``body``; an exception that is no request's error is
-        answered here (one reaching the server would make it drop the connection)."""
+    async def answered(body: bytes, kind: str, route: str) -> Response:
+        """The runner's answer to ``body`` (503 beyond ``max_pending`` requests); an exception
+        that is no request's error is answered here (one reaching the server would make it
+        drop the connection)."""
+        nonlocal pending
+        if pending >= max_pending:
+            raise ServiceBusyError(f"this service has {max_pending} requests to answer already; retry later")
+        pending += 1
         try:
-            with intake.pending_one():
-                status, payload = await runner.answer(body, kind)
+            status, payload = await runner.answer(body, kind)
         except (IrscaleError, HTTPException):
             raise       # answered by user_error, http_error
         except Exception:
             log.exception(f"internal error answering {route}")
             status, payload = 500, _BUG
+        finally:
+            pending -= 1
         return _json(payload, status)
 
     @app.post("/v1/rank", response_model=RankResponse, responses=_ERRORS, summary="Rank values or judged runs",
@@ -222,8 +232,8 @@ def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_IT
     async def rank(request: Request) -> Response:
         """Map raw values of a measure (within tolerance) or judged runs (exactly) to their
         1-based unq ranks and to [0, 1]."""
-        async with intake.body(request, body_timeout, idle_timeout) as body:
-            return await answered(body, _RANK, "POST /v1/rank")
+        async with received(request) as body:
+            return await answered(body, RANK, "POST /v1/rank")
 
     @app.get("/v1/tables", response_model=TablesResponse, summary="List the tables")
     def tables() -> dict:
@@ -251,7 +261,7 @@ def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_IT
         rank request (worker processes, time and memory budget), whatever the table's size."""
         check_view_names(request.query_params.multi_items())
         query = {"measure": measure.strip(), "rb": view_rb(rb), "points": points, "bins": bins, "gaps": gaps}
-        return await answered(pydantic_core.to_json(query), _VIEW, "GET /v1/table")
+        return await answered(pydantic_core.to_json(query), VIEW, "GET /v1/table")
 
     @app.get("/", include_in_schema=False)
     def page(request: Request) -> HTMLResponse:

@@ -3,15 +3,8 @@ defaults of :func:`~irscale.store.service.create_app`, :func:`~irscale.store.ser
 and ``irscale serve``."""
 from __future__ import annotations
 
-from irscale.scales.measures.measure import MAX_N
-from irscale.scales.measures.params import MAX_LEVELS
-
-__all__ = ["SCALE_CACHE_SIZE", "VIEW_CACHE_SIZE", "MAX_DETAILS", "MAX_QUOTED", "MAX_FIELDS", "MAX_RUN_LENGTH",
-           "MAX_RB_ITEMS", "MAX_OTHER_ITEMS", "DEFAULT_MAX_ITEMS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_WORKERS",
-           "DEFAULT_TIME_BUDGET", "DEFAULT_MEMORY_BUDGET", "DEFAULT_QUEUE_TIMEOUT", "DEFAULT_MAX_PENDING",
-           "DEFAULT_BODY_TIMEOUT", "DEFAULT_IDLE_TIMEOUT", "DEFAULT_HEADER_TIMEOUT", "DEFAULT_MAX_CONNECTIONS",
-           "MAX_HEAD_BYTES", "KEEP_ALIVE_SECONDS", "VIEW_PARAMETERS", "MAX_VIEW_POINTS", "DEFAULT_VIEW_POINTS",
-           "MAX_GAP_BINS", "DEFAULT_GAP_BINS"]
+from irscale.scales.measures.measure import MAX_N as _MAX_N
+from irscale.scales.measures.params import MAX_LEVELS as _MAX_LEVELS
 
 #: Scales (one per measure and recall base) and views (their JSON) kept ready.
 SCALE_CACHE_SIZE = 128
@@ -23,8 +16,8 @@ MAX_QUOTED = 40
 #: Fields of one request (six are known); items of a run (the largest cutoff), of an
 #: ``rb`` list (one count per grade) and of a list in any other field.
 MAX_FIELDS = 64
-MAX_RUN_LENGTH = MAX_N
-MAX_RB_ITEMS = MAX_LEVELS
+MAX_RUN_LENGTH = _MAX_N
+MAX_RB_ITEMS = _MAX_LEVELS
 MAX_OTHER_ITEMS = 64
 
 DEFAULT_MAX_ITEMS = 1_000_000
@@ -50,3 +43,5 @@ MAX_VIEW_POINTS = 10_000
 DEFAULT_VIEW_POINTS = 1000
 MAX_GAP_BINS = 500
 DEFAULT_GAP_BINS = 40
+
+__all__ = [name for name in dir() if name.isupper() and not name.startswith("_")]
