@@ -6,6 +6,7 @@ connection, and worker processes enforce a time and memory budget. The attack sc
 (``scripts/attack_service.py``: a real server, /healthz probed during every attack) and a
 60 MB field name sent to a real server run under ``--runslow``."""
 import json
+import multiprocessing
 import random
 import socket
 import subprocess
@@ -219,6 +220,31 @@ def test_workers_enforce_the_memory_budget(store_path):
     app = create_app(store_path, workers=1, memory_budget=16 * 2 ** 20)    # below what a worker needs at rest
     with TestClient(app) as c:
         _error(_post(c, _big_runs()), 413, "PayloadTooLargeError", "memory budget", "16 MiB")
+
+
+def test_a_busy_worker_queues_requests_and_a_dead_one_is_replaced(store_path):
+    """While the one worker is busy, /healthz answers at once and a request that waits longer
+    than the queue timeout gets 503 (Retry-After); a worker killed mid-request answers 500,
+    and a new one takes over."""
+    app = create_app(store_path, workers=1, queue_timeout=0.2)
+    with TestClient(app) as c:
+        answers, big = [], json.dumps(_big_runs(900_000)).encode()     # worked on for about 2 s
+        busy = threading.Thread(target=lambda: answers.append(_post(c, big)))
+        busy.start()
+        time.sleep(0.5)
+        start = time.monotonic()
+        assert c.get("/healthz").status_code == 200 and time.monotonic() - start < 0.5
+        r = _post(c, {"measure": "P@8", "values": [0.5]})
+        _error(r, 503, "ServiceBusyError", "busy for 0.2 s")
+        assert r.headers["retry-after"] == "1"
+        worker, = [p for p in multiprocessing.active_children() if p.name == "irscale-worker"]
+        worker.kill()
+        busy.join()
+        _error(answers[0], 500, "InternalError", "a worker process died")
+        deadline = time.monotonic() + 60
+        while (r := _post(c, {"measure": "P@8", "values": [0.5]})).status_code == 503:    # while it starts
+            assert time.monotonic() < deadline
+        assert r.status_code == 200 and r.json()["rank"] == [5]
 
 
 # -- the attack script against a real server ------------------------------------------------------------

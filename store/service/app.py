@@ -26,26 +26,13 @@ from starlette.exceptions import HTTPException
 
 from irscale.errors import IrscaleError
 from irscale.store.reader import Store
+from irscale.store.service import limits
 from irscale.store.service.errors import (
     PayloadTooLargeError,
     RequestTimeoutError,
     ServiceBusyError,
     error_body,
     status_of,
-)
-from irscale.store.service.limits import (
-    DEFAULT_BODY_TIMEOUT,
-    DEFAULT_GAP_BINS,
-    DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_ITEMS,
-    DEFAULT_MAX_PENDING,
-    DEFAULT_MEMORY_BUDGET,
-    DEFAULT_QUEUE_TIMEOUT,
-    DEFAULT_TIME_BUDGET,
-    DEFAULT_VIEW_POINTS,
-    MAX_GAP_BINS,
-    MAX_VIEW_POINTS,
 )
 from irscale.store.service.lookups import LookupService
 from irscale.store.service.models import (
@@ -92,12 +79,12 @@ def page_html(root: str = "") -> str:
     return _page().replace("__ROOT_JSON__", as_json).replace("__ROOT_HTML__", html.escape(root, quote=True))
 
 
-def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_ITEMS,
-               max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, *, workers: int = 0,
-               time_budget: float = DEFAULT_TIME_BUDGET, memory_budget: int = DEFAULT_MEMORY_BUDGET,
-               queue_timeout: float = DEFAULT_QUEUE_TIMEOUT, max_pending: int = DEFAULT_MAX_PENDING,
-               max_buffered_bytes: int | None = None, body_timeout: float = DEFAULT_BODY_TIMEOUT,
-               idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> FastAPI:
+def create_app(store: str | os.PathLike | Store, max_items: int = limits.DEFAULT_MAX_ITEMS,
+               max_body_bytes: int = limits.DEFAULT_MAX_BODY_BYTES, *, workers: int = 0,
+               time_budget: float = limits.DEFAULT_TIME_BUDGET, memory_budget: int = limits.DEFAULT_MEMORY_BUDGET,
+               queue_timeout: float = limits.DEFAULT_QUEUE_TIMEOUT, max_pending: int = limits.DEFAULT_MAX_PENDING,
+               max_buffered_bytes: int | None = None, body_timeout: float = limits.DEFAULT_BODY_TIMEOUT,
+               idle_timeout: float = limits.DEFAULT_IDLE_TIMEOUT) -> FastAPI:
     """The lookup service as an ASGI application (see docs/service.md).
 
     Parameters
@@ -248,11 +235,11 @@ def create_app(store: str | os.PathLike | Store, max_items: int = DEFAULT_MAX_IT
             rb: Annotated[str | None, Query(max_length=200, description=(
                 "Recall base: required for RB-dependent measures, refused for the others; per-grade counts as 3,2 "
                 "for graded RB-dependent measures."))] = None,
-            points: Annotated[int, Query(ge=2, le=MAX_VIEW_POINTS, description=(
+            points: Annotated[int, Query(ge=2, le=limits.MAX_VIEW_POINTS, description=(
                 "Bins of consecutive ranks (each answered with its smallest and largest value)."))]
-            = DEFAULT_VIEW_POINTS,
-            bins: Annotated[int, Query(ge=1, le=MAX_GAP_BINS, description="Bins of the gap histogram.")]
-            = DEFAULT_GAP_BINS,
+            = limits.DEFAULT_VIEW_POINTS,
+            bins: Annotated[int, Query(ge=1, le=limits.MAX_GAP_BINS, description="Bins of the gap histogram.")]
+            = limits.DEFAULT_GAP_BINS,
             gaps: Annotated[Literal["log", "linear"], Query(description=(
                 "Gap histogram bins equally wide in log10 of the gap, or linear from 0."))] = "log") -> Response:
         """A bounded view of the scale of one measure (and recall base) for plotting: the

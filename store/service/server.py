@@ -5,6 +5,7 @@ uvicorn's h11 protocol; pyproject.toml pins the uvicorn versions it is tested wi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import resource
 import socket
@@ -14,18 +15,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from irscale.errors import IrscaleError
 from irscale.store.reader import open_store
+from irscale.store.service import limits
 from irscale.store.service.app import create_app
-from irscale.store.service.limits import (
-    DEFAULT_HEADER_TIMEOUT,
-    DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_ITEMS,
-    DEFAULT_MEMORY_BUDGET,
-    DEFAULT_TIME_BUDGET,
-    DEFAULT_WORKERS,
-    KEEP_ALIVE_SECONDS,
-    MAX_HEAD_BYTES,
-)
 
 
 class HeadDeadlineH11Protocol(H11Protocol):
@@ -34,7 +25,7 @@ class HeadDeadlineH11Protocol(H11Protocol):
     of its previous answer, else it is closed. (uvicorn times out idle keep-alive
     connections only: never one that sends part of a head and holds, or trickles it.)"""
 
-    header_timeout = DEFAULT_HEADER_TIMEOUT
+    header_timeout = limits.DEFAULT_HEADER_TIMEOUT
     _head_timer: asyncio.TimerHandle | None = None
     _awaited = None
 
@@ -89,19 +80,18 @@ def _raise_file_limit() -> int:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
     if soft != resource.RLIM_INFINITY and soft < want:
-        try:
+        with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
             soft = want
-        except (ValueError, OSError):
-            pass
     return 65536 if soft == resource.RLIM_INFINITY else soft
 
 
 def serve(store_path: str | os.PathLike, host: str = "127.0.0.1", port: int = 8000,
-          max_items: int = DEFAULT_MAX_ITEMS, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, log_level: str = "info",
-          *, workers: int = DEFAULT_WORKERS, time_budget: float = DEFAULT_TIME_BUDGET,
-          memory_budget: int = DEFAULT_MEMORY_BUDGET, header_timeout: float = DEFAULT_HEADER_TIMEOUT,
-          max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
+          max_items: int = limits.DEFAULT_MAX_ITEMS, max_body_bytes: int = limits.DEFAULT_MAX_BODY_BYTES,
+          log_level: str = "info", *, workers: int = limits.DEFAULT_WORKERS,
+          time_budget: float = limits.DEFAULT_TIME_BUDGET, memory_budget: int = limits.DEFAULT_MEMORY_BUDGET,
+          header_timeout: float = limits.DEFAULT_HEADER_TIMEOUT,
+          max_connections: int = limits.DEFAULT_MAX_CONNECTIONS) -> None:
     """Serve the tables of ``store_path`` over HTTP until interrupted, parsing and ranking
     in ``workers`` worker processes with a time and memory budget per request, and
     guarding connections (see Limits in docs/service.md).
@@ -117,4 +107,5 @@ def serve(store_path: str | os.PathLike, host: str = "127.0.0.1", port: int = 80
                      time_budget=time_budget, memory_budget=memory_budget)
     protocol = type("HeadDeadlineH11Protocol", (HeadDeadlineH11Protocol,), {"header_timeout": header_timeout})
     uvicorn.run(app, host=host, port=port, log_level=log_level, http=protocol, limit_concurrency=max_connections,
-                timeout_keep_alive=KEEP_ALIVE_SECONDS, h11_max_incomplete_event_size=MAX_HEAD_BYTES, backlog=1024)
+                timeout_keep_alive=limits.KEEP_ALIVE_SECONDS, h11_max_incomplete_event_size=limits.MAX_HEAD_BYTES,
+                backlog=1024)
