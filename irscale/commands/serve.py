@@ -3,14 +3,7 @@ from __future__ import annotations
 
 import click
 
-from irscale.store.service import (
-    DEFAULT_HEADER_TIMEOUT,
-    DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MEMORY_BUDGET,
-    DEFAULT_TIME_BUDGET,
-    DEFAULT_WORKERS,
-    serve,
-)
+from irscale.store.service import limits, serve
 
 
 @click.command("serve")
@@ -18,21 +11,22 @@ from irscale.store.service import (
               help="Table file (HDF5) to serve, read-only.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
-@click.option("--max-items", default=1_000_000, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-items", default=limits.DEFAULT_MAX_ITEMS, show_default=True, type=click.IntRange(min=1),
               help="Largest number of values (or runs) in one request; more gets 413.")
-@click.option("--max-body-mb", default=64, show_default=True, type=click.IntRange(min=1),
-              help="Largest request body in MiB; more gets 413.")
-@click.option("--workers", default=DEFAULT_WORKERS, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-body-mb", default=limits.DEFAULT_MAX_BODY_BYTES // 2 ** 20, show_default=True,
+              type=click.IntRange(min=1), help="Largest request body in MiB; more gets 413.")
+@click.option("--workers", default=limits.DEFAULT_WORKERS, show_default=True, type=click.IntRange(min=1),
               help="Worker processes that parse and rank requests (requests worked on at once).")
-@click.option("--time-budget", default=DEFAULT_TIME_BUDGET, show_default=True, type=click.FloatRange(min=0.1),
+@click.option("--time-budget", default=limits.DEFAULT_TIME_BUDGET, show_default=True, type=click.FloatRange(min=0.1),
               help="Seconds a worker may spend on one request; beyond, it is stopped and the request gets 413.")
-@click.option("--memory-budget-mb", default=DEFAULT_MEMORY_BUDGET // 2 ** 20, show_default=True,
+@click.option("--memory-budget-mb", default=limits.DEFAULT_MEMORY_BUDGET // 2 ** 20, show_default=True,
               type=click.IntRange(min=64),
               help="Memory (MiB, anonymous resident) a worker may reach on one request; beyond: 413.")
-@click.option("--header-timeout", default=DEFAULT_HEADER_TIMEOUT, show_default=True,
+@click.option("--header-timeout", default=limits.DEFAULT_HEADER_TIMEOUT, show_default=True,
               type=click.FloatRange(min=0.1),
               help="Seconds a connection has to send a complete request head; slower ones are closed.")
-@click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True, type=click.IntRange(min=1),
+@click.option("--max-connections", default=limits.DEFAULT_MAX_CONNECTIONS, show_default=True,
+              type=click.IntRange(min=1),
               help="Open connections at most (uvicorn's limit_concurrency); beyond, requests get 503.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))

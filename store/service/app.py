@@ -17,7 +17,6 @@ from http import HTTPStatus
 from importlib import resources
 from typing import Annotated, Literal
 
-import pydantic_core
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
@@ -194,7 +193,7 @@ def create_app(store: str | os.PathLike | Store, max_items: int = limits.DEFAULT
     async def internal_error(request: Request, error: Exception) -> Response:
         return _json(_BUG, 500)
 
-    async def answered(body: bytes, kind: str, route: str) -> Response:
+    async def answered(body: bytes | dict, kind: str, route: str) -> Response:
         """The runner's answer to ``body`` (503 beyond ``max_pending`` requests); an exception
         that is no request's error is answered here (one reaching the server would make it
         drop the connection)."""
@@ -248,7 +247,7 @@ def create_app(store: str | os.PathLike | Store, max_items: int = limits.DEFAULT
         rank request (worker processes, time and memory budget), whatever the table's size."""
         check_view_names(request.query_params.multi_items())
         query = {"measure": measure.strip(), "rb": view_rb(rb), "points": points, "bins": bins, "gaps": gaps}
-        return await answered(pydantic_core.to_json(query), VIEW, "GET /v1/table")
+        return await answered(query, VIEW, "GET /v1/table")
 
     @app.get("/", include_in_schema=False)
     def page(request: Request) -> HTMLResponse:

@@ -126,15 +126,12 @@ class LookupService:
         request, or a 500 error (logged) for a bug; never raises."""
         return self._guarded(lambda: self.rank_body(body), "POST /v1/rank", "the request", "split the batch")
 
-    def answer_view(self, query: bytes) -> tuple[int, bytes]:
-        """(HTTP status, JSON) of a GET /v1/table whose parameters, checked by
-        :func:`~irscale.store.service.views.view_params`, are the JSON object ``query``
-        (as :meth:`answer`)."""
-        def work() -> bytes:
-            params = pydantic_core.from_json(query)
-            rb = tuple(params["rb"]) if isinstance(params["rb"], list) else params["rb"]
-            return self.view(params["measure"], rb, params["points"], params["bins"], params["gaps"])
-        return self._guarded(work, "GET /v1/table", "the view", "ask for fewer points")
+    def answer_view(self, query: dict) -> tuple[int, bytes]:
+        """(HTTP status, JSON) of a GET /v1/table whose parameters (``measure``, ``rb``,
+        ``points``, ``bins``, ``gaps``), checked by its route, are ``query`` (as :meth:`answer`)."""
+        rb = tuple(query["rb"]) if isinstance(query["rb"], list) else query["rb"]
+        return self._guarded(lambda: self.view(query["measure"], rb, query["points"], query["bins"], query["gaps"]),
+                             "GET /v1/table", "the view", "ask for fewer points")
 
     def _guarded(self, work: Callable[[], bytes], route: str, what: str, advice: str) -> tuple[int, bytes]:
         """(HTTP status, JSON) of ``work()``: 200 and its JSON, the error of a bad request,

@@ -29,13 +29,9 @@ log = logging.getLogger("irscale.service")
 #: often the time and memory of a working worker are checked.
 WORKER_START_SECONDS = 120.0
 _WATCH_SECONDS = 0.05
-#: What a worker is asked: a POST /v1/rank body, or the checked parameters of a GET
-#: /v1/table (JSON).
-RANK, VIEW = "rank", "view"
-
-
-def _answer(service: LookupService, kind: str, body: bytes) -> tuple[int, bytes]:
-    return service.answer_view(body) if kind == VIEW else service.answer(body)
+#: What a worker is asked (a method of LookupService): a POST /v1/rank body, or the
+#: checked parameters of a GET /v1/table.
+RANK, VIEW = "answer", "answer_view"
 
 
 def _worker_main(conn, store_path: str, max_items: int) -> None:
@@ -50,7 +46,8 @@ def _worker_main(conn, store_path: str, max_items: int) -> None:
     conn.send("ready")
     try:
         while True:
-            conn.send(_answer(service, *conn.recv()))
+            kind, body = conn.recv()
+            conn.send(getattr(service, kind)(body))
     except (EOFError, OSError):
         return
 
@@ -135,7 +132,7 @@ class WorkerPool:
                 self._add(new)
             return
 
-    async def answer(self, body: bytes, kind: str = RANK) -> tuple[int, bytes]:
+    async def answer(self, body: bytes | dict, kind: str = RANK) -> tuple[int, bytes]:
         """(HTTP status, JSON) of a POST /v1/rank body (or, ``kind`` :data:`VIEW`, of the
         parameters of a GET /v1/table); ServiceBusyError (503) after ``queue_timeout``
         seconds without an idle worker, PayloadTooLargeError (413) beyond a budget."""
@@ -185,9 +182,9 @@ class _Threads:
         self.service = service
         self._slots = asyncio.Semaphore(size)
 
-    async def answer(self, body: bytes, kind: str = RANK) -> tuple[int, bytes]:
+    async def answer(self, body: bytes | dict, kind: str = RANK) -> tuple[int, bytes]:
         async with self._slots:
-            return await run_in_threadpool(_answer, self.service, kind, body)
+            return await run_in_threadpool(getattr(self.service, kind), body)
 
     def close(self) -> None:
         pass
