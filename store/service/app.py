@@ -251,7 +251,7 @@ def create_app(store: str | os.PathLike | Store, max_items: int = limits.DEFAULT
 
     @app.get("/", include_in_schema=False)
     def page(request: Request) -> HTMLResponse:
-        """The page for research use (see :mod:`.page`)."""
+        """The page for research use (:func:`page_html`)."""
         return HTMLResponse(page_html(request.scope.get("root_path", "").rstrip("/")))
 
     @app.get("/healthz", response_model=HealthResponse, summary="Liveness")

@@ -10,6 +10,7 @@ overrun worker is killed whatever it is doing."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -61,8 +62,15 @@ def _anonymous_bytes(pid: int) -> int:
         return 0
 
 
-def _receive(conn, seconds: float) -> tuple[int, bytes] | None:
-    return conn.recv() if conn.poll(seconds) else None
+def _overrun(what: str, kind: str) -> PayloadTooLargeError:
+    return PayloadTooLargeError(f"the request {what} of one request of this service: "
+                                + ("split the batch" if kind == RANK else "ask for fewer points"))
+
+
+async def _set_within(event: asyncio.Event, seconds: float) -> bool:
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(event.wait(), seconds)
+    return event.is_set()
 
 
 class _Worker:
@@ -85,10 +93,9 @@ class _Worker:
             raise StoreError(said)
 
     def kill(self) -> None:
-        self.conn.close()
-        if self.process.is_alive():
-            self.process.kill()
+        self.process.kill()
         self.process.join(5)
+        self.conn.close()       # after the process: a thread still sending to it gets EPIPE, not a reused fd
 
 
 class WorkerPool:
@@ -142,17 +149,20 @@ class WorkerPool:
             raise ServiceBusyError(f"every worker of this service has been busy for {self.queue_timeout:g} s; "
                                    f"retry later") from None
         loop = asyncio.get_running_loop()
-        start, overrun = time.monotonic(), None
+        start, answered = time.monotonic(), asyncio.Event()
         try:
             await loop.run_in_executor(None, worker.conn.send, (kind, body))
-            while (answer := await loop.run_in_executor(None, _receive, worker.conn, _WATCH_SECONDS)) is None:
-                if time.monotonic() - start > self.time_budget:
-                    overrun = f"the request took more than {self.time_budget:g} s, the time budget"
-                elif _anonymous_bytes(worker.process.pid) > self.memory_budget:
-                    overrun = f"the request needed more than {self.memory_budget / 2 ** 20:.0f} MiB, the memory budget"
-                if overrun:
-                    raise PayloadTooLargeError(f"{overrun} of one request of this service: "
-                                               + ("split the batch" if kind == RANK else "ask for fewer points"))
+            loop.add_reader(worker.conn.fileno(), answered.set)     # waited for on the loop, not in a thread
+            try:
+                while not await _set_within(answered, _WATCH_SECONDS):
+                    if time.monotonic() - start > self.time_budget:
+                        raise _overrun(f"took more than {self.time_budget:g} s, the time budget", kind)
+                    if _anonymous_bytes(worker.process.pid) > self.memory_budget:
+                        raise _overrun(f"needed more than {self.memory_budget / 2 ** 20:.0f} MiB, the memory budget",
+                                       kind)
+            finally:
+                loop.remove_reader(worker.conn.fileno())
+            answer = await loop.run_in_executor(None, worker.conn.recv)
         except BaseException as e:
             self._workers.discard(worker)
             worker.kill()
