@@ -84,36 +84,17 @@ def create_app(store: str | os.PathLike | Store, max_items: int = limits.DEFAULT
                queue_timeout: float = limits.DEFAULT_QUEUE_TIMEOUT, max_pending: int = limits.DEFAULT_MAX_PENDING,
                max_buffered_bytes: int | None = None, body_timeout: float = limits.DEFAULT_BODY_TIMEOUT,
                idle_timeout: float = limits.DEFAULT_IDLE_TIMEOUT) -> FastAPI:
-    """The lookup service as an ASGI application (see docs/service.md).
-
-    Parameters
-    ----------
-    store : str, path or Store
-        Table file to serve (read-only) or an open store.
-    max_items : int
-        Most values or runs in one request (more: 413).
-    max_body_bytes : int
-        Largest request body in bytes (more: 413).
-    workers : int
-        Worker processes that parse and rank (0: threads of this process, without the
-        time and memory budget; :func:`serve` uses 2).
-    time_budget, memory_budget : float, int
-        Seconds and bytes of anonymous memory a worker may spend on one request (413).
-    queue_timeout : float
-        Seconds a request may wait for a free worker (503).
-    max_pending : int
-        Requests waiting for or being answered at once (more: 503).
-    max_buffered_bytes : int
-        Request body bytes held at once, received or not yet answered (default: four
-        bodies of the largest size; more: 503).
-    body_timeout, idle_timeout : float
-        Seconds to receive a whole body, and longest pause within it (408).
-
-    Raises
-    ------
-    StoreError
-        The file is missing, not a store, or holds no table.
-    """
+    """The lookup service as an ASGI application (see docs/service.md): the tables of
+    ``store`` (a path, opened read-only, or an open Store; StoreError when it is missing,
+    not a store or holds no table), at most ``max_items`` values or runs and
+    ``max_body_bytes`` bytes of body per request (413). Lookups run in ``workers`` worker
+    processes (:func:`serve` uses 2), each request within ``time_budget`` seconds and
+    ``memory_budget`` bytes of anonymous memory of its worker (413) after waiting at most
+    ``queue_timeout`` seconds for one (503), or with ``workers=0`` in threads of this
+    process, without budgets. At most ``max_pending`` requests wait or are worked on and
+    ``max_buffered_bytes`` bytes of bodies are held at once (default: four bodies of the
+    largest size; 503 beyond either); a body must arrive within ``body_timeout`` seconds
+    with no pause over ``idle_timeout`` (408)."""
     service = LookupService(store, max_items=max_items)
     runner: WorkerPool | _Threads = (
         WorkerPool(service.store.path, workers, max_items, time_budget, memory_budget, queue_timeout)
