@@ -169,30 +169,20 @@ class LookupService:
     @staticmethod
     def _rank_values(scale, values: np.ndarray, rtol: float | None, atol: float | None,
                      decimals: int | None = None) -> np.ndarray:
-        """Ranks of a batch of values; ValueNotInScaleError names the first rejected index.
-        Values below the smallest or above the largest value of the scale by more than the
-        tolerance are refused here too (whatever the layout's lookup makes of them)."""
+        """Ranks of a batch of values (Scale.rank: a value beyond the ends of the scale by more
+        than its tolerance is none of its values); ValueNotInScaleError names the first
+        rejected index, with a hint to send ``decimals`` for a value within the range."""
         rtol = RTOL if rtol is None else rtol
         ranks = scale.rank(values, rtol=rtol, atol=atol, errors="zero", decimals=decimals)
-        if values.size:
-            lo, hi = (float(v) for v in scale.values_of_ranks(np.array([1, scale.k])))
-            tol = (scale._default_atol() if atol is None else atol) + rtol * np.abs(values)
-            if decimals is not None:
-                tol = np.maximum(tol, 0.5 * 10.0 ** -decimals)
-            ranks = np.where((values < lo - tol) | (values > hi + tol), 0, ranks)
         rejected = np.flatnonzero(ranks == 0)
         if rejected.size:
             i = int(rejected[0])
-            x = float(values[i])
-            if x < lo - tol[i] or x > hi + tol[i]:
-                side, end = ("below", "smallest") if x < lo else ("above", "largest")
-                raise ValueNotInScaleError(f"values[{i}]: {x!r} is not a value of {scale._label()} ({side} its "
-                                           f"{end} value {lo if x < lo else hi!r})")
             try:
                 scale.rank(values[i:i + 1], rtol=rtol, atol=atol, decimals=decimals)
             except ValueNotInScaleError as e:
-                hint = ("" if decimals is not None or "ambiguous" in str(e) else
-                        "; a value rounded as trec_eval prints it (0.3333) ranks with decimals: 4")
+                lo, hi = scale.values_of_ranks(np.array([1, scale.k]))
+                hint = ("; a value rounded as trec_eval prints it (0.3333) ranks with decimals: 4"
+                        if decimals is None and "ambiguous" not in str(e) and lo <= values[i] <= hi else "")
                 raise ValueNotInScaleError(f"values[{i}]: {e}{hint}") from None
             raise ValueNotInScaleError(f"values[{i}]: {values[i]!r} is not a value of {scale.measure}")
         return ranks
