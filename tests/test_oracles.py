@@ -17,8 +17,7 @@ from irscale.errors import CorruptStoreError, MeasureError, OracleListError
 from irscale.scales.analysis import spacing
 from irscale.scales.tables import oracle_form, oracles
 from irscale.scales.tables.scale import AMBIGUOUS, FOUND, NOT_A_VALUE
-from irscale.store.format import table_checksum
-from irscale.store.reader import _attrs
+from irscale.store.format import decode_attrs, table_checksum
 
 #: (measure, reference value function, levels): every family with a rank oracle.
 REFERENCES = [
@@ -278,7 +277,7 @@ def _tamper(path, table, **attrs):
     with h5py.File(table_file(path, table), "a") as g:
         for k, v in attrs.items():
             g.attrs[k] = v
-        g.attrs["checksum"] = table_checksum(_attrs(g))
+        g.attrs["checksum"] = table_checksum(decode_attrs(g.attrs))
 
 
 @pytest.mark.parametrize("attrs,problem", [
