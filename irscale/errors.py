@@ -81,3 +81,21 @@ class CertificationError(RuntimeError):
     This is not a user error: it means the exactness guarantee of a table cannot be
     given, and the table is refused rather than written with possibly wrong ties.
     """
+
+
+def warn(message: str, category: type[Warning] = IrscaleWarning) -> None:
+    """Give a warning that points at the caller's line, the first frame outside irscale
+    (not at the library line that gives it), as the warnings module's ``stacklevel``
+    would with the right count from every call path."""
+    import os
+    import sys
+    import warnings
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    ours = (here + os.sep,)
+    if not os.path.isdir(os.path.join(here, "scales")):          # a source checkout: the folders beside irscale/
+        ours += tuple(os.path.join(os.path.dirname(here), d) + os.sep for d in ("enumerate", "scales", "store"))
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(ours):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

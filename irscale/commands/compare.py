@@ -50,7 +50,8 @@ MAX_BUILD_SECONDS = 60.0
 @click.option("--out", "-o", "outs", multiple=True, type=click.Path(dir_okay=False),
               help="Also write the leaderboard to this file: .csv, .md, .tex, .json or .txt (repeatable).")
 @click.option("--yes", "-y", is_flag=True, help="Build missing scales without asking, however long the estimate.")
-@click.option("--no-build", is_flag=True, help="Never build: a missing scale is an error naming the build command.")
+@click.option("--no-build", is_flag=True,
+              help="Never build: a measure whose scale is missing shows raw scores only, with the build command.")
 @click.option("--rb-scale", type=click.Choice(["feasible", "common"]), default="feasible", show_default=True,
               help="Scale of RB-dependent measures: each topic's own recall base, or the one of RB >= N.")
 @click.option("--names", "vocabulary", type=click.Choice(NAMES), default=DEFAULT_NAMES, show_default=True,
@@ -61,10 +62,12 @@ MAX_BUILD_SECONDS = 60.0
               help="Fold qrels levels above this grade into it.")
 @click.option("--rel-level", "-l", type=click.IntRange(min=1), default=None,
               help="trec_eval's -l: binary measures count levels >= this as relevant.")
-@click.option("--empty-topics", type=click.Choice(["skip", "zero"]), default="skip", show_default=True,
-              help="Topics without a relevant document: left out, or scored 0 as trec_eval does.")
+@click.option("--empty-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
+              help="Topics judged without a relevant document: scored 0 and counted, as trec_eval does, or left out.")
 @click.option("--missing-topics", type=click.Choice(["zero", "skip"]), default="zero", show_default=True,
               help="Topics a run does not answer: scored as the all-non-relevant run (trec_eval -c), or left out.")
+@click.option("--max-docs", "-M", "depth", type=click.IntRange(min=1), default=None,
+              help="trec_eval's -M: documents read per topic (default: all).")
 @click.option("--run-names", type=click.Choice(["tag", "file"]), default="tag", show_default=True,
               help="Name runs by their run tag or by file name.")
 @click.option("--permutations", type=click.IntRange(min=1), default=1000, show_default=True,
@@ -76,7 +79,8 @@ MAX_BUILD_SECONDS = 60.0
 def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | None, store_path: str | None,
             test: str, correction: str, alpha: float, confidence: float, outs: tuple[str, ...], yes: bool,
             no_build: bool, rb_scale: str, vocabulary: str, midranks: bool, max_grade: int | None,
-            rel_level: int | None, empty_topics: str, missing_topics: str, run_names: str, permutations: int,
+            rel_level: int | None, empty_topics: str, missing_topics: str, depth: int | None, run_names: str,
+            permutations: int,
             seed: int, bounded: bool, bound_error: float | None, jobs: int | None, quiet: bool) -> None:
     """The leaderboard of RUNS: per measure, the systems' raw and interval-scaled means, their
     ranks, a confidence interval of the scaled mean, significance against --baseline (or
@@ -112,9 +116,10 @@ def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | No
             confidence=confidence, rb_scale=rb_scale, names=vocabulary, build=not no_build,
             max_build_seconds=None if yes else MAX_BUILD_SECONDS, confirm=confirm, n_jobs=jobs,
             empty_topics=empty_topics, missing_topics=missing_topics, rel_level=rel_level, max_grade=max_grade,
-            run_names=run_names, midranks=midranks, permutations=permutations, seed=seed, progress=not quiet,
+            depth=depth, run_names=run_names, midranks=midranks, permutations=permutations, seed=seed,
+            progress=not quiet,
             bounded=bounded, error=bound_error)
-    output.render(board)
-    for out in outs:
+    for out in outs:                         # files first: a reader of stdout that leaves early loses none
         board.save(out)
         click.echo(f"{out}: written", err=True)
+    output.render(board)

@@ -20,7 +20,7 @@ scores_files = lazy_module("irscale.scales.runs.scores")
 layouts = lazy_module("irscale.scales.tables.layouts")
 parsing = lazy_module("irscale.scales.measures.parse")
 
-EMPTY_TOPICS = ("skip", "zero")      # irscale.scales.runs.transform's, kept here: it loads numba and pandas
+EMPTY_TOPICS = ("zero", "skip")      # irscale.scales.runs.transform's, kept here: it loads numba and pandas
 MISSING_TOPICS = ("zero", "skip")
 
 
@@ -33,7 +33,8 @@ MISSING_TOPICS = ("zero", "skip")
 @click.option("--preset", help="A named measure set instead of (or besides) --measures, e.g. 'paper'.")
 @click.option("--depth", type=int, help="Cutoff N for --preset.")
 @click.option("--store", "store_path", type=click.Path(),
-              help="Table file with a table for every measure; without it only raw scores are written.")
+              help="Table store to read scales from and build missing ones into (default: $IRSCALE_STORE, else "
+                   "~/.cache/irscale/tables, shared by every project).")
 @click.option("--out", "-o", required=True, type=click.Path(dir_okay=False),
               help="Scores file: .csv, .tsv, .parquet (.csv.gz, .tsv.gz); written atomically.")
 @click.option("--rb-scale", type=click.Choice(["feasible", "common"]), default="feasible", show_default=True,
@@ -42,21 +43,24 @@ MISSING_TOPICS = ("zero", "skip")
 @click.option("--raw-only", is_flag=True, help="Raw scores only, even with --store.")
 @click.option("--midranks", is_flag=True, help="Also write mid-ranks (for comparing tie strategies; one pass over "
                                                 "each table's run counts).")
-@click.option("--build-missing", is_flag=True,
-              help="Build tables missing from --store on the fly, when they take about 15 s at most (P, R, RR: any N "
-                   "up to 32; AP: N <= 24); bigger ones are refused with the irscale build command.")
+@click.option("--build-missing", is_flag=True, hidden=True, help="Kept for older scripts: building is the default.")
+@click.option("--no-build", is_flag=True,
+              help="Never build: a measure whose scale is missing gets raw scores only, with the build command. "
+                   "By default missing scales estimated to build within a minute are built into the store.")
 @click.option("--max-grade", type=click.IntRange(min=1), default=None,
               help="Fold qrels levels above this grade into it (graded measures fold levels above their own top "
                    "grade anyway; binary measures count levels >= 1 as relevant).")
-@click.option("--empty-topics", type=click.Choice(EMPTY_TOPICS), default="skip", show_default=True,
-              help="Topics of the qrels without a relevant document: left out with a warning, or scored 0 and "
-                   "counted in means as trec_eval does.")
+@click.option("--empty-topics", type=click.Choice(EMPTY_TOPICS), default="zero", show_default=True,
+              help="Topics judged without a relevant document: scored 0 and counted in means, as trec_eval does, "
+                   "or left out with a warning.")
 @click.option("--missing-topics", type=click.Choice(MISSING_TOPICS), default="zero", show_default=True,
               help="Topics a run has no ranking for: scored as the all-non-relevant run (trec_eval -c), or left "
                    "out (trec_eval without -c).")
 @click.option("--rel-level", "-l", type=click.IntRange(min=1), default=None,
               help="trec_eval's -l: binary measures count levels >= this as relevant (graded measures read "
                    "levels as grades).")
+@click.option("--max-docs", "-M", "run_depth", type=click.IntRange(min=1), default=None,
+              help="trec_eval's -M: documents read per topic (default: all).")
 @click.option("--names", "vocabulary", type=click.Choice(NAMES), default=DEFAULT_NAMES, show_default=True,
               help="Whose meaning a measure name has when irscale and ir_measures read it differently (ERR@20): "
                    "ir_measures' (default; names only irscale has, like nDCG(b=2)@10, stay irscale's) or "
@@ -76,7 +80,8 @@ MISSING_TOPICS = ("zero", "skip")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
 def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str | None, depth: int | None,
             store_path: str | None, out: str, rb_scale: str, raw_only: bool, midranks: bool, build_missing: bool,
-            max_grade: int | None, empty_topics: str, missing_topics: str, rel_level: int | None, vocabulary: str,
+            no_build: bool, max_grade: int | None, empty_topics: str, missing_topics: str, rel_level: int | None,
+            run_depth: int | None, vocabulary: str,
             run_names: str, standardize: str | None, reference: str | None, leave_one_out: bool, bounded: bool,
             bound_error: float | None, jobs: int | None, quiet: bool) -> None:
     """Score TREC runs per topic and map the scores to their interval scales.
@@ -89,21 +94,22 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
     """
     names = measure_names(measures, preset, depth)
     jobs = check_jobs(jobs)
-    if store_path is None and build_missing:
-        raise click.UsageError("--build-missing needs --store (the file to build the tables into)")
+    if build_missing and no_build:
+        raise click.UsageError("--build-missing and --no-build contradict each other")
     check_output(out)
     if (reference or leave_one_out) and not standardize:
         raise click.UsageError("--reference and --leave-one-out go with --standardize")
     ref = scores_files.read_scores(reference) if reference else None
     with warnings_said(quiet):
-        scores = transforms.transform(qrels, list(runs), names, None if raw_only else store_path, rb_scale=rb_scale,
-                           midranks=midranks, build_missing=build_missing, max_grade=max_grade,
+        scores = transforms.transform(qrels, list(runs), names, store_path, raw_only=raw_only, rb_scale=rb_scale,
+                           midranks=midranks, build=not no_build, max_grade=max_grade,
                            empty_topics=empty_topics, missing_topics=missing_topics, rel_level=rel_level,
+                           depth=run_depth,
                            run_names=run_names, names=vocabulary, n_jobs=jobs, progress=not quiet,
                            standardize=standardize, reference=ref, leave_one_out=leave_one_out,
                            bounded=bounded, error=bound_error)
     scores_files.write_scores(scores, out)
-    if raw_only or (store_path is None and not (bounded or bound_error)):
+    if raw_only:
         what = "raw scores"
     else:
         scaled = scores.groupby("measure", sort=False)["scaled"].apply(lambda x: x.notna().any())

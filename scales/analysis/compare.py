@@ -5,57 +5,36 @@ store: :mod:`irscale.scales.runs.preflight`). The scales the measures need are b
 the store when it lacks them, with every core: tables that take seconds are built at
 once; bigger ones are estimated first (time, disk) and built only when the estimate is
 within ``max_build_seconds`` or ``confirm`` says yes (the command line asks, or takes
-``--yes``); otherwise the error names the ``irscale build`` command to run. The default
+``--yes``). The default
 store is the user's (:func:`irscale.store.location.default_store`), so that a scale is
-built once for every project. Measures that have no scale (N beyond the tables) keep
-their raw columns, and the leaderboard says why.
+built once for every project. Measures that have no scale (N beyond the tables, or a
+build beyond the limit) keep their raw columns, and the leaderboard says why and names
+the command that builds the scale. Scores come from the one evaluation path,
+:class:`~irscale.scales.runs.evaluator.Evaluator`, with trec_eval's conventions.
 """
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from irscale.enumerate.lazy import lazy_module
-from irscale.errors import BuildTooLargeError, IrscaleError, IrscaleWarning, TableNotFoundError
+from irscale.errors import IrscaleError
 from irscale.scales.measures.aliases import DEFAULT_NAMES
 from irscale.scales.measures.measure import Measure
-from irscale.scales.runs.inputs import (
-    QrelsInput,
-    RunsInput,
-    check_run_paths,
-    file_run_name,
-    qrels_of,
-    read_runs,
-    runs_depth,
-)
-from irscale.scales.runs.preflight import (
-    build_command,
-    build_tables,
-    label,
-    missing_tables,
-    open_or_none,
-    plan_build,
-    read_measures,
-    table_needs,
-    warn_unscalable,
-)
-from irscale.scales.tables.units import duration, size
-from irscale.store.location import adopt_older_default, default_store
+from irscale.scales.runs.conventions import Conventions
+from irscale.scales.runs.evaluator import MAX_BUILD_SECONDS, Evaluator
+from irscale.scales.runs.inputs import QrelsInput, RunsInput, file_run_name
 
 if TYPE_CHECKING:
     from irscale.scales.analysis.leaderboard import Leaderboard
 
-# the statistics (scipy) and the transform (numba): loaded once the inputs are checked
+# the statistics (scipy): loaded once the inputs are checked
 statistics = lazy_module("irscale.scales.analysis.leaderboard")
-transforms = lazy_module("irscale.scales.runs.transform")
 
 #: Measures of :func:`compare` when none are named: what TREC overviews report first.
 DEFAULT_MEASURES = "nDCG@10,AP@10,P@10,RR@10"
-#: Builds estimated to take longer than this ask first (``confirm``) or are refused.
-MAX_BUILD_SECONDS = 60.0
 
 
 def _first_tag(path: Path) -> str | None:
@@ -89,12 +68,14 @@ def early_baseline_check(runs: RunsInput, baseline: str, run_names: str = "tag")
             return
         p = Path(item)
         files += sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")) if p.is_dir() else [p]
-    names = {file_run_name(f) for f in files}
     if run_names == "tag":
         tags = [_first_tag(f) for f in files]
         if None in tags:
             return
-        names |= set(tags)
+        repeated = {t for t in tags if tags.count(t) > 1}     # read_runs names these runs by file name
+        names = {file_run_name(f) if t in repeated else t for f, t in zip(files, tags)}
+    else:
+        names = {file_run_name(f) for f in files}
     if baseline in names:
         return
     close = difflib.get_close_matches(baseline, sorted(names), n=1)
@@ -107,10 +88,11 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
             baseline: str | None = None, store: str | os.PathLike | None = None, *, test: str = "ttest",
             correction: str = "holm", alpha: float = 0.05, confidence: float = 0.95, rb_scale: str = "feasible",
             names: str = DEFAULT_NAMES, build: bool = True, max_build_seconds: float | None = MAX_BUILD_SECONDS,
-            confirm: Callable[[str], bool] | None = None, n_jobs: int | None = None, empty_topics: str = "skip",
+            confirm: Callable[[str], bool] | None = None, n_jobs: int | None = None, empty_topics: str = "zero",
             missing_topics: str = "zero", rel_level: int | None = None, max_grade: int | None = None,
             run_names: str = "tag", midranks: bool = False, permutations: int = 1000, seed: int = 0,
-            progress: bool = False, bounded: bool = False, error: float | None = None) -> Leaderboard:
+            progress: bool = False, bounded: bool = False, error: float | None = None, depth: int | None = None,
+            conventions: Conventions | None = None) -> Leaderboard:
     """The leaderboard of ``runs`` on ``qrels`` (:mod:`irscale.scales.analysis.leaderboard`):
     per measure and system the raw and interval-scaled means, ranks, a confidence interval,
     significance against ``baseline`` (or between every pair) with a correction, and marks
@@ -147,62 +129,24 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
         (and so their means) may be from the exact ones.
     Other parameters are :func:`irscale.transform`'s.
     """
-    q = qrels_of(qrels)
-    bounded = bounded or error is not None
-    ms, later, typed = read_measures(measures, names, q, max_grade)
-    warn_unscalable([m for m in ms if not (bounded and m.bounded_only)], typed)   # before anything is read or built
-    check_run_paths(runs)
-    path = Path(store) if store is not None else default_store()
-    if store is None and (moved := adopt_older_default(path)) is not None:
-        warnings.warn(moved, IrscaleWarning, stacklevel=2)
-    opened = open_or_none(path)
-    hint = (q.path or "QRELS") + ("" if max_grade is None else f" --max-grade {max_grade}")
-
-    def provide(measures: list[Measure]) -> None:
-        """Build the tables of ``measures`` the store lacks, as the docstring says."""
-        nonlocal opened
-        missing = missing_tables(opened, table_needs(q, measures, rb_scale, max_grade, rel_level))
-        if not missing:
-            return
-        command = build_command(path, missing, hint)
-        if not build:
-            raise TableNotFoundError(f"{path} lacks the scales of {', '.join(label(m, typed) for m in missing)}; "
-                                     f"build them with: {command}")
-        seconds, stored, lines = plan_build(missing, n_jobs)
-        if max_build_seconds is not None and seconds > max_build_seconds:
-            what = (f"building the scales of {', '.join(label(m, typed) for m in missing)} takes about "
-                    f"{duration(seconds)} and {size(stored)} of disk in {path}: " + "; ".join(lines))
-            if confirm is None or not confirm(what):
-                raise BuildTooLargeError(f"{what}. Build them once with: {command} (every core; it can be "
-                                         f"interrupted and resumed), or allow it here (--yes, "
-                                         f"max_build_seconds=None)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        opened = build_tables(path, missing, n_jobs, progress)
-
-    provide(ms)
-    run_list = read_runs(runs, None if later else max(m.n for m in ms), progress=progress, run_names=run_names)
-    if later:                                          # names of the whole run: at the runs' depth
-        more, _, more_typed = read_measures(later, names, q, max_grade, depth=runs_depth(run_list))
-        new = [m for m in more if m not in ms]
-        typed.update({m: t for m, t in more_typed.items() if m not in typed})
-        warn_unscalable([m for m in new if not (bounded and m.bounded_only)], typed)
-        ms += new
-        provide(new)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="no scale for ", category=IrscaleWarning)   # said above
-        scores = transforms.transform(q, run_list, ms, opened if opened is not None else path, rb_scale=rb_scale,
-                                      max_grade=max_grade, empty_topics=empty_topics,
-                                      missing_topics=missing_topics, rel_level=rel_level, names=names,
-                                      n_jobs=n_jobs, midranks=midranks, bounded=bounded, error=error,
-                                      progress=progress)
-    present = [str(m) for m in ms]
-    labels = {str(m): typed.get(m, str(m)) for m in ms}
-    reasons = {str(m): m.scales_reason() for m in ms
-               if m.scales_reason() is not None and not (bounded and m.bounded_only)}
-    board = statistics.leaderboard(scores, present, baseline, test=test, correction=correction, alpha=alpha,
+    if conventions is None:
+        conventions = Conventions(rel_level=rel_level, empty_topics=empty_topics, missing_topics=missing_topics,
+                                  max_grade=max_grade, depth=depth, rb_scale=rb_scale)
+    evaluator = Evaluator(qrels, measures, conventions, store, names=names, build=build,
+                          max_build_seconds=max_build_seconds, confirm=confirm, n_jobs=n_jobs, progress=progress,
+                          bounded=bounded, error=error, midranks=midranks)
+    scores = evaluator.evaluate(runs, run_names=run_names)
+    ms = list(dict.fromkeys(scores["measure"])) if len(scores) else []
+    by_name = {str(m): m for m in evaluator.typed} | {str(m): m for m in evaluator.reasons}
+    labels = {name: evaluator.label(by_name[name]) if name in by_name else name for name in ms}
+    reasons = {name: why for name in ms if name in by_name and (why := evaluator.scale_reason(by_name[name]))}
+    commands = {str(m): c for m, c in evaluator.commands.items()}
+    board = statistics.leaderboard(scores, ms, baseline, test=test, correction=correction, alpha=alpha,
                                    confidence=confidence, permutations=permutations, seed=seed, labels=labels,
-                                   reasons=reasons)
-    board.store = str(path)
+                                   reasons={n: r + (f"; its scale: {commands[n]}" if n in commands else "")
+                                            for n, r in reasons.items()})
+    board.store = None if evaluator.path is None else str(evaluator.path)
+    board.conventions = conventions.describe()
     return board
 
 

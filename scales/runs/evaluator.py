@@ -1,0 +1,297 @@
+"""One evaluation path for every entry point: :class:`Evaluator`, made once from qrels,
+measures, conventions and a store, applied to runs (the pattern of
+``ir_measures.evaluator(measures, qrels)`` and ``pytrec_eval.RelevanceEvaluator``).
+
+Made, it has resolved everything a run does not change, once: the measure names (in the
+vocabulary of :func:`~irscale.scales.measures.user_names.parse_user_measures`, completed
+by the qrels' highest level), the :class:`~irscale.scales.runs.conventions.Conventions`,
+the store (the default store, :func:`~irscale.store.location.default_store`, when none
+is named; closed forms, rank oracles and bounded scales need none) and the scale of each
+measure, building the tables it lacks. Names that rank the whole run (``map``, ``RR``)
+are resolved at the runs' depth when runs come, every other part of them checked first.
+
+Every measure shows: one whose scale is missing and would take longer than
+``max_build_seconds`` to build (or ``build=False``) is scored raw only, with a one-line
+warning that says why and the ``irscale build`` command that makes its scale
+(:attr:`Evaluator.reasons`, :attr:`Evaluator.commands`); the others are scaled.
+``transform``, ``compare``, ``Scaled`` and the PyTerrier measure are thin wrappers of it.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from irscale.enumerate.lazy import lazy_module
+from irscale.errors import IrscaleError, warn
+from irscale.scales.measures.aliases import DEFAULT_NAMES
+from irscale.scales.measures.measure import Measure
+from irscale.scales.measures.parse import split_measures
+from irscale.scales.runs.conventions import Conventions
+from irscale.scales.runs.inputs import QrelsInput, RunsInput, check_run_paths, qrels_of, read_runs, runs_depth
+from irscale.scales.runs.judging import judge, qrels_rbs, warn_coverage
+from irscale.scales.runs.preflight import (
+    build_command,
+    build_tables,
+    label,
+    missing_tables,
+    open_or_none,
+    plan_build,
+    read_measures,
+    table_needs,
+    warn_folded_levels,
+)
+from irscale.scales.runs.scoring import score_judged
+from irscale.scales.tables.closed import CLOSED_FORMS
+from irscale.scales.tables.units import duration, size
+from irscale.store.location import default_store
+
+if TYPE_CHECKING:
+    from irscale.store.reader import Store
+
+# certified rank intervals (mpmath, numba kernels): loaded when bounded scales are asked for
+bounded_scales = lazy_module("irscale.scales.tables.bounded")
+
+#: Builds estimated to take longer than this are asked for (``confirm``) or left out
+#: (the measure is then scored raw only, with the command that builds its scale).
+MAX_BUILD_SECONDS = 60.0
+
+
+class Evaluator:
+    """Scores runs on qrels: raw values (trec_eval's) and scaled ones, per topic.
+
+    Parameters
+    ----------
+    qrels
+        Any qrels input of :mod:`irscale.scales.runs.inputs` (a TREC file, a frame, a dict, ...).
+    measures : str or list
+        Names as ir_measures and trec_eval spell them (``nDCG@10``, ``map``, ``P_5``,
+        ``RR``) or irscale's (``nDCG(b=2)@10``), or Measure objects; kept in this order.
+    conventions : Conventions, optional
+        trec_eval's conventions (default: trec_eval's defaults with ``-c``).
+    store : path or Store, optional
+        The table store (default :func:`~irscale.store.location.default_store`).
+    names : {"ir_measures", "irscale", "trec_eval"}
+        Whose meaning a name has where two read it differently.
+    raw_only : bool
+        No scales at all (no store is opened or built into).
+    build : bool
+        Build the tables the store lacks (default), within ``max_build_seconds``;
+        False: a missing table leaves its measure raw only, with the build command.
+    max_build_seconds : float or None
+        Builds estimated to take longer ask ``confirm`` (given the estimate, it returns
+        whether to build) and are left out without it; None: no limit.
+    n_jobs, progress
+        Workers building tables (default every core the process may use); progress bars.
+    bounded, error
+        Scale RBP, DCG, nDCG and nDCG_trec past N = 40 by bounded scales (docs/bounded.md),
+        ``error`` their widest scaled interval (default 1e-4; implies ``bounded``).
+    midranks : bool
+        Also fill the ``midrank`` column.
+    """
+
+    def __init__(self, qrels: QrelsInput, measures: str | Iterable[str | Measure],
+                 conventions: Conventions | None = None, store: str | os.PathLike | Store | None = None, *,
+                 names: str = DEFAULT_NAMES, raw_only: bool = False, build: bool = True,
+                 max_build_seconds: float | None = MAX_BUILD_SECONDS, confirm: Callable[[str], bool] | None = None,
+                 n_jobs: int | None = None, progress: bool = False, bounded: bool = False,
+                 error: float | None = None, midranks: bool = False) -> None:
+        if conventions is None:
+            conventions = Conventions()
+        elif not isinstance(conventions, Conventions):
+            raise IrscaleError(f"conventions must be an irscale Conventions, got {type(conventions).__name__}")
+        if error is not None:
+            if isinstance(error, bool) or not isinstance(error, (int, float)) or not 0 < error < 1:
+                raise IrscaleError(f"error must be a number between 0 and 1 (the widest scaled interval of a "
+                                   f"bounded scale), got {error!r}")
+            bounded = True
+        self.conventions = c = conventions
+        self.names, self.raw_only, self.build, self.max_build_seconds = names, raw_only, build, max_build_seconds
+        self.confirm, self.n_jobs, self.progress = confirm, n_jobs, progress
+        self.bounded, self.error, self.midranks = bounded, error, midranks
+        self.qrels = q = qrels_of(qrels)
+        if not q.judged_topics:
+            raise IrscaleError(f"{q.path or 'qrels'}: no judgment; nothing to evaluate")
+        if not q.topics and c.empty_topics == "skip":
+            raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate "
+                               f"(empty_topics='zero' scores them 0, as trec_eval does)")
+        items = split_measures(measures) if isinstance(measures, str) else list(measures)
+        ready, later, self.typed = read_measures(items, names, q, c.max_grade)
+        by_name = {t: m for m, t in self.typed.items()}
+        self._slots: list[Measure | str] = []             # the measures as typed: read, or waiting for a depth
+        for item in items:
+            key = item.strip() if isinstance(item, str) else str(item)
+            slot = key if key in later else by_name.get(key)
+            if slot is not None and slot not in self._slots:
+                self._slots.append(slot)
+        self._later = later
+        self._resolved: dict[int, list[Measure]] = {}     # depth -> the measures of the waiting names
+        self.reasons: dict[Measure, str] = {}             # measures without a scale: why
+        self.commands: dict[Measure, str] = {}            # ... and the command that builds it, where one does
+        self.ranked = not raw_only
+        if self.ranked and c.rb_scale == "common":
+            per_topic = [m for m in ready if not m.has_common_scale()]
+            if per_topic:
+                raise IrscaleError(f"{', '.join(map(str, per_topic))} have no common scale (one table per topic); "
+                                   f"use rb_scale feasible")
+        if not self.ranked:
+            self.store, self.path = None, None
+        elif store is not None and not isinstance(store, (str, os.PathLike)):
+            self.store, self.path = store, Path(store.path)
+        else:
+            self.path = Path(store) if store is not None else default_store()
+            self.store = open_or_none(self.path)
+        self._hint = (q.path or "QRELS") + ("" if c.max_grade is None else f" --max-grade {c.max_grade}")
+        self._bounded_tables = None
+        self._provide(ready)
+        warn_folded_levels(ready, q, c.max_grade, self.typed)
+
+    # -- what it resolved ----------------------------------------------------------------
+    def measures(self, depth: int | None = None) -> list[Measure]:
+        """The measures in the order typed; names that rank the whole run at ``depth``
+        (left out without it)."""
+        extra = self._at_depth(depth) if depth is not None and self._later else {}
+        out: list[Measure] = []
+        for slot in self._slots:
+            m = extra.get(slot) if isinstance(slot, str) else slot
+            if m is not None and m not in out:
+                out.append(m)
+        return out
+
+    def label(self, measure: Measure) -> str:
+        """The name ``measure`` was asked for by (its canonical name when not typed)."""
+        return self.typed.get(measure, str(measure))
+
+    def scale_reason(self, measure: Measure) -> str | None:
+        """Why ``measure`` has no scaled values here (None: it has them)."""
+        if not self.ranked:
+            return "raw scores only were asked for"
+        if measure in self.reasons:
+            return self.reasons[measure]
+        if self.bounded and measure.bounded_only:
+            return None
+        return measure.scales_reason()
+
+    # -- resolving -----------------------------------------------------------------------
+    def _at_depth(self, depth: int) -> dict[str, Measure]:
+        """The waiting names read at ``depth`` (name -> measure), their scales provided."""
+        if depth not in self._resolved:
+            c = self.conventions
+            more, _, typed = read_measures(self._later, self.names, self.qrels, c.max_grade, depth=depth)
+            new = [m for m in more if m not in self.typed]
+            for m, t in typed.items():
+                self.typed.setdefault(m, t)
+            self._provide(new)
+            warn_folded_levels(new, self.qrels, c.max_grade, self.typed)
+            self._resolved[depth] = more
+        names = {t: m for m, t in self.typed.items()}
+        return {n: names[n] for n in self._later if n in names}
+
+    def _no_scale(self, measure: Measure, reason: str, command: str | None = None) -> None:
+        self.reasons[measure] = reason
+        if command is not None:
+            self.commands[measure] = command
+        tail = f"; its scale: {command}" if command else ""
+        warn(f"no scale for {label(measure, self.typed)}: {reason}; raw scores only{tail}")
+
+    def _provide(self, measures: list[Measure]) -> None:
+        """Decide the scale of each of ``measures``: none (said, with why), a closed form,
+        an oracle or a bounded scale, or the store's tables, built now when they are
+        missing and within the limits."""
+        if not self.ranked or not measures:
+            return
+        c = self.conventions
+        scalable = []
+        for m in measures:
+            if self.bounded and m.bounded_only:
+                continue                                  # bounded scales: prepared with the runs' recall bases
+            reason = m.scales_reason()
+            if reason is not None:
+                self._no_scale(m, reason)
+            else:
+                scalable.append(m)
+        if self.bounded:
+            covered = [m for m in measures if m.bounded_only]
+            if covered:
+                if self._bounded_tables is None:
+                    self._bounded_tables = bounded_scales.BoundedScales(self.store if self.store is not None
+                                                                         else CLOSED_FORMS, self.error)
+                self._bounded_tables.prepare(
+                    [(m, rb) for m in covered if self._bounded_tables.covers(m)
+                     for rb in ([m.common_rb()] if c.rb_scale == "common"
+                                else qrels_rbs(self.qrels, m, c.max_grade, c.rel_level))], self.progress)
+        missing = missing_tables(self.store, table_needs(self.qrels, scalable, c.rb_scale, c.max_grade,
+                                                         c.rel_level))
+        if not missing:
+            return
+        if not self.build:
+            for m, rbs in missing.items():
+                self._no_scale(m, f"not in the store {self.path} (building was turned off)",
+                               build_command(self.path, {m: rbs}, self._hint))
+            return
+        plans = {m: plan_build({m: rbs}, self.n_jobs) for m, rbs in missing.items()}
+        limit = self.max_build_seconds
+        now, total, large = {}, 0.0, []
+        for m in sorted(missing, key=lambda m: plans[m][0]):     # the quickest first, within the limit together
+            seconds = plans[m][0]
+            if limit is None or total + seconds <= limit:
+                now[m], total = missing[m], total + seconds
+            else:
+                large.append(m)
+        if large and self.confirm is not None:
+            seconds = sum(plans[m][0] for m in large)
+            stored = sum(plans[m][1] for m in large)
+            what = (f"building the scales of {', '.join(label(m, self.typed) for m in large)} takes about "
+                    f"{duration(seconds)} and {size(stored)} of disk in {self.path}")
+            if self.confirm(what):
+                now.update({m: missing[m] for m in large})
+                large = []
+        for m in large:
+            seconds, stored, _ = plans[m]
+            self._no_scale(m, f"building its scale would take about {duration(seconds)} and {size(stored)} "
+                              f"(more than {duration(limit)})", build_command(self.path, {m: missing[m]}, self._hint))
+        if now:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.store = build_tables(self.path, now, self.n_jobs, self.progress)
+
+    # -- scoring -------------------------------------------------------------------------
+    def evaluate(self, runs: RunsInput, run_names: str = "tag") -> pd.DataFrame:
+        """Per-topic scores of ``runs``: one row per (run, topic, measure), the columns of
+        :data:`irscale.scales.runs.scores.COLUMNS`, runs in the order given, topics in
+        qrels order, measures in the order typed."""
+        c = self.conventions
+        check_run_paths(runs)
+        ready = self.measures()
+        depth = c.depth if c.depth is not None else None if self._later else max(m.n for m in ready)
+        run_list = read_runs(runs, depth, progress=self.progress, run_names=run_names)
+        ms = self.measures(runs_depth(run_list) if c.depth is None else c.depth)
+        return self.score(run_list, ms)
+
+    def score(self, run_list: list, measures: list[Measure]) -> pd.DataFrame:
+        """Per-topic scores of runs already read (:func:`~irscale.scales.runs.inputs.read_runs`)."""
+        c = self.conventions
+        q = self.qrels
+        judged = []
+        depth = max(m.n for m in measures)
+        for run in run_list:
+            j = judge(run, q, depth, all_topics=True)
+            if c.max_grade is not None:
+                j = j.folded(c.max_grade)
+            if len(j.missing) == len(j.topics) and j.ignored:
+                raise IrscaleError(f"run {run.name} ({run.path or 'in memory'}) has no topic in common with the "
+                                   f"qrels {q.path or ''} (its topics: {', '.join(j.ignored[:3])}...; the qrels': "
+                                   f"{', '.join(j.topics[:3])}...): are these the right qrels?")
+            warn_coverage(j, c.missing_topics)
+            judged.append(j)
+        tables = None
+        if self.ranked:
+            tables = self._bounded_tables if self._bounded_tables is not None else \
+                self.store if self.store is not None else CLOSED_FORMS
+        return score_judged(judged, measures, tables, c.rb_scale, self.midranks, c.empty_topics, c.missing_topics,
+                            c.rel_level, bounds=self.bounded and self.ranked, unscaled=self.reasons)
+
+
+__all__ = ["MAX_BUILD_SECONDS", "Evaluator"]
