@@ -64,3 +64,11 @@ def _no_progress(monkeypatch):
 
 
 os.environ.setdefault("TQDM_DISABLE", "1")
+# every entry point builds into the default store when no store is named: the tests' own, one per session
+if not os.environ.get("IRSCALE_STORE", "").strip():
+    import atexit
+    import tempfile
+
+    _store_home = tempfile.mkdtemp(prefix="irscale-test-store-")
+    os.environ["IRSCALE_STORE"] = os.path.join(_store_home, "tables")
+    atexit.register(shutil.rmtree, _store_home, True)

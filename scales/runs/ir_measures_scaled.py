@@ -1,9 +1,9 @@
 """``Scaled``: irscale's interval-scaled values as a measure of ir_measures.
 
 >>> import ir_measures, irscale                                   # doctest: +SKIP
->>> measure = irscale.Scaled(ir_measures.AP@10, store="tables")  # doctest: +SKIP
+>>> measure = irscale.Scaled(ir_measures.AP@10)                   # doctest: +SKIP
 >>> ir_measures.calc_aggregate([measure, ir_measures.AP@10], qrels, run)   # doctest: +SKIP
-{Scaled(AP@10,store='tables'): ..., AP@10: ...}
+{Scaled(AP@10): ..., AP@10: ...}
 
 How it plugs in: ir_measures has no plugin entry point. Its default pipeline asks its
 providers in turn whether they support a measure, and the first, the *runtime* provider
@@ -23,8 +23,8 @@ at most 32). ir_measures' ``rel`` of a binary measure (``AP(rel=2)@10``) is trec
 ``-l``: it is passed to transform as ``rel_level``. The runtime provider hands the qrels
 and each run over as pandas DataFrames (``query_id, doc_id, relevance`` and ``query_id,
 doc_id, score``); they are read by :mod:`irscale.scales.runs.inputs` (documents ordered as
-trec_eval orders them, ties by docno descending) and scored by
-:func:`irscale.scales.runs.transform.transform`, so the per-query value of a topic is
+trec_eval orders them, ties by docno descending) and scored by the one evaluation path,
+:class:`~irscale.scales.runs.evaluator.Evaluator`, so the per-query value of a topic is
 exactly the ``scaled`` column of ``irscale.transform(qrels, run, measure, store,
 rb_scale=..., empty_topics=...)`` for it:
 
@@ -34,10 +34,10 @@ rb_scale=..., empty_topics=...)`` for it:
   comparison only (mid-ranks are not an interval scale).
 
 ``rb_scale`` is transform's (``"feasible"``, default, or ``"common"``). ``empty_topics``
-defaults to ``"zero"``, ir_measures' own convention: every topic of the qrels gets a
-value (a topic without relevant documents is scored 0, as ir_measures scores it), so
-``Scaled(AP@10)`` and ``AP@10`` are averaged over the same topics; ``"skip"`` leaves such
-topics out as ``irscale transform`` does by default. Topics a run has no ranking for are
+defaults to ``"zero"``, the convention of trec_eval, ir_measures and every irscale entry
+point: every topic of the qrels gets a value (a topic without relevant documents is
+scored 0), so ``Scaled(AP@10)`` and ``AP@10`` are averaged over the same topics;
+``"skip"`` leaves such topics out. Topics a run has no ranking for are
 scored as the all-non-relevant run (0), as ir_measures scores them; transform's
 :class:`~irscale.errors.IrscaleWarning` says so, naming the run ``run_1``.
 
@@ -46,10 +46,13 @@ left out by ``empty_topics="skip"``, or where the measure is undefined, e.g. Twi
 N < 2 RB) gets NaN per query and is left out of the mean, so the aggregate equals
 ``transform(...).groupby("run")["scaled"].mean()``.
 
-Store: a path or an open :class:`~irscale.store.reader.Store` holding the tables; a
-table missing from it is an :class:`~irscale.errors.TableNotFoundError` naming the
-``irscale build`` command that makes it (``build_missing=True`` builds small ones, as
-``irscale transform --build-missing`` does). Bad parameters raise
+Store: a path or an open :class:`~irscale.store.reader.Store` holding the tables (default:
+the default store every entry point uses, :func:`~irscale.store.location.default_store`);
+tables missing from it are built when that is estimated to take a minute at most, as
+``transform`` and ``compare`` build them (``build_missing=False``: never); a measure whose
+scale is not to be had gets NaN values, with a warning naming the ``irscale build``
+command that makes it. The name (``repr``, the column ``pt.Experiment`` shows) does not
+name the store: an exact scale is the same in every store. Bad parameters raise
 :class:`~irscale.errors.IrscaleError` when the measure is made. ir_measures is not a
 dependency of irscale: without it this module still imports, and ``Scaled(...)`` raises
 an IrscaleError saying to ``pip install ir_measures``.
@@ -59,7 +62,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -69,10 +71,11 @@ from irscale.errors import IrscaleError, MeasureError
 from irscale.scales.measures.aliases import from_ir_measures
 from irscale.scales.measures.measure import Measure as IrscaleMeasure
 from irscale.scales.measures.user_names import parse_user_measures
+from irscale.scales.runs.conventions import EMPTY_TOPICS, RB_SCALES, Conventions
+from irscale.scales.runs.evaluator import Evaluator
 from irscale.scales.runs.inputs import qrels_of
 from irscale.scales.runs.qrels import Qrels
-from irscale.scales.runs.transform import EMPTY_TOPICS, RB_SCALES, transform
-from irscale.store.reader import Store, open_store
+from irscale.store.reader import Store
 
 try:
     import ir_measures
@@ -136,15 +139,16 @@ class Scaled(IrMeasure):
     measure : ir_measures measure or str
         ``ir_measures.AP@10``, ``"nDCG@10"``, ...; ``Scaled(ir_measures.AP, ...)@10`` sets
         the cutoff of the wrapped measure.
-    store : str, path or Store
-        The table file.
+    store : str, path or Store, optional
+        The table store (default: the default store).
     scale : {"unq", "midrank"}
     rb_scale : {"feasible", "common"}
     empty_topics : {"zero", "skip"}
         Topics without relevant documents: scored 0 (ir_measures' convention, default)
         or left out (NaN per query, not in the mean).
     build_missing : bool
-        Build tables missing from the store when that takes about 15 s at most.
+        Build tables missing from the store when estimated to take a minute at most
+        (default); False: never build.
     bounded : bool
         Scale RBP, DCG and nDCG past N = 40, where no exact scale exists, by bounded scales
         (the midpoint of a certified interval; docs/bounded.md); ``error``: the widest
@@ -157,13 +161,14 @@ class Scaled(IrMeasure):
     SHORT_DESC = "The wrapped measure's value mapped to its rank among the measure's distinct values, in [0, 1]."
     SUPPORTED_PARAMS = {
         "measure": ParamInfo(required=True, desc="the wrapped ir_measures measure (object or name)"),
-        "store": ParamInfo(required=True, desc="irscale table file (path or open Store)"),
+        "store": ParamInfo(default=None, desc="irscale table store (path or open Store; default: the default store)"),
         "scale": ParamInfo(dtype=str, choices=SCALES, default="unq", desc="unq ranks or normalised mid-ranks"),
         "rb_scale": ParamInfo(dtype=str, choices=RB_SCALES, default="feasible",
                               desc="scale of recall-base dependent measures"),
-        "empty_topics": ParamInfo(dtype=str, choices=tuple(reversed(EMPTY_TOPICS)), default="zero",
+        "empty_topics": ParamInfo(dtype=str, choices=EMPTY_TOPICS, default="zero",
                                   desc="topics without relevant documents: scored 0 or left out"),
-        "build_missing": ParamInfo(dtype=bool, default=False, desc="build missing tables (about 15 s at most)"),
+        "build_missing": ParamInfo(dtype=bool, default=True,
+                                   desc="build missing tables (estimated within a minute); False: never build"),
         "bounded": ParamInfo(dtype=bool, default=False, desc="bounded scales past N = 40 (midpoints of intervals)"),
         "error": ParamInfo(dtype=float, default=None, desc="widest scaled interval of a bounded scale"),
     }
@@ -178,18 +183,16 @@ class Scaled(IrMeasure):
         elif "measure" in params:
             raise IrscaleError("Scaled: the measure is given twice")
         if measure is _NOT_GIVEN:
-            raise IrscaleError("Scaled needs the measure to scale: Scaled(ir_measures.AP@10, store='tables')")
+            raise IrscaleError("Scaled needs the measure to scale: Scaled(ir_measures.AP@10)")
         cutoff = params.pop("cutoff", _NOT_GIVEN)
         unknown = sorted(set(params) - set(self.SUPPORTED_PARAMS))
         if unknown:
             raise IrscaleError(f"Scaled: unknown parameter(s) {', '.join(unknown)}; it takes "
                                f"{', '.join(self.SUPPORTED_PARAMS)}")
-        if "store" not in params or params["store"] is None:
-            raise IrscaleError("Scaled needs the table file: Scaled(ir_measures.AP@10, store='tables')")
-        store = params["store"]
+        store = params.get("store")
         if isinstance(store, os.PathLike):
             params["store"] = store = os.fspath(store)
-        if not isinstance(store, (str, Store)):
+        if store is not None and not isinstance(store, (str, Store)):
             raise IrscaleError(f"Scaled: store must be a path or an open Store, got {store!r}")
         for name in ("scale", "rb_scale", "empty_topics"):
             info = self.SUPPORTED_PARAMS[name]
@@ -202,18 +205,16 @@ class Scaled(IrMeasure):
         if error is not None and (isinstance(error, bool) or not isinstance(error, (int, float)) or not 0 < error < 1):
             raise IrscaleError(f"Scaled: error must be a number between 0 and 1, got {error!r}")
         super().__init__(measure=_wrapped(measure, cutoff), **params)
-        self._store: Store | None = store if isinstance(store, Store) else None
         self._qrels: tuple[Any, Qrels, int, dict] | None = None
+        self._evaluators: dict[tuple, Evaluator] = {}
 
     # -- identity ------------------------------------------------------------------------
     def __repr__(self) -> str:
-        """``Scaled(AP@10,store='t.h5')`` plus the parameters not at their defaults (the
-        store by its path, so the name stays the same when the store changes)."""
-        store = self.params["store"]
-        path = str(store.path) if isinstance(store, Store) else store
-        parts = [str(self.params["measure"]), f"store={path!r}"]
-        parts += [f"{k}={self.params[k]!r}" for k in ("scale", "rb_scale", "empty_topics", "build_missing", "bounded",
-                                                      "error")
+        """``Scaled(AP@10)`` plus the parameters not at their defaults that change values
+        (not the store: an exact scale is the same in every store, so result columns, as
+        ``pt.Experiment`` names them, do not depend on where the tables are)."""
+        parts = [str(self.params["measure"])]
+        parts += [f"{k}={self.params[k]!r}" for k in ("scale", "rb_scale", "empty_topics", "bounded", "error")
                   if k in self.params and self.params[k] != self.SUPPORTED_PARAMS[k].default]
         return f"Scaled({','.join(parts)})"
 
@@ -259,6 +260,7 @@ class Scaled(IrMeasure):
         """(Qrels, highest level, str id -> the id as ir_measures has it), computed once
         per qrels frame (an evaluator passes the same one for every run)."""
         if self._qrels is None or self._qrels[0] is not qrels:
+            self._evaluators = {}
             cols = [c for c in ("query_id", "doc_id", "relevance") if c in qrels.columns]
             q = qrels_of(qrels[cols])
             top = max((max(levels.values()) for levels in q.judgments.values() if levels), default=0)
@@ -266,13 +268,16 @@ class Scaled(IrMeasure):
             self._qrels = (qrels, q, top, ids)
         return self._qrels[1:]
 
-    def _store_arg(self) -> str | Store:
-        store = self.params["store"]
-        if isinstance(store, Store):
-            return store
-        if self._store is None and Path(store).exists():
-            self._store = open_store(store)
-        return self._store if self._store is not None else store
+    def _evaluator(self, q: Qrels, measure: IrscaleMeasure, rel_level: int | None) -> Evaluator:
+        """The evaluation path of one reading of the wrapped measure (made once per qrels)."""
+        key = (id(q), measure, rel_level)
+        if key not in self._evaluators:
+            conventions = Conventions(rel_level=rel_level, empty_topics=self["empty_topics"],
+                                      rb_scale=self["rb_scale"])
+            self._evaluators[key] = Evaluator(
+                q, [measure], conventions, self.params.get("store"), build=self["build_missing"],
+                bounded=self["bounded"], error=self["error"], midranks=self.params.get("scale", "unq") == "midrank")
+        return self._evaluators[key]
 
     def runtime_impl(self, qrels: pd.DataFrame, run: pd.DataFrame) -> Iterator[Any]:
         """Per-query values (``ir_measures.Metric``) of one run, called by ir_measures'
@@ -282,12 +287,7 @@ class Scaled(IrMeasure):
         measure, rel_level = self._reading(max(top, 1), depth)
         cols = [c for c in ("query_id", "doc_id", "score") if c in run.columns]
         midrank = self.params.get("scale", "unq") == "midrank"
-        store = self._store_arg()
-        scores = transform(q, run[cols], [measure], store, rb_scale=self["rb_scale"], midranks=midrank,
-                           build_missing=self["build_missing"], empty_topics=self["empty_topics"],
-                           rel_level=rel_level, bounded=self["bounded"], error=self["error"])
-        if isinstance(store, (str, os.PathLike)) and self._store is None and Path(store).exists():
-            self._store = open_store(store)
+        scores = self._evaluator(q, measure, rel_level).evaluate(run[cols])
         if midrank:
             n_runs = scores["n_runs"].to_numpy(dtype=np.float64, na_value=np.nan)
             mid = scores["midrank"].to_numpy(dtype=np.float64)
