@@ -16,7 +16,7 @@ from irscale.scales.measures.recall_base import (
     PerGradeCounts,
     recall_base_policy,
 )
-from irscale.scales.runs.transform import _topic_groups
+from irscale.scales.runs.scoring import _topic_groups
 
 
 def _runs(levels, n):

@@ -189,7 +189,7 @@ def test_output_formats_round_trip(scored, tmp_path):
 @pytest.mark.filterwarnings("ignore::irscale.IrscaleWarning")
 def test_raw_only_has_empty_rank_columns(collection):
     _, _, _, q, paths = collection
-    raw = transform(q, paths[:1], "AP@6,P@6")
+    raw = transform(q, paths[:1], "AP@6,P@6", raw_only=True)
     assert raw["rank"].isna().all() and raw["k"].isna().all() and raw["scaled"].isna().all()
     assert raw["midrank"].isna().all() and raw["n_runs"].isna().all()
     assert raw["raw"].notna().all()

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from irscale.commands.options import ManyValues, check_jobs, jobs_option, print_warnings, show_every_warning
-from irscale.errors import IrscaleError, IrscaleWarning
+from irscale.errors import IrscaleError, IrscaleWarning, warn
 from irscale.scales.analysis.analyze import analyze, load_scores
 from irscale.scales.analysis.axioms import add_axioms
 from irscale.scales.analysis.figures import (
@@ -170,7 +170,7 @@ def _transform_figure(table, result, measure: str | None, reference: list[str], 
     except IrscaleError as exc:
         if measure is not None:     # asked for by name: say why not
             raise
-        warnings.warn(f"no figure of the transforms: {exc}", IrscaleWarning, stacklevel=2)
+        warn(f"no figure of the transforms: {exc}")
         return []
     return [(f"{name}: per-topic scores under every transform against the raw scores, for a few topics",
              _png(paths))]

@@ -43,7 +43,6 @@ from __future__ import annotations
 import json
 import numbers
 import time
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,7 +52,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 
 from irscale.enumerate.progress import progress_bar
-from irscale.errors import IrscaleError, IrscaleWarning
+from irscale.errors import IrscaleError, warn
 from irscale.scales.analysis import agreement
 from irscale.scales.analysis.matrices import choose_transforms, matrices, measure_transforms
 from irscale.scales.analysis.significance import TESTS, pairwise_significance
@@ -249,17 +248,16 @@ def _split_scaled(scores: pd.DataFrame, left_out: list[dict], options: Options |
                            + (", at a cutoff that has scales" if beyond else ""))
     if unscaled:
         one = len(unscaled) == 1
-        warnings.warn(f"{describe_left_out(unscaled)}: {'its' if one else 'their'} scaled column is empty, so "
+        warn(f"{describe_left_out(unscaled)}: {'its' if one else 'their'} scaled column is empty, so "
                       f"{'it is' if one else 'they are'} left out of the analyses of each measure against its "
                       f"scaled version (tau, topic check, measure pairs, significance tests)"
-                      + _fallback_text(options), IrscaleWarning, stacklevel=3)
+                      + _fallback_text(options))
     no_mid = [r for r in left_out if r["lacks"] == "midrank"]
     if no_mid:
         midrank = options is not None and "midrank" in options.transforms
-        warnings.warn(f"{describe_left_out(no_mid)}: no mid-ranks, so no mid-rank tau"
+        warn(f"{describe_left_out(no_mid)}: no mid-ranks, so no mid-rank tau"
                       + (" and no midrank transform" if midrank else "")
-                      + (" for it" if len(no_mid) == 1 else " for them") + " (transform with --midranks)",
-                      IrscaleWarning, stacklevel=3)
+                      + (" for it" if len(no_mid) == 1 else " for them") + " (transform with --midranks)")
     return scores[keep]
 
 
@@ -293,9 +291,8 @@ def _drop_undefined(scores: pd.DataFrame, dropped: list[dict] | None = None) -> 
     out = scores[~undefined]
     for measure, rows in scores[undefined].groupby("measure"):
         left = out.loc[out["measure"] == measure, "topic"].nunique()
-        warnings.warn(f"{measure} is undefined on {rows['topic'].nunique()} topic(s) (no score for any run); "
-                      f"analysed on the other {left}" + ("" if left >= 2 else ": too few, left out"),
-                      IrscaleWarning, stacklevel=3)
+        warn(f"{measure} is undefined on {rows['topic'].nunique()} topic(s) (no score for any run); "
+                      f"analysed on the other {left}" + ("" if left >= 2 else ": too few, left out"))
         if left < 2:
             out = out[out["measure"] != measure]
             if dropped is not None:
@@ -449,8 +446,8 @@ def analyze(scores: pd.DataFrame | str | Path | Iterable[str | Path], tests: Ite
     options = _compare_options(scores, tests, alpha, transforms, baseline, permutations, resamples, confidence,
                                seed, leave_one_out, remove_run, pair_tables)
     if options is not None and scores.groupby(["n", "rb_scale", "measure"])["topic"].nunique().min() < 2:
-        warnings.warn("the transforms are not compared: a measure has a single topic (standardisations, "
-                      "effect sizes and intervals need at least 2)", IrscaleWarning, stacklevel=2)
+        warn("the transforms are not compared: a measure has a single topic (standardisations, "
+                      "effect sizes and intervals need at least 2)")
         options = None
     left_out = dropped + _collapse(scores, _coverage(scores))
     scaled_scores = _split_scaled(scores, left_out, options)

@@ -49,13 +49,12 @@ from __future__ import annotations
 import math
 import os
 import time
-import warnings
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from irscale.errors import IrscaleWarning, MeasureError, OracleListError
+from irscale.errors import MeasureError, OracleListError, warn
 from irscale.scales.analysis import spacing_kernels as sk
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.oracle_form import LIST_LIMIT
@@ -264,23 +263,21 @@ def store_spacing(store: Store | str | os.PathLike, measures: Iterable[str] | No
             if not every:
                 raise MeasureError(f"{what}: its values include {lo if not math.isfinite(lo) else hi} (runs that "
                                    f"never balance); spacing statistics need finite values")
-            warnings.warn(f"{what} left out of the spacing statistics: its values are not all finite",
-                          IrscaleWarning, stacklevel=2)
+            warn(f"{what} left out of the spacing statistics: its values are not all finite")
             continue
         if every and isinstance(s, OracleScale) and s.k > LIST_LIMIT:
             how = (f'irscale spacing --measures "{m}"' if table_rb is None or table_rb == m.table_rb(m.common_rb())
                    else f'spacing_stats(open_store(...).scale("{m}", rb={tuple(table_rb)}))')
-            warnings.warn(f"{table_name(str(m), table_rb)} left out of the spacing statistics: a rank oracle of "
+            warn(f"{table_name(str(m), table_rb)} left out of the spacing statistics: a rank oracle of "
                           f"{s.k:,} distinct values (more than {LIST_LIMIT:,}), which stream band by band in about "
-                          f"{duration(s.k / STREAM_RATE)}; ask for it by name: {how}", IrscaleWarning, stacklevel=2)
+                          f"{duration(s.k / STREAM_RATE)}; ask for it by name: {how}")
             continue
         try:
             d = spacing_stats(s, chunk)
         except OracleListError as e:
             if not every:
                 raise
-            warnings.warn(f"{table_name(str(m), table_rb)} left out of the spacing statistics: {e}", IrscaleWarning,
-                          stacklevel=2)
+            warn(f"{table_name(str(m), table_rb)} left out of the spacing statistics: {e}")
             continue
         if table_rb is not None:
             d["table"] = table_name(str(m), table_rb)

@@ -55,7 +55,6 @@ import itertools
 import numbers
 import os
 import re
-import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -63,7 +62,7 @@ import numpy as np
 import pandas as pd
 
 from irscale.enumerate.progress import progress_bar
-from irscale.errors import IrscaleError, IrscaleWarning, RunError, TrecFormatError
+from irscale.errors import IrscaleError, RunError, TrecFormatError, warn
 from irscale.scales.runs.qrels import Qrels, read_qrels
 from irscale.scales.runs.run_files import Run, few, read_run, trec_order
 from irscale.scales.runs.text_files import check_regular, input_limits
@@ -518,8 +517,7 @@ def _name_runs(runs: list[Run], run_names: str) -> list[Run]:
                 r = _renamed(r, file_run_name(r.path))
             out.append(r)
         if renamed:
-            warnings.warn(f"run tags repeat; {len(renamed)} run(s) named by file name instead: {few(renamed)}",
-                          IrscaleWarning, stacklevel=3)
+            warn(f"run tags repeat; {len(renamed)} run(s) named by file name instead: {few(renamed)}")
         runs = out
     seen: dict[str, Run] = {}
     for run in runs:

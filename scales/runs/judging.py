@@ -6,12 +6,11 @@ the qrels do not evaluate are ignored (with a warning).
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from irscale.errors import IrscaleWarning
+from irscale.errors import warn
 from irscale.scales.measures.measure import Measure
 from irscale.scales.runs.qrels import Qrels, sort_topics
 from irscale.scales.runs.run_files import Run, few
@@ -149,8 +148,7 @@ def warn_coverage(judged: JudgedRuns, missing_topics: str = "zero") -> None:
     all non-relevant, or with ``missing_topics="skip"`` left out)."""
     if judged.missing:
         what = "left out" if missing_topics == "skip" else "scored as all non-relevant"
-        warnings.warn(f"run {judged.run}: no ranking for topic(s) {few(judged.missing)}; {what}",
-                      IrscaleWarning, stacklevel=3)
+        warn(f"run {judged.run}: no ranking for topic(s) {few(judged.missing)}; {what}")
     if judged.ignored:
-        warnings.warn(f"run {judged.run}: topic(s) {few(judged.ignored)} not in the qrels (or without "
-                      f"relevant documents); ignored", IrscaleWarning, stacklevel=3)
+        warn(f"run {judged.run}: topic(s) {few(judged.ignored)} not in the qrels (or without "
+                      f"relevant documents); ignored")

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from irscale.enumerate.jobs import available_cores
 from irscale.enumerate.lazy import lazy_module
-from irscale.errors import IrscaleWarning, StoreError, TableNotFoundError
+from irscale.errors import IrscaleWarning, StoreError, TableNotFoundError, warn
 from irscale.scales.measures.aliases import MissingFactError
 from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.parse import split_measures
@@ -79,7 +79,7 @@ def read_measures(measures: str | Iterable[str | Measure], names: str, qrels: Qr
                 ready.append(m)
                 typed[m] = item.strip() if isinstance(item, str) else str(m)
     for message in dict.fromkeys(str(w.message) for w in said):
-        warnings.warn(message, IrscaleWarning, stacklevel=3)
+        warn(message)
     return ready, later, typed
 
 
@@ -101,8 +101,7 @@ def warn_unscalable(measures: Iterable[Measure], typed: dict[Measure, str], stac
             without.setdefault(reason, []).append(label(m, typed))
             out.append(m)
     for reason, which in without.items():
-        warnings.warn(f"no scale for {', '.join(which)}: {reason}; raw scores only (rank and scaled empty)",
-                      IrscaleWarning, stacklevel=stacklevel)
+        warn(f"no scale for {', '.join(which)}: {reason}; raw scores only (rank and scaled empty)")
     return out
 
 

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from irscale.errors import IrscaleError, IrscaleWarning, MeasureError
+from irscale.errors import IrscaleError, MeasureError, warn
 from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.params import MAX_LEVELS
 from irscale.scales.measures.parse import parse_measure
@@ -197,8 +197,8 @@ def ranx_compare(scores: pd.DataFrame, measures: str | Measure | Iterable[str | 
         table = wide(scores, name, column)
         complete = table.dropna(axis=0, how="any")
         if len(complete) < len(table):
-            warnings.warn(f"{name}: {len(table) - len(complete)} of {len(table)} topics left out of the comparison "
-                          f"(some run has no {column} value for them)", IrscaleWarning, stacklevel=2)
+            warn(f"{name}: {len(table) - len(complete)} of {len(table)} topics left out of the comparison "
+                          f"(some run has no {column} value for them)")
         if not runs:
             runs = list(table.columns)
         elif list(table.columns) != runs:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 
-from irscale.errors import IrscaleWarning, RunError, TrecFormatError
+from irscale.errors import IrscaleWarning, RunError, TrecFormatError, warn
 from irscale.scales.runs.text_files import (
     BOM,
     bom_warning,
@@ -237,8 +237,7 @@ def _read_run(path: str | os.PathLike, data: bytes, depth: int | None) -> Run:
     keep = trec_order(codes, docnos, scores, depth)
     if other_tags:
         others = sorted(set(other_tags) - {name})
-        warnings.warn(f"{path}: several run tags ({name}, {few(others, 3)}); using the first, {name}",
-                      IrscaleWarning, stacklevel=3)
+        warn(f"{path}: several run tags ({name}, {few(others, 3)}); using the first, {name}")
     return Run.ordered(str(name), topics(keep), docnos(keep), scores[keep], depth, str(path))
 
 

@@ -48,7 +48,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from irscale.errors import IrscaleError, IrscaleWarning
+from irscale.errors import IrscaleError, warn
 
 #: Standardisations computed from the raw scores, in the order of the report.
 STANDARDISATIONS = ("zscore", "zscore-cdf", "std-linear", "ecdf")
@@ -183,8 +183,8 @@ def standardize_matrix(scores: np.ndarray, method: str, reference: np.ndarray | 
         raise IrscaleError(f"{method} needs at least 2 reference systems (a standard deviation), got {ref.shape[1]}")
     z, flat = _zscores(x, ref)
     if reference is not None and flat.any() and (np.ptp(x[flat], axis=1) > 0).any():
-        warnings.warn(f"{int(flat.sum())} topic(s) where every reference system scores the same: z-scores set to 0 "
-                      "there, although the systems differ", IrscaleWarning, stacklevel=2)
+        warn(f"{int(flat.sum())} topic(s) where every reference system scores the same: z-scores set to 0 "
+                      "there, although the systems differ")
     if method == "zscore":
         return z
     if method == "zscore-cdf":

@@ -11,7 +11,6 @@ exact scale exists. See docs/bounded.md.
 from __future__ import annotations
 
 import math
-import warnings
 from fractions import Fraction
 from typing import TYPE_CHECKING, ClassVar
 
@@ -23,11 +22,11 @@ from irscale.enumerate.runspace import runs_of_ids
 from irscale.enumerate.words import words_to_ints
 from irscale.errors import (
     BuildTooLargeError,
-    IrscaleWarning,
     OracleListError,
     RecallBaseError,
     RunError,
     ValueNotInScaleError,
+    warn,
 )
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.measures.parse import parse_measure
@@ -159,9 +158,8 @@ class BoundedScales:
         for m, refused in by_measure.items():
             what = ("whose per-grade counts bound more than one grade (counts below N: bounded scales, like rank "
                     "oracles, count the runs of one bounded grade)" if m.per_grade_rb else f"({refused[0][1]})")
-            warnings.warn(f"{m}: no bounded scale for the topics {what}: {len(refused)} count vector(s), e.g. "
-                          f"{refused[0][0]}; the rank and scaled values of those topics stay empty",
-                          IrscaleWarning, stacklevel=3)
+            warn(f"{m}: no bounded scale for the topics {what}: {len(refused)} count vector(s), e.g. "
+                          f"{refused[0][0]}; the rank and scaled values of those topics stay empty")
 
     @staticmethod
     def _key_rb(measure: Measure, rb: RecallBase) -> RecallBase:

@@ -8,13 +8,12 @@ vector asked for (default: the common scale's vector, where there is one).
 """
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from irscale.enumerate.fanout import Fanout
 from irscale.enumerate.memory import available_memory
-from irscale.errors import BuildTooLargeError, IrscaleWarning
+from irscale.errors import BuildTooLargeError, warn
 from irscale.scales.measures.measure import Measure, RecallBase, RecallBaseRequest
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.bounded import bounded_scale
@@ -93,8 +92,8 @@ def _table(measure: Measure, table_rb: tuple | None, layout: str = "auto") -> Ta
                 f"\"{measure}\" --out tables, or irscale.build_store) and use open_store(...).scale(...)")
         if guess.seconds > SLOW_SECONDS:
             progress = True
-            warnings.warn(f"building in memory: {guess.describe(in_memory=True)}; irscale build stores it once "
-                          f"for every later use", IrscaleWarning, stacklevel=3)
+            warn(f"building in memory: {guess.describe(in_memory=True)}; irscale build stores it once "
+                          f"for every later use")
     [t] = build_tables([measure], {str(measure): [table_rb]}, progress=progress, layout=layout)
     if len(_TABLES) >= CACHED_TABLES:
         del _TABLES[next(iter(_TABLES))]

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import warnings
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -48,10 +47,10 @@ from irscale.enumerate.split_kernels import popcount_ids
 from irscale.enumerate.words import words_to_ints
 from irscale.errors import (
     CorruptStoreError,
-    IrscaleWarning,
     OracleListError,
     RunError,
     ValueNotInScaleError,
+    warn,
 )
 from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
@@ -252,8 +251,8 @@ class OracleScale(Scale):
         values on one core; a progress bar from :data:`STREAM_WARN` values on)."""
         D, form, spec = self._distinct, self.form, self.measure.spec
         if self.k > STREAM_WARN:
-            warnings.warn(f"{self._label()}: streaming its {self.k:,} distinct values band by band takes about "
-                          f"{duration(self.k / STREAM_RATE)}", IrscaleWarning, stacklevel=3)
+            warn(f"{self._label()}: streaming its {self.k:,} distinct values band by band takes about "
+                          f"{duration(self.k / STREAM_RATE)}")
         PA, CB = form.count_polys(D, self.r)
         D.A.all_keys(form.words)
         D.B.all_keys(form.words)
