@@ -95,7 +95,7 @@ def warn(message: str, category: type[Warning] = IrscaleWarning) -> None:
     ours = (here + os.sep,)
     if not os.path.isdir(os.path.join(here, "scales")):          # a source checkout: the folders beside irscale/
         ours += tuple(os.path.join(os.path.dirname(here), d) + os.sep for d in ("enumerate", "scales", "store"))
-    level, frame = 1, sys._getframe(1)
+    level, frame = 2, sys._getframe(1)         # stacklevel 2: the caller of this function
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(ours):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, category, stacklevel=level)
