@@ -214,3 +214,12 @@ def test_baseline_of_a_repeated_tag_fails_before_reading(collection, tmp_path):
     done = _cli("compare", "--qrels", str(qrels), "--runs", str(runs[0]), str(twin), "-m", "P@5", "-b", "A")
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "runA" in done.stderr and "twin" in done.stderr
+
+
+def test_warnings_point_at_the_callers_line(collection):
+    qrels, runs, _ = collection
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        irscale.transform(qrels, runs[2], "P@5")          # run C misses topic t5
+    ours = [w for w in said if issubclass(w.category, irscale.IrscaleWarning)]
+    assert ours and all(w.filename == __file__ for w in ours), [(w.filename, w.lineno) for w in ours]
