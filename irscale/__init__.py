@@ -64,6 +64,8 @@ _API = {
     "open_store": "irscale.store.reader",
     "build_store": "irscale.store.fill",
     "transform": "irscale.scales.runs.transform",
+    "Evaluator": "irscale.scales.runs.evaluator",
+    "Conventions": "irscale.scales.runs.conventions",
     "read_qrels": "irscale.scales.runs.qrels",
     "read_run": "irscale.scales.runs.run_files",
     "read_scores": "irscale.scales.runs.scores",
