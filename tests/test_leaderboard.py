@@ -241,3 +241,207 @@ def test_a_build_over_the_limit_asks_and_is_refused_without_an_answer(synthetic,
         irscale.compare(folder / "qrels.txt", folder / "runs", "AP@24", store=tmp_path / "t.h5",
                         max_build_seconds=0.0, confirm=lambda what: asked.append(what) or False)
     assert asked and "AP@24" in asked[0] and not (tmp_path / "t.h5").exists()
+
+
+# -- hand-made scores: mid-ranks, topics left out, named marks, the tests offered -----------------
+def _frame(runs=5, topics=10, measures=("AP@10", "P@10"), seed=0, spread=0.05):
+    """A scores frame as transform writes it: raw and scaled per (run, topic, measure),
+    systems of increasing quality, scaled a monotone (non-linear) map of raw."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for m in measures:
+        base = rng.random(topics)
+        for r in range(runs):
+            raw = np.clip(base + spread * r + rng.normal(0, 0.1, topics), 0, 1)
+            rows.append(pd.DataFrame({"run": f"run{r}", "topic": [f"t{t:02d}" for t in range(topics)], "measure": m,
+                                      "raw": raw, "scaled": raw ** 3, "midrank": 1 + raw * 99, "n_runs": 100}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def _quiet_board(scores, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrscaleWarning)
+        return leaderboard(scores, *args, **kwargs)
+
+
+def test_midranks_on_half_the_rows_leave_no_topic_out(tmp_path):
+    scores = _frame()
+    scores.loc[scores.index % 2 == 0, "midrank"] = np.nan         # half the rows: no mid-rank
+    with pytest.warns(IrscaleWarning, match="mid-ranks left out of its scale-freeness decision"):
+        board = leaderboard(scores)
+    expected = scores.groupby(["measure", "run"])[["raw", "scaled"]].mean()
+    got = board.table.set_index(["measure", "run"]).loc[expected.index]
+    np.testing.assert_allclose(got["raw_mean"], expected["raw"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got["scaled_mean"], expected["scaled"], rtol=0, atol=1e-12)
+    assert (got["topics"] == 10).all() and all(s.topics == 10 and s.left_out == 0 for s in board.measures)
+    assert all(s.midranks == "left out: 25 of its 50 rows with a scaled value have no mid-rank"
+               for s in board.measures)
+    assert "midrank" not in board.transforms
+    assert "decision_midrank" not in board.pairs.columns
+    # every row with a mid-rank: they decide, on the same topics
+    full = _quiet_board(_frame())
+    assert all(s.midranks == "used" for s in full.measures) and "midrank" in full.transforms
+    assert "decision_midrank" in full.pairs.columns
+    np.testing.assert_allclose(full.table["raw_mean"], board.table["raw_mean"], rtol=0, atol=1e-12)
+    # as transform(empty_topics="zero") wrote them before: mid-rank 1 of 1 run on the topics
+    # without relevant documents only, mid-ranks not asked for; AP's means were over that topic
+    zero = _frame().assign(midrank=np.nan)
+    empty = zero["topic"] == "t00"
+    zero.loc[empty, ["raw", "scaled", "midrank", "n_runs"]] = [0.0, 0.0, 1.0, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IrscaleWarning)              # nothing to say: none were asked for
+        board = leaderboard(zero)
+    expected = zero.groupby(["measure", "run"])[["raw", "scaled"]].mean()
+    got = board.table.set_index(["measure", "run"]).loc[expected.index]
+    np.testing.assert_allclose(got["raw_mean"], expected["raw"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got["scaled_mean"], expected["scaled"], rtol=0, atol=1e-12)
+    assert (got["raw_mean"] > 0).all() and [s.topics for s in board.measures] == [10, 10]
+    assert board.measures[0].midranks == "left out: 45 of its 50 rows with a scaled value have no mid-rank"
+
+
+def test_empty_topics_zero_keeps_every_topic_in_the_means(synthetic, tmp_path):
+    """A topic without relevant documents, scored 0 (trec_eval's convention): every topic
+    in the means, as pandas gives them, with mid-ranks or without."""
+    folder, _ = synthetic
+    qrels = (folder / "qrels.txt").read_text() + "".join(f"409 0 D{d:03d} 0\n" for d in range(10))
+    (tmp_path / "qrels.txt").write_text(qrels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrscaleWarning)
+        scores = irscale.transform(tmp_path / "qrels.txt", folder / "runs", "AP@10,P@10", folder / "t.h5",
+                                   empty_topics="zero", missing_topics="zero")
+    assert scores["topic"].nunique() == 9
+    board = _quiet_board(scores)
+    expected = scores.groupby(["measure", "run"])[["raw", "scaled"]].mean()
+    got = board.table.set_index(["measure", "run"]).loc[expected.index]
+    np.testing.assert_allclose(got["raw_mean"], expected["raw"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got["scaled_mean"], expected["scaled"], rtol=0, atol=1e-12)
+    assert (got["raw_mean"] > 0).all() and [s.topics for s in board.measures] == [9, 9]
+    assert not any("mid-ranks" in n for n in board.notes)            # not asked for: not said
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IrscaleWarning)
+        scores = irscale.transform(tmp_path / "qrels.txt", folder / "runs", "AP@10,P@10", folder / "t.h5",
+                                   empty_topics="zero", missing_topics="zero", midranks=True)
+    board = _quiet_board(scores)
+    assert [(s.topics, s.midranks) for s in board.measures] == [(9, "used"), (9, "used")]
+    assert "midrank" in board.transforms
+    got = board.table.set_index(["measure", "run"]).loc[expected.index]
+    np.testing.assert_allclose(got["scaled_mean"], expected["scaled"], rtol=0, atol=1e-12)
+
+
+def test_topics_left_out_are_said_in_every_title(tmp_path):
+    scores = _frame()
+    scores.loc[(scores["measure"] == "AP@10") & (scores["topic"] == "t03") & (scores["run"] == "run1"),
+               "scaled"] = np.nan
+    with pytest.warns(IrscaleWarning, match="1 topic"):
+        board = leaderboard(scores)
+    ap = board.measures[0]
+    assert (ap.topics, ap.left_out, ap.left_out_why) == (9, 1, "no scaled value")
+    kept = scores[(scores["measure"] == "AP@10") & (scores["topic"] != "t03")]
+    expected = kept.groupby("run")[["raw", "scaled"]].mean()         # raw and scaled: the same topics
+    got = board.table[board.table["measure"] == "AP@10"].set_index("run").loc[expected.index]
+    np.testing.assert_allclose(got["raw_mean"], expected["raw"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got["scaled_mean"], expected["scaled"], rtol=0, atol=1e-12)
+    title = "AP@10 · 9 topics (1 left out: no scaled value)"
+    assert title in str(board).splitlines()
+    assert f"## {title}" in board.to_markdown().splitlines()
+    assert "AP@10: 9 topics (1 left out: no scaled value)" in board.to_latex()
+    data = board.to_dict()
+    assert data["measures"][0]["title"] == title and data["measures"][0]["left_out_why"] == "no scaled value"
+    assert data["measures"][1]["title"] == "P@10 · 10 topics"
+    scores.loc[(scores["measure"] == "AP@10") & (scores["topic"] == "t05") & (scores["run"] == "run2"),
+               "raw"] = np.nan
+    board = _quiet_board(scores)
+    assert board.measures[0].left_out_why == "1 no value, 1 no scaled value"
+    assert "AP@10 · 8 topics (2 left out: 1 no value, 1 no scaled value)" in str(board).splitlines()
+
+
+def test_marks_name_their_pairs_in_markdown_latex_and_json(tmp_path):
+    scores = _frame(runs=6, topics=30, seed=4, spread=0.04)
+    board = _quiet_board(scores, measures=["AP@10"])
+    marked = board.pairs[board.pairs["differs"].astype(bool)]
+    loose = board.pairs[~board.pairs["scale_free"].astype(bool)]
+    assert len(marked) and len(loose), "the frame must give both marks"
+    board.save(tmp_path / "b.json")
+    data = json.loads((tmp_path / "b.json").read_text())
+    for record in data["systems"]:
+        run = record["run"]
+        for key, rows in (("differs_vs", marked), ("not_scale_free_vs", loose)):
+            want = set(rows.loc[rows["a"] == run, "b"]) | set(rows.loc[rows["b"] == run, "a"])
+            assert set(record[key]) == want and len(record[key]) == len(want), (run, key)
+        assert len(record["differs_vs"]) == record["differs"]
+        assert len(record["not_scale_free_vs"]) == record["not_scale_free"]
+    md = board.to_markdown()
+    tex = board.to_latex()
+    for record in data["systems"]:
+        if record["differs_vs"]:
+            cell = f"†{len(record['differs_vs'])} vs {', '.join(record['differs_vs'])}"
+            row = next(line for line in md.splitlines() if f"| {record['run']} |" in line)
+            assert cell in row, (cell, row)
+            assert f"+ vs {', '.join(record['differs_vs'])}" in tex
+    assert all(len(line) <= 100 for line in str(board).splitlines())          # the terminal counts
+    # with a baseline: the pair with the baseline, the baseline named in the JSON
+    base = _quiet_board(scores, measures=["AP@10"], baseline="run0")
+    for record in base.to_dict()["systems"]:
+        assert record["differs_vs"] == (["run0"] if record["differs"] else [])
+        assert record["not_scale_free_vs"] == (["run0"] if record["scale_free"] is False else [])
+
+
+def _wilcoxon(x, y):
+    """SciPy's p-value on the differences rounded to 12 decimals: equal differences of
+    scaled scores ((rank - 1)/(k - 1), not exact in binary) tie, as irscale ties them."""
+    d = np.round(x - y, 12)
+    return 1.0 if np.all(d == 0) else stats.wilcoxon(d, zero_method="wilcox").pvalue
+
+
+@pytest.mark.parametrize("frame", ["synthetic", "hand-made"])
+def test_signrank_with_benjamini_hochberg_matches_scipy_and_statsmodels(synthetic, frame):
+    scores = synthetic[1] if frame == "synthetic" else _frame(runs=6, topics=30, seed=4)
+    runs = list(dict.fromkeys(scores["run"]))
+    board = _quiet_board(scores, test="signrank", correction="bh")
+    for measure in dict.fromkeys(scores["measure"]):
+        for column, p_col in (("scaled", "p_value"), ("raw", "raw_p_value")):
+            m = _matrix(scores, measure, column)[runs]
+            pairs = [(runs[i], runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs))]
+            p = np.array([_wilcoxon(m[a].to_numpy(), m[b].to_numpy()) for a, b in pairs])
+            want = multipletests(p, method="fdr_bh")[1]
+            got = board.pairs[board.pairs["measure"] == measure].set_index(["a", "b"]).loc[pairs, p_col]
+            np.testing.assert_allclose(got.to_numpy(float), want, rtol=1e-9, atol=1e-12)
+    assert "Wilcoxon signed-rank test between every pair of systems, Benjamini-Hochberg" in str(board)
+
+
+def _permutation_p(x, y, resamples=np.inf):
+    return stats.permutation_test((x, y), lambda u, v, axis: np.mean(u - v, axis=axis), permutation_type="samples",
+                                  n_resamples=resamples, alternative="two-sided").pvalue
+
+
+def test_randomisation_test_in_the_leaderboard_matches_scipy(synthetic):
+    _, scores = synthetic                              # 8 topics: 256 sign patterns, enumerated
+    runs = list(dict.fromkeys(scores["run"]))
+    board = _quiet_board(scores, test="randomisation", correction="none", permutations=1000)
+    assert board.test == "randomisation" and board.correction == "none" and board.permutations == 1000
+    assert str(board).startswith("Leaderboard of 3 runs: Fisher's randomisation test between every pair")
+    for measure in ("AP@10", "P@10", "RR@10"):
+        m = _matrix(scores, measure, "scaled")[runs]
+        pairs = [(runs[i], runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs))]
+        want = [_permutation_p(m[a].to_numpy(), m[b].to_numpy()) for a, b in pairs]
+        got = board.pairs[board.pairs["measure"] == measure].set_index(["a", "b"]).loc[pairs, "p_value"]
+        np.testing.assert_allclose(got.to_numpy(float), want, rtol=1e-12, atol=0)
+    held = _quiet_board(scores, test="randomisation", baseline="input.b")   # corrected as the others
+    assert held.correction == "holm"
+    data = held.to_dict()
+    assert data["test"] == "randomisation" and data["permutations"] == 1000 and data["seed"] == 0
+    assert _quiet_board(scores).to_dict()["permutations"] is None
+
+
+def test_latex_says_which_packages_it_needs(synthetic):
+    tex = _quiet_board(synthetic[1], baseline="input.b").to_latex()
+    first = tex.splitlines()[:2]
+    assert all(line.startswith("%") for line in first)
+    assert r"\usepackage{booktabs}" in first[0] and r"\usepackage{amssymb}" in first[1]
+
+
+def test_the_board_keeps_its_scores(synthetic):
+    _, scores = synthetic
+    board = _quiet_board(scores, measures=["P@10", "RR@10"])
+    pd.testing.assert_frame_equal(board.scores, scores[scores["measure"].isin(["P@10", "RR@10"])])
+    assert set(board.matrices) == {"P@10", "RR@10"} and board.matrices["P@10"]["raw"].shape == (8, 3)

@@ -27,6 +27,20 @@ per-pair outputs are in the order of :func:`~irscale.scales.analysis.significanc
     pair's observed ``|mean_i - mean_j|`` (``count / B`` as in Discpower; the
     observed labelling is not added). It controls the family-wise error over all pairs
     at once: no further correction.
+``randomisation_pvalues``
+    Fisher's randomisation test of every pair, paired (Fisher 1935; Smucker, Allan and
+    Carterette, CIKM 2007): under the null hypothesis the two systems' scores of a topic
+    are exchangeable, so each topic's difference ``d_t`` keeps or flips its sign with
+    probability 1/2. The two-sided p-value is the fraction of sign patterns ``s`` with
+    ``|sum(s d)| >= |sum(d)|``: over all 2^n patterns (exact) when ``2^n <= B``, else over
+    B random patterns (the same for every pair) with the observed one counted,
+    ``(count + 1) / (B + 1)``: ``scipy.stats.permutation_test((x, y), mean difference,
+    permutation_type="samples")`` in both cases.
+``t_interval``, ``paired_differences``
+    Student's t interval of each column's mean (``mean -/+ t((1 + confidence)/2, n - 1)
+    sd / sqrt(n)``, sd with ddof = 1; NaN with one row), and per pair of columns the mean
+    difference, its paired t interval (``scipy.stats.ttest_rel(x, y)
+    .confidence_interval()``) and Cohen's d_z (NaN when the differences have no spread).
 ``cohens_d``
     Paired effect size of every pair: ``mean(d) / sd(d)`` (``ddof=1``; Cohen's d_z).
     0 when all differences are 0, +-inf when they are a non-zero constant.
@@ -57,7 +71,7 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 __all__ = ["CORRECTIONS", "adjust_pvalues", "baseline_pairs", "bootstrap_ci", "cohens_d", "glass_delta",
-           "randomised_tukey_hsd"]
+           "paired_differences", "randomisation_pvalues", "randomised_tukey_hsd", "t_interval"]
 
 #: Multiple-comparison corrections of :func:`adjust_pvalues`.
 CORRECTIONS = ("holm", "bh")
@@ -154,12 +168,100 @@ def randomised_tukey_hsd(scores: ArrayLike, permutations: int = 1000, seed: int 
     return count / b
 
 
-def _pair_differences(x: np.ndarray):
+def _sign_patterns(n: int, permutations: int, seed: int) -> tuple[np.ndarray, bool]:
+    """(patterns x n matrix of +-1, exact?): every one of the 2^n sign patterns when there
+    are at most ``permutations`` of them, else ``permutations`` random ones."""
+    if n < 62 and 2 ** n <= permutations:
+        codes = np.arange(2 ** n, dtype=np.int64)
+        return 1.0 - 2.0 * ((codes[:, None] >> np.arange(n)) & 1), True
+    return 1.0 - 2.0 * _rng(seed).integers(0, 2, size=(permutations, n)), False
+
+
+def randomisation_pvalues(scores: ArrayLike, permutations: int = 1000, seed: int = 0) -> np.ndarray:
+    """Fisher's paired randomisation test p-value of every pair of systems (module
+    docstring): sign flips of the per-topic differences, two-sided.
+
+    Parameters
+    ----------
+    scores : array_like, shape (n_topics, n_systems)
+        Per-topic scores, finite.
+    permutations : int
+        B, the number of random sign patterns (at least 1); with ``2^n_topics <= B``
+        every pattern is enumerated instead (the exact test).
+    seed : int
+        Seed of ``numpy.random.default_rng`` (the same patterns for every pair).
+
+    Returns
+    -------
+    numpy.ndarray of float, shape (n_pairs,)
+        ``count / 2^n`` (exact) or ``(count + 1) / (B + 1)``, in :func:`pairs` order; 1
+        when the two systems never differ.
+    """
+    x = _check_scores(scores)
+    b = _check_count("permutations", permutations, 1)
+    n, k = x.shape
+    signs, exact = _sign_patterns(n, b, _check_count("seed", seed, 0))
+    flips = np.ascontiguousarray(signs.T)                # (n, patterns)
+    # sums equal in exact arithmetic may differ in their last bits: they tie
+    tol = n * difference_tolerance(x)
+    out = np.empty(k * (k - 1) // 2)
+    for sl, d in _pair_differences(x, signs.shape[0]):
+        observed = np.abs(d.sum(axis=1))
+        count = np.count_nonzero(np.abs(d @ flips) >= (observed - tol)[:, None], axis=1)
+        out[sl] = count / signs.shape[0] if exact else (count + 1) / (b + 1)
+    return out
+
+
+def t_interval(scores: ArrayLike, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Student's t interval of the mean of each column of ``scores`` (rows x columns):
+    ``mean -/+ t((1 + confidence)/2, n - 1) sd / sqrt(n)``, sd with ddof = 1 (statsmodels'
+    ``DescrStatsW.tconfint_mean``); NaN with fewer than 2 rows. Not cut to any range."""
+    from scipy import stats
+
+    x = np.asarray(scores, dtype=np.float64)
+    if x.ndim != 2:
+        raise SignificanceInputError(f"scores must be a 2-D (rows x columns) matrix, got {x.ndim} dimension(s)")
+    level = check_fraction("confidence", confidence)
+    n = x.shape[0]
+    if n < 2:
+        return np.full(x.shape[1], np.nan), np.full(x.shape[1], np.nan)
+    mean = x.mean(axis=0)
+    half = stats.t.ppf((1 + level) / 2, n - 1) * x.std(axis=0, ddof=1) / np.sqrt(n)
+    return mean - half, mean + half
+
+
+def paired_differences(scores: ArrayLike, a: ArrayLike, b: ArrayLike, confidence: float = 0.95
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For the pairs of columns ``(a[p], b[p])`` of ``scores`` (topics x systems), with
+    ``d = X[:, a[p]] - X[:, b[p]]``: the mean difference, its paired Student's t interval
+    (:func:`t_interval` of d, as ``scipy.stats.ttest_rel(x, y).confidence_interval()``)
+    and Cohen's d_z ``mean(d) / sd(d, ddof=1)``, NaN when d has no spread (constant, to
+    :func:`~irscale.scales.analysis.two_sample.difference_tolerance`) or fewer than 2
+    topics. Returns (difference, low, high, effect), each of shape (pairs,)."""
+    x = np.asarray(scores, dtype=np.float64)
+    if x.ndim != 2:
+        raise SignificanceInputError(f"scores must be a 2-D (topics x systems) matrix, got {x.ndim} dimension(s)")
+    d = x[:, np.asarray(a, dtype=np.intp)] - x[:, np.asarray(b, dtype=np.intp)]
+    if x.shape[0] == 0:
+        nan = np.full(d.shape[1], np.nan)
+        return nan, nan.copy(), nan.copy(), nan.copy()
+    mean = d.mean(axis=0)
+    low, high = t_interval(d, confidence)
+    # a constant d has no spread, whatever the rounding errors of its float differences
+    spread = (np.ptp(d, axis=0) > difference_tolerance(x)) & (d.shape[0] >= 2)
+    sd = d.std(axis=0, ddof=1) if d.shape[0] >= 2 else np.ones(d.shape[1])
+    effect = np.where(spread, mean / np.where(spread, sd, 1.0), np.nan)
+    return mean, low, high, effect
+
+
+def _pair_differences(x: np.ndarray, width: int = 1):
+    """(slice, d) chunks of the paired differences, d of shape (pairs, topics), at most
+    about ``_CHUNK_CELLS / width`` pairs at a time."""
     """(slice, d) chunks of the paired differences, d of shape (pairs, topics)."""
     n, k = x.shape
     i, j = pairs(k)
     xt = np.ascontiguousarray(x.T)
-    step = max(1, _CHUNK_CELLS // n)
+    step = max(1, _CHUNK_CELLS // max(n, width))
     for lo in range(0, i.size, step):
         yield slice(lo, lo + step), xt[i[lo:lo + step]] - xt[j[lo:lo + step]]
 

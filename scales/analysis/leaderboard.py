@@ -16,8 +16,10 @@ gives, per measure and system:
     the mean of scaled values lies in (a t interval of few topics may reach beyond it);
 significance
     a paired test (``test``: ``ttest`` paired Student's t, default; ``signrank``
-    Wilcoxon signed-rank; ``sign``; ``ranksum`` Wilcoxon rank-sum; ``tukey-hsd`` the
-    randomised Tukey HSD, which controls the family-wise error itself) of every system
+    Wilcoxon signed-rank; ``sign``; ``ranksum`` Wilcoxon rank-sum; ``randomisation``
+    Fisher's paired randomisation test, sign flips of the per-topic differences;
+    ``tukey-hsd`` the randomised Tukey HSD, which controls the family-wise error itself;
+    ``permutations`` and ``seed`` are the last two's) of every system
     against the ``baseline`` (the family: the pairs with the baseline) or, without one,
     of every pair of systems (the family: all pairs), p-values adjusted over the family
     (``correction``: ``holm``, default, ``bh`` or ``none``; :mod:`irscale.scales.analysis.inference`).
@@ -29,7 +31,8 @@ marks
     ``differs``: the decision under the scaled scores is not the one under the raw scores
     (without a baseline: how many of the system's pairs differ); ``scale_free``: the
     decision is the same under every transform of :mod:`irscale.scales.runs.standardize`
-    that the scores allow (raw, unq, midrank when the scores have mid-ranks, z-score, its
+    that the scores allow (raw, unq, midrank when every row of the measure with a scaled
+    value has a mid-rank, z-score, its
     normal CDF, Sakai's linear standardisation, ECDF; the standardisations over the
     systems compared), the project's notion of a conclusion that does not depend on how
     the measure is scaled (without a baseline: ``not_scale_free``, how many of its pairs
@@ -38,8 +41,14 @@ marks
 Measures without scaled values (no scale exists: N beyond the tables, ``map`` on runs of
 1000 documents) keep their raw columns and significance under raw scores; their scaled
 columns and marks are empty, and :attr:`Leaderboard.measures` says why. Topics where a
-measure has no value for some system (undefined measures, topics left out) are left out
-of that measure's means and tests, for every system alike, and counted.
+measure has no value for some system (undefined measures, topics left out), or no scaled
+value, are left out of that measure's means and tests, raw and scaled alike, for every
+system, and counted with the reason (:attr:`MeasureSummary.left_out_why`, in every
+title). Mid-ranks never leave a topic out: when some row with a scaled value has none
+(bounded scales list none; ``empty_topics="zero"`` gives the topics without relevant
+documents mid-rank 1 even when mid-ranks were not asked for), the midrank transform is
+left out of that measure's scale-freeness decision (:attr:`MeasureSummary.midranks`
+says so, and the notes when the scores hold mid-ranks of other measures).
 
 :func:`compare` goes from qrels and runs to the leaderboard: it reads names as ir_measures
 and trec_eval spell them, builds the scales it needs into a store (estimating first), and
@@ -54,7 +63,13 @@ import numpy as np
 import pandas as pd
 
 from irscale.errors import IrscaleError, IrscaleWarning
-from irscale.scales.analysis.inference import CORRECTIONS, adjust_pvalues, randomised_tukey_hsd
+from irscale.scales.analysis.inference import (
+    CORRECTIONS,
+    adjust_pvalues,
+    randomisation_pvalues,
+    randomised_tukey_hsd,
+    t_interval,
+)
 from irscale.scales.analysis.leaderboard_output import Leaderboard, MeasureSummary
 from irscale.scales.analysis.significance_input import pairs
 from irscale.scales.analysis.two_sample import ranksum_pvalues, sign_pvalues, signrank_pvalues, ttest_pvalues
@@ -63,7 +78,7 @@ from irscale.scales.runs.standardize import STANDARDISATIONS, standardize_matrix
 from irscale.scales.tables.layouts import scale_kind
 
 #: Paired tests of the leaderboard (``test``), each giving a p-value per pair of systems.
-LEADERBOARD_TESTS = ("ttest", "signrank", "sign", "ranksum", "tukey-hsd")
+LEADERBOARD_TESTS = ("ttest", "signrank", "sign", "ranksum", "randomisation", "tukey-hsd")
 #: Corrections over the family of comparisons (``tukey-hsd`` needs none).
 LEADERBOARD_CORRECTIONS = (*CORRECTIONS, "none")
 #: Decimals of the means that ranks compare (SPEC section 6).
@@ -99,19 +114,15 @@ def _ranks(means: np.ndarray) -> pd.array:
 def _interval(x: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
     """Student's t interval of each column's mean, within [0, 1] (the range of scaled
     values, where the mean lies); NaN with one topic."""
-    from scipy import stats
-
-    n = x.shape[0]
-    mean = x.mean(axis=0)
-    if n < 2:
-        return np.full(mean.shape, np.nan), np.full(mean.shape, np.nan)
-    half = stats.t.ppf((1 + confidence) / 2, n - 1) * x.std(axis=0, ddof=1) / np.sqrt(n)
-    return np.clip(mean - half, 0.0, 1.0), np.clip(mean + half, 0.0, 1.0)
+    low, high = t_interval(x, confidence)
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
 
 
 def _pvalues(x: np.ndarray, test: str, permutations: int, seed: int) -> np.ndarray:
     if test == "tukey-hsd":
         return randomised_tukey_hsd(x, permutations=permutations, seed=seed)
+    if test == "randomisation":
+        return randomisation_pvalues(x, permutations=permutations, seed=seed)
     return _PVALUES[test](x)
 
 
@@ -166,20 +177,49 @@ def _kind_of(measure: str, rows: pd.DataFrame) -> str | None:
         return None
 
 
+def _midranks(rows: pd.DataFrame, runs: list[str], complete: pd.Series) -> tuple[np.ndarray | None, str | None]:
+    """The mid-rank matrix over the ``complete`` topics, (midrank - 1)/(n_runs - 1), and
+    whether it decides scale-freeness: ``"used"`` when every row with a scaled value has
+    one, else ``"left out: ..."`` (and no matrix); None when no row has one. Mid-ranks
+    never leave a topic out of the means and tests."""
+    if "midrank" not in rows or "n_runs" not in rows:
+        return None, None
+    value = (rows["midrank"].astype(float) - 1) / (rows["n_runs"].astype(float) - 1).clip(lower=1)
+    if not value.notna().any():
+        return None, None
+    scaled = rows["scaled"].notna()
+    lacking = int((scaled & value.isna()).sum())
+    if lacking:
+        return None, f"left out: {lacking} of its {int(scaled.sum())} rows with a scaled value have no mid-rank"
+    return _matrix(rows.assign(_mid=value), "_mid", runs)[complete].to_numpy(), "used"
+
+
+def _left_out_why(no_value: int, no_scaled: int) -> str | None:
+    """Why topics were left out of a measure's means and tests, as titles say it."""
+    if no_value and no_scaled:
+        return f"{no_value} no value, {no_scaled} no scaled value"
+    return "no value" if no_value else "no scaled value" if no_scaled else None
+
+
+def _midranks_asked(scores: pd.DataFrame) -> bool:
+    """Whether the scores hold mid-ranks that tell something (on a scale of more than one
+    run): transform was asked for them (``empty_topics="zero"`` gives topics without
+    relevant documents mid-rank 1 of 1 run even when they were not)."""
+    if "midrank" not in scores or "n_runs" not in scores:
+        return False
+    return bool((scores["midrank"].notna() & (scores["n_runs"].astype(float) > 1)).any())
+
+
 def _one_measure(rows: pd.DataFrame, measure: str, label: str, runs: list[str], baseline: str | None, test: str,
                  correction: str, alpha: float, confidence: float, permutations: int, seed: int):
     raw_m = _matrix(rows, "raw", runs)
     scaled_m = _matrix(rows, "scaled", runs) if "scaled" in rows else None
     has_scale = scaled_m is not None and bool(scaled_m.notna().to_numpy().any())
     complete = raw_m.notna().all(axis=1)
-    if has_scale:
+    no_value = int((~complete).sum())
+    if has_scale:       # raw and scaled means over the same topics
         complete &= scaled_m.notna().all(axis=1)
-    mid = None
-    if has_scale and "midrank" in rows and "n_runs" in rows and rows["midrank"].notna().any():
-        mr = _matrix(rows.assign(_mid=(rows["midrank"] - 1) / (rows["n_runs"].astype(float) - 1).clip(lower=1)),
-                     "_mid", runs)
-        complete &= mr.notna().all(axis=1)
-        mid = mr[complete].to_numpy()
+    mid, midranks = _midranks(rows, runs, complete) if has_scale else (None, None)
     raw = raw_m[complete].to_numpy()
     scaled = scaled_m[complete].to_numpy() if has_scale else None
     n_topics = raw.shape[0]
@@ -187,8 +227,13 @@ def _one_measure(rows: pd.DataFrame, measure: str, label: str, runs: list[str], 
     if not has_scale:
         reason = str(rows["_reason"].iloc[0]) if "_reason" in rows and rows["_reason"].notna().any() else \
             _reason_of(measure)
-    summary = MeasureSummary(measure, label, has_scale, reason, n_topics, int((~complete).sum()),
-                             _kind_of(measure, rows) if has_scale else None)
+    left_out = int((~complete).sum())
+    summary = MeasureSummary(measure, label, has_scale, reason, n_topics, left_out,
+                             _kind_of(measure, rows) if has_scale else None,
+                             _left_out_why(no_value, left_out - no_value), midranks)
+    frames = {"raw": raw_m[complete]}
+    if has_scale:
+        frames["scaled"] = scaled_m[complete]
     if n_topics == 0:
         raise IrscaleError(f"{label}: no topic where every system has a value; nothing to compare")
     k = len(runs)
@@ -211,7 +256,7 @@ def _one_measure(rows: pd.DataFrame, measure: str, label: str, runs: list[str], 
         else:
             for col in ("wins", "losses", "raw_wins", "raw_losses", "differs", "not_scale_free"):
                 table[col] = pd.array([pd.NA] * k, dtype="Int64")
-        return summary, table, pd.DataFrame(), tuple(mats)
+        return summary, table, pd.DataFrame(), tuple(mats), frames
     i, j = pairs(k)
     if baseline is not None:
         b = runs.index(baseline)
@@ -261,7 +306,7 @@ def _one_measure(rows: pd.DataFrame, measure: str, label: str, runs: list[str], 
             table["not_scale_free"] = np.bincount(fi[~free], minlength=k) + np.bincount(fj[~free], minlength=k)
         else:
             table["differs"] = table["not_scale_free"] = pd.NA
-    return summary, table, pair_rows, tuple(mats)
+    return summary, table, pair_rows, tuple(mats), frames
 
 
 def leaderboard(scores: pd.DataFrame, measures: Iterable[str] | None = None, baseline: str | None = None, *,
@@ -283,7 +328,8 @@ def leaderboard(scores: pd.DataFrame, measures: Iterable[str] | None = None, bas
     baseline : str, optional
         The run every other is tested against; without it every pair is tested.
     test, correction, alpha, confidence
-        See the module docstring. ``permutations`` and ``seed``: of ``tukey-hsd``.
+        See the module docstring. ``permutations`` and ``seed``: of ``randomisation`` and
+        ``tukey-hsd``.
     labels, reasons : dict, optional
         The name each measure was asked for by, and why a measure has no scale.
     """
@@ -297,8 +343,10 @@ def leaderboard(scores: pd.DataFrame, measures: Iterable[str] | None = None, bas
         raise IrscaleError(f"scores have no column {', '.join(missing)}; give the DataFrame irscale.transform returns")
     if "rb_scale" in scores.columns and scores["rb_scale"].nunique() > 1:
         raise IrscaleError("scores mix rb_scale modes; select one, e.g. scores[scores.rb_scale == 'feasible']")
+    original = scores
     scores = scores.assign(run=scores["run"].astype(str), topic=scores["topic"].astype(str),
                            measure=scores["measure"].astype(str))
+    original_measures = scores["measure"]
     runs = list(dict.fromkeys(scores["run"]))
     present = list(dict.fromkeys(scores["measure"]))
     chosen = present if measures is None else [str(m) for m in measures]
@@ -315,31 +363,39 @@ def leaderboard(scores: pd.DataFrame, measures: Iterable[str] | None = None, bas
                                + (f" (did you mean {close[0]}?)" if close else "")
                                + f"; runs: {', '.join(runs[:8])}{'...' if len(runs) > 8 else ''}")
     labels, reasons = labels or {}, reasons or {}
-    summaries, tables, pair_tables, used = [], [], [], set()
+    summaries, tables, pair_tables, used, matrices = [], [], [], set(), {}
     for m in chosen:
         rows = scores[scores["measure"] == m]
         if m in reasons:
             rows = rows.assign(_reason=reasons[m])
-        summary, table, pair_rows, transforms = _one_measure(rows, m, labels.get(m, m), runs, baseline, test,
-                                                             correction, alpha, confidence, permutations, seed)
+        summary, table, pair_rows, transforms, frames = _one_measure(
+            rows, m, labels.get(m, m), runs, baseline, test, correction, alpha, confidence, permutations, seed)
         key = "scaled_mean" if summary.scaled else "raw_mean"
         tables.append(table.sort_values([key, "run"], ascending=[False, True], kind="stable"))
         pair_tables.append(pair_rows)
         summaries.append(summary)
         used.update(transforms)
-    notes = [f"{s.label}: {s.left_out} topic(s) where some system has no value left out of its means and tests"
-             for s in summaries if s.left_out]
+        matrices[m] = frames
+    notes = [f"{s.label}: {s.left_out} topic(s) left out of its means and tests, raw and scaled alike "
+             f"({s.left_out_why})" for s in summaries if s.left_out]
+    if _midranks_asked(scores):
+        notes += [f"{s.label}: mid-ranks left out of its scale-freeness decision "
+                  f"({(s.midranks or 'none of its rows has one').removeprefix('left out: ')})"
+                  for s in summaries if s.scaled and s.midranks != "used"]
     notes += [f"{s.label}: one topic, so no confidence interval and no test" for s in summaries if s.topics < 2]
     if len(runs) < 2:
         notes.append("one run: nothing to compare it with")
     for note in notes:
         warnings.warn(note, IrscaleWarning, stacklevel=2)
     order = ("raw", "unq", "midrank", *STANDARDISATIONS)
+    random = test in ("tukey-hsd", "randomisation")
     return Leaderboard(pd.concat(tables, ignore_index=True), pd.concat(pair_tables, ignore_index=True), summaries,
                        baseline, test, "none" if test == "tukey-hsd" else correction, alpha, confidence,
                        tuple(t for t in order if t in used),
                        str(scores["rb_scale"].iloc[0]) if "rb_scale" in scores.columns and len(scores) else None,
-                       notes=notes)
+                       notes=notes, scores=original[original_measures.isin(chosen).to_numpy()],
+                       matrices=matrices, permutations=permutations if random else None,
+                       seed=seed if random else None)
 
 
 __all__ = ["LEADERBOARD_CORRECTIONS", "LEADERBOARD_TESTS", "Leaderboard", "MeasureSummary", "leaderboard"]

@@ -5,7 +5,9 @@ Every format shows, per measure, the systems best first with their scaled mean, 
 confidence interval, the raw mean, both ranks and the comparison with the baseline (or
 how many systems each is significantly better and worse than), and two marks: ``†`` where
 the conclusion under the scaled scores differs from the one under the raw scores, ``~``
-where it is not scale-free (another transform decides otherwise).
+where it is not scale-free (another transform decides otherwise). The Markdown, LaTeX and
+JSON files also name the pairs a mark is about (without a baseline: ``†2 vs runB, runC``;
+with one, the pair with the baseline); the terminal table counts them.
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 from irscale.errors import OutputError
+from irscale.scales.analysis import leaderboard_plot
+from irscale.scales.analysis.inference import paired_differences
 from irscale.scales.runs.scores import check_writable, write_atomically
 
 if TYPE_CHECKING:
@@ -33,7 +37,8 @@ FORMATS = {".csv": "csv", ".md": "markdown", ".markdown": "markdown", ".tex": "l
 WIDTH = 100
 #: Names of the tests and corrections, as printed.
 TEST_NAMES = {"ttest": "paired t-test", "signrank": "Wilcoxon signed-rank test", "sign": "sign test",
-              "ranksum": "Wilcoxon rank-sum test", "tukey-hsd": "randomised Tukey HSD"}
+              "ranksum": "Wilcoxon rank-sum test", "randomisation": "Fisher's randomisation test",
+              "tukey-hsd": "randomised Tukey HSD"}
 CORRECTION_NAMES = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "no correction"}
 DIFFERS, NOT_FREE, BETTER, WORSE = "†", "~", "▲", "▼"
 #: Quantities of the wide table, in order (those the leaderboard has).
@@ -46,9 +51,13 @@ QUANTITIES = ("raw_mean", "raw_rank", "scaled_mean", "scaled_rank", "ci_low", "c
 class MeasureSummary:
     """What the leaderboard knows of one measure: its canonical ``measure`` name, the
     ``label`` it was asked for by, whether it has scaled values (``scaled``; else
-    ``reason``), the ``topics`` its means and tests use, the ``left_out`` topics (a
-    system had no value there) and what its scale is (``scale``: ``exact: closed form``,
-    ``exact: rank oracle``, ``exact: table``; None without scaled values)."""
+    ``reason``), the ``topics`` its means and tests use (raw and scaled alike), the
+    ``left_out`` topics and why (``left_out_why``: ``no value``, a system had no raw
+    value there; ``no scaled value``, raw values only; or both counted), what its scale
+    is (``scale``: ``exact: closed form``, ``exact: rank oracle``, ``exact: table``; None
+    without scaled values) and whether mid-ranks decide its scale-freeness
+    (``midranks``: ``used``, ``left out: ...`` when some row with a scaled value has
+    none, None when no row has one)."""
 
     measure: str
     label: str
@@ -57,6 +66,8 @@ class MeasureSummary:
     topics: int
     left_out: int
     scale: str | None = None
+    left_out_why: str | None = None
+    midranks: str | None = None
 
 
 @dataclasses.dataclass
@@ -65,8 +76,12 @@ class Leaderboard:
     interval and significance (module docstring). ``table``: one row per (measure, run),
     in measure order and, within a measure, by scaled mean (raw mean for measures without
     scale); ``pairs``: one row per (measure, comparison) with both decisions and the
-    decision under every transform. Print it, or write it with :meth:`save` (``.csv``,
-    ``.md``, ``.tex``, ``.json``)."""
+    decision under every transform; ``scores``: the per-topic frame it was computed from
+    (the measures shown); ``matrices``: per measure, ``{"raw": ..., "scaled": ...}``
+    topics x runs frames of the topics its means and tests use. Print it, write it with
+    :meth:`save` (``.csv``, ``.md``, ``.tex``, ``.json``), draw it with :meth:`plot`;
+    :meth:`differences` gives the mean difference of every tested pair with its
+    confidence interval and effect size."""
 
     table: pd.DataFrame
     pairs: pd.DataFrame
@@ -80,6 +95,10 @@ class Leaderboard:
     rb_scale: str | None = None
     store: str | None = None
     notes: list[str] = dataclasses.field(default_factory=list)
+    scores: pd.DataFrame | None = dataclasses.field(default=None, repr=False)
+    matrices: dict[str, dict[str, pd.DataFrame]] = dataclasses.field(default_factory=dict, repr=False)
+    permutations: int | None = None
+    seed: int | None = None
 
     @property
     def runs(self) -> list[str]:
@@ -105,6 +124,22 @@ class Leaderboard:
     def to_dict(self) -> dict:
         """Everything as JSON-ready lists and dicts (what ``.json`` files hold)."""
         return as_dict(self)
+
+    def differences(self) -> pd.DataFrame:
+        """One row per tested pair per measure (with a baseline: (system, baseline)), in
+        the order of :attr:`pairs`: ``measure, a, b``, per kind of score (``raw_``,
+        ``scaled_``) the mean difference a - b over the topics used (``diff``), its paired
+        Student's t interval at the board's confidence level (``ci_low``, ``ci_high``) and
+        Cohen's d_z (``effect``: mean difference / sd of the differences, ddof = 1), NaN
+        where undefined (no scale, one topic, differences without spread); then
+        ``p_value, raw_p_value, decision, raw_decision`` as in :attr:`pairs`."""
+        return differences(self)
+
+    def plot(self, path: str | os.PathLike) -> None:
+        """Draw the leaderboard to ``path`` (``.png``, ``.pdf``, ``.svg``): one panel per
+        measure, systems in leaderboard order, scaled means with their confidence
+        intervals beside the raw means with theirs (:mod:`leaderboard_plot`)."""
+        leaderboard_plot.plot(self, path)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the leaderboard, in the format of the path's suffix: ``.csv`` (the wide
@@ -137,25 +172,56 @@ def _arrow(decision) -> str:
     return BETTER if decision > 0 else WORSE if decision < 0 else "·"
 
 
-def _marks(row: pd.Series, board: Leaderboard) -> str:
+def _marks(row: pd.Series, board: Leaderboard, named: dict[str, tuple[list[str], list[str]]] | None = None) -> str:
+    """The marks of a row; without a baseline with the count of its pairs and, given
+    ``named`` (:func:`marked_pairs`), the other systems of those pairs."""
     marks = ""
     if board.baseline is not None:
         if row.get("differs") is True:
             marks += DIFFERS
         if row.get("scale_free") is False:
             marks += NOT_FREE
-    else:
-        differs, free = row.get("differs"), row.get("not_scale_free")
-        if differs is not None and differs is not pd.NA and differs > 0:
-            marks += f"{DIFFERS}{int(differs)}"
-        if free is not None and free is not pd.NA and free > 0:
-            marks += f"{' ' if marks else ''}{NOT_FREE}{int(free)}"
-    return marks
+        return marks
+    differs, free = row.get("differs"), row.get("not_scale_free")
+    others = named.get(row["run"], ([], [])) if named is not None else None
+    parts = []
+    for mark, count, names in ((DIFFERS, differs, others and others[0]), (NOT_FREE, free, others and others[1])):
+        if count is not None and count is not pd.NA and count > 0:
+            parts.append(f"{mark}{int(count)}" + (f" vs {', '.join(names)}" if names else ""))
+    return ("; " if named is not None else " ").join(parts)
+
+
+def marked_pairs(board: Leaderboard, measure: str) -> dict[str, tuple[list[str], list[str]]]:
+    """Per system of ``measure``: the other systems of its pairs that are marked ``†``
+    (raw and scaled decisions differ) and ``~`` (not scale-free), in leaderboard order;
+    with a baseline, the baseline when the system's pair with it is marked."""
+    order = board.table.loc[board.table["measure"] == measure, "run"].tolist()
+    out: dict[str, tuple[list[str], list[str]]] = {run: ([], []) for run in order}
+    if board.pairs.empty:
+        return out
+    rows = board.pairs[board.pairs["measure"] == measure]
+    for which, column, bad in ((0, "differs", True), (1, "scale_free", False)):
+        marked = rows[rows[column].map(lambda v, bad=bad: v is not pd.NA and v is not None and bool(v) is bad)]
+        for a, b in zip(marked["a"], marked["b"]):
+            out[a][which].append(b)
+            if board.baseline is None:
+                out[b][which].append(a)
+    rank = {run: r for r, run in enumerate(order)}
+    for lists in out.values():
+        for names in lists:
+            names.sort(key=rank.__getitem__)
+    return out
+
+
+def _topics(s: MeasureSummary) -> str:
+    return f"{s.topics} topics" + (f" ({s.left_out} left out: {s.left_out_why})" if s.left_out else "")
 
 
 def _title(s: MeasureSummary) -> str:
+    """The name asked for (and irscale's when it differs), the topics the means and tests
+    use and how many were left out, and why."""
     name = s.label if s.label == s.measure else f"{s.label} = {s.measure}"
-    return f"{name} · {s.topics} topics" + (f" ({s.left_out} left out)" if s.left_out else "")
+    return f"{name} · {_topics(s)}"
 
 
 def _how(board: Leaderboard) -> str:
@@ -175,7 +241,8 @@ def _columns(board: Leaderboard, s: MeasureSummary) -> list[str]:
     return cols + (["marks"] if s.scaled else [])
 
 
-def _cells(board: Leaderboard, s: MeasureSummary, row: pd.Series) -> list[str]:
+def _cells(board: Leaderboard, s: MeasureSummary, row: pd.Series,
+           named: dict[str, tuple[list[str], list[str]]] | None = None) -> list[str]:
     rank = row["scaled_rank"] if s.scaled else row["raw_rank"]
     cells = [_rank(rank), str(row["run"])]
     if s.scaled:
@@ -191,7 +258,7 @@ def _cells(board: Leaderboard, s: MeasureSummary, row: pd.Series) -> list[str]:
     else:
         cells += [_rank(row.get("wins")), _rank(row.get("losses"))]
     if s.scaled:
-        cells.append(_marks(row, board))
+        cells.append(_marks(row, board, named))
     return cells
 
 
@@ -199,12 +266,13 @@ def _rows(board: Leaderboard, s: MeasureSummary) -> pd.DataFrame:
     return board.table[board.table["measure"] == s.measure]
 
 
-def _legend(board: Leaderboard) -> str:
+def _legend(board: Leaderboard, named: bool = False) -> str:
     head = (f"{BETTER}/{WORSE}: significantly better/worse than the baseline, · not significant; "
             if board.baseline is not None else "better/worse than: systems it is significantly better/worse than; ")
     return (head + f"{DIFFERS}: the conclusion differs between raw and scaled scores; {NOT_FREE}: not scale-free "
             f"(the {', '.join(board.transforms)} transforms do not all agree)"
-            + ("; counts: of its pairs" if board.baseline is None else ""))
+            + (f"; counts: of its pairs{', vs: the other systems of those pairs' if named else ''}"
+               if board.baseline is None else ""))
 
 
 def _header(board: Leaderboard) -> list[str]:
@@ -238,14 +306,15 @@ def render(board: Leaderboard, console: Console | None = None) -> None:
         console.print(line, style="bold red" if line.startswith("NO SCALE") else None, width=width,
                       highlight=False, markup=False)
     for s in board.measures:
-        table = Table(title=_title(s), title_justify="left", width=None, show_edge=False, pad_edge=False,
-                      header_style="bold", box=None)
+        # the title on a line of its own: a table's title wraps at the table's width
+        table = Table(width=None, show_edge=False, pad_edge=False, header_style="bold", box=None)
         for c in _columns(board, s):
             table.add_column(c, justify="left" if c in ("run", "marks", "vs baseline") else "right",
                              overflow="fold", max_width=28 if c == "run" else None, no_wrap=c != "run")
         for _, row in _rows(board, s).iterrows():
             table.add_row(*_cells(board, s, row))
         console.print()
+        console.print(_title(s), style="italic", width=width, highlight=False, markup=False)
         console.print(table, width=width)
     console.print()
     console.print(_legend(board), width=width, highlight=False, markup=False)
@@ -265,11 +334,13 @@ def markdown(board: Leaderboard) -> str:
     parts = ["# Leaderboard", "", *(f"{line}  " for line in _header(board))]
     for s in board.measures:
         cols = _columns(board, s)
-        rows = [[c.replace("|", "\\|") for c in _cells(board, s, row)] for _, row in _rows(board, s).iterrows()]
+        named = marked_pairs(board, s.measure) if s.scaled else None
+        rows = [[c.replace("|", "\\|") for c in _cells(board, s, row, named)]
+                for _, row in _rows(board, s).iterrows()]
         parts += ["", f"## {_title(s)}", "", "| " + " | ".join(cols) + " |",
                   "|" + "|".join("---:" if c not in ("run", "marks") else "---" for c in cols) + "|",
                   *("| " + " | ".join(r) + " |" for r in rows)]
-    return "\n".join([*parts, "", _legend(board), ""])
+    return "\n".join([*parts, "", _legend(board, named=True), ""])
 
 
 def wide(board: Leaderboard) -> pd.DataFrame:
@@ -292,9 +363,35 @@ def _tex(text: str) -> str:
     return text.translate(_LATEX)
 
 
+#: The first lines of every LaTeX table: the packages it needs.
+LATEX_PREAMBLE = ("% irscale leaderboard: needs \\usepackage{booktabs} (\\toprule, \\midrule, \\bottomrule)\n"
+                  "% and \\usepackage{amssymb} (\\blacktriangle, \\blacktriangledown) in the preamble\n")
+
+
+def _tex_notes(board: Leaderboard) -> str:
+    """Without a baseline: per measure, the pairs each mark of a system is about."""
+    if board.baseline is not None:
+        return ""
+    lines = []
+    for s in board.measures:
+        if not s.scaled:
+            continue
+        named = marked_pairs(board, s.measure)
+        said = [f"{_tex(run)}: " + "; ".join(f"{mark} vs {', '.join(_tex(n) for n in names)}"
+                                             for mark, names in (("+", plus), (r"\textasciitilde{}", tilde)) if names)
+                for run, (plus, tilde) in named.items() if plus or tilde]
+        if said:
+            lines.append(rf"\textbf{{{_tex(s.label)}}}: " + ". ".join(said) + ".")
+    if not lines:
+        return ""
+    return "\\par\\smallskip\n{\\footnotesize\n" + " \\\\\n".join(lines) + "\n}\n"
+
+
 def latex(board: Leaderboard) -> str:
     """A booktabs table: systems in rows; per measure the raw mean (rank) and the scaled
-    mean (rank) with the significance arrow and the marks."""
+    mean (rank) with the significance arrow and the marks (without a baseline, counts of
+    the system's marked pairs, named below the table). It begins with a comment naming
+    the packages it needs (:data:`LATEX_PREAMBLE`)."""
     arrows = {1: r"$^{\blacktriangle}$", -1: r"$^{\blacktriangledown}$"}
     data = {}
     for s in board.measures:
@@ -305,8 +402,10 @@ def latex(board: Leaderboard) -> str:
             cells = []
             for run, r in rows.iterrows():
                 cell = f"{_num(r['scaled_mean'])} ({_rank(r['scaled_rank'])})"
-                if board.baseline is not None and run != board.baseline and r.get("decision") in (1, -1):
-                    cell += arrows[int(r["decision"])]
+                decision = r.get("decision")
+                if board.baseline is not None and run != board.baseline and not pd.isna(decision) \
+                        and decision in (1, -1):      # no test (one topic): NA
+                    cell += arrows[int(decision)]
                 marks = _marks(r.rename({"run": run}), board)
                 cells.append(cell + (r"\textsuperscript{" + _tex(marks.replace(DIFFERS, "+")
                                                                    .replace(NOT_FREE, "~")) + "}" if marks else ""))
@@ -315,9 +414,17 @@ def latex(board: Leaderboard) -> str:
     frame.index.name = "run"
     caption = _tex(_how(board)) + (r"; $^{\blacktriangle/\blacktriangledown}$: significantly better/worse than "
                                    r"the baseline" if board.baseline is not None else "")
-    caption += "; + : raw and scaled conclusions differ; ~ : not scale-free"
-    return frame.to_latex(escape=False, multicolumn=True, multicolumn_format="c", caption=caption,
-                          label="tab:leaderboard", column_format="l" + "r" * frame.shape[1])
+    caption += r"; + : raw and scaled conclusions differ; \textasciitilde{} : not scale-free"
+    if board.baseline is None:
+        caption += " (counts: of the system's pairs, named below)"
+    caption += "; " + "; ".join(_tex(s.label) + ": " + _tex(_topics(s)) for s in board.measures)
+    table = frame.to_latex(escape=False, multicolumn=True, multicolumn_format="c", caption=caption,
+                           label="tab:leaderboard", column_format="l" + "r" * frame.shape[1])
+    notes = _tex_notes(board)
+    if notes:
+        end = table.rindex("\\end{table}")
+        table = table[:end] + notes + table[end:]
+    return LATEX_PREAMBLE + table
 
 
 def _json_value(x):
@@ -337,14 +444,54 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 
 
 def as_dict(board: Leaderboard) -> dict:
-    """JSON-ready: the settings, the measures (with why one has no scale), one record per
-    (measure, system) and per comparison."""
+    """JSON-ready: the settings, the measures (with why one has no scale and the title),
+    one record per (measure, system), with the other systems of its pairs marked ``†``
+    (``differs_vs``) and ``~`` (``not_scale_free_vs``; with a baseline, the baseline or
+    nobody; None for a measure without scale), and one per comparison."""
+    systems = _records(board.table)
+    named = {s.measure: marked_pairs(board, s.measure) for s in board.measures if s.scaled}
+    for record in systems:
+        marks = named.get(record["measure"])
+        record["differs_vs"] = None if marks is None else marks[record["run"]][0]
+        record["not_scale_free_vs"] = None if marks is None else marks[record["run"]][1]
     return {"baseline": board.baseline, "test": board.test, "correction": board.correction, "alpha": board.alpha,
-            "confidence": board.confidence, "rb_scale": board.rb_scale, "store": board.store,
-            "transforms": list(board.transforms),
-            "measures": [{"measure": s.measure, "label": s.label, "scaled": s.scaled, "scale": s.scale,
-                          "reason": s.reason, "topics": s.topics, "left_out": s.left_out} for s in board.measures],
-            "systems": _records(board.table), "pairs": _records(board.pairs), "notes": list(board.notes)}
+            "confidence": board.confidence, "permutations": board.permutations, "seed": board.seed,
+            "rb_scale": board.rb_scale, "store": board.store, "transforms": list(board.transforms),
+            "measures": [{"measure": s.measure, "label": s.label, "title": _title(s), "scaled": s.scaled,
+                          "scale": s.scale, "reason": s.reason, "topics": s.topics, "left_out": s.left_out,
+                          "left_out_why": s.left_out_why, "midranks": s.midranks} for s in board.measures],
+            "systems": systems, "pairs": _records(board.pairs), "notes": list(board.notes)}
+
+
+DIFFERENCE_COLUMNS = ("measure", "a", "b", "raw_diff", "raw_ci_low", "raw_ci_high", "raw_effect", "scaled_diff",
+                      "scaled_ci_low", "scaled_ci_high", "scaled_effect", "p_value", "raw_p_value", "decision",
+                      "raw_decision")
+
+
+def differences(board: Leaderboard) -> pd.DataFrame:
+    """The table of :meth:`Leaderboard.differences`: columns :data:`DIFFERENCE_COLUMNS`."""
+    parts = []
+    for s in board.measures:
+        rows = board.pairs[board.pairs["measure"] == s.measure] if not board.pairs.empty else board.pairs
+        if rows.empty:
+            continue
+        out = rows[["measure", "a", "b"]].copy()
+        for kind in ("raw", "scaled"):
+            frame = board.matrices.get(s.measure, {}).get(kind)
+            if frame is None:
+                for q in ("diff", "ci_low", "ci_high", "effect"):
+                    out[f"{kind}_{q}"] = np.nan
+                continue
+            col = {run: c for c, run in enumerate(frame.columns)}
+            (out[f"{kind}_diff"], out[f"{kind}_ci_low"], out[f"{kind}_ci_high"],
+             out[f"{kind}_effect"]) = paired_differences(frame.to_numpy(), rows["a"].map(col).to_numpy(),
+                                                         rows["b"].map(col).to_numpy(), board.confidence)
+        for c in ("p_value", "raw_p_value", "decision", "raw_decision"):
+            out[c] = rows[c].to_numpy()
+        parts.append(out)
+    if not parts:
+        return pd.DataFrame(columns=list(DIFFERENCE_COLUMNS))
+    return pd.concat(parts, ignore_index=True)[list(DIFFERENCE_COLUMNS)]
 
 
 def check_path(path: str | os.PathLike) -> str:
@@ -376,5 +523,5 @@ def save(board: Leaderboard, path: str | os.PathLike) -> None:
     write_atomically(path, lambda tmp: tmp.write_text(content, encoding="utf-8"))
 
 
-__all__ = ["FORMATS", "WIDTH", "Leaderboard", "MeasureSummary", "as_dict", "check_path", "latex", "markdown", "render",
-           "save", "text", "wide"]
+__all__ = ["DIFFERENCE_COLUMNS", "FORMATS", "LATEX_PREAMBLE", "WIDTH", "Leaderboard", "MeasureSummary", "as_dict",
+           "check_path", "differences", "latex", "marked_pairs", "markdown", "render", "save", "text", "wide"]
