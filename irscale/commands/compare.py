@@ -18,10 +18,11 @@ from irscale.scales.measures.aliases import DEFAULT_NAMES, NAMES
 # loaded when the command runs (pandas, scipy, numba), not for --help
 output = lazy_module("irscale.scales.analysis.leaderboard_output")
 comparing = lazy_module("irscale.scales.analysis.compare")
+plotting = lazy_module("irscale.scales.analysis.leaderboard_plot")
 
 #: Kept here, not imported, so that ``irscale compare --help`` loads nothing heavy
 #: (tests/test_leaderboard_cli.py checks that they equal the library's).
-TESTS = ("ttest", "signrank", "sign", "ranksum", "tukey-hsd")
+TESTS = ("ttest", "signrank", "sign", "ranksum", "randomisation", "tukey-hsd")
 CORRECTIONS = ("holm", "bh", "none")
 DEFAULT_MEASURES = "nDCG@10,AP@10,P@10,RR@10"
 #: Builds estimated to take longer ask first on a terminal and are refused elsewhere.
@@ -41,7 +42,8 @@ MAX_BUILD_SECONDS = 60.0
               help="Table store to read scales from and build missing ones into (default: $IRSCALE_STORE, else "
                    "~/.cache/irscale/tables, shared by every project).")
 @click.option("--test", type=click.Choice(TESTS), default="ttest", show_default=True,
-              help="Paired test of each comparison (tukey-hsd: randomised Tukey HSD, corrected by itself).")
+              help="Paired test of each comparison (randomisation: Fisher's paired randomisation test; tukey-hsd: "
+                   "randomised Tukey HSD, corrected by itself).")
 @click.option("--correction", type=click.Choice(CORRECTIONS), default="holm", show_default=True,
               help="Multiple-comparison correction over the comparisons (with the baseline, or every pair).")
 @click.option("--alpha", type=float, default=0.05, show_default=True, help="Significance level.")
@@ -49,6 +51,8 @@ MAX_BUILD_SECONDS = 60.0
               help="Level of the confidence interval of each scaled mean.")
 @click.option("--out", "-o", "outs", multiple=True, type=click.Path(dir_okay=False),
               help="Also write the leaderboard to this file: .csv, .md, .tex, .json or .txt (repeatable).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
+              help="Also draw the systems' scaled means with their intervals beside the raw ones: .png, .pdf, .svg.")
 @click.option("--yes", "-y", is_flag=True, help="Build missing scales without asking, however long the estimate.")
 @click.option("--no-build", is_flag=True,
               help="Never build: a measure whose scale is missing shows raw scores only, with the build command.")
@@ -71,13 +75,15 @@ MAX_BUILD_SECONDS = 60.0
 @click.option("--run-names", type=click.Choice(["tag", "file"]), default="tag", show_default=True,
               help="Name runs by their run tag or by file name.")
 @click.option("--permutations", type=click.IntRange(min=1), default=1000, show_default=True,
-              help="Permutations of --test tukey-hsd.")
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of --test tukey-hsd.")
+              help="Permutations of --test randomisation and tukey-hsd.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of --test randomisation and tukey-hsd.")
 @bounded_options
 @jobs_option("Workers building missing scales")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings (the table is printed).")
 def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | None, store_path: str | None,
-            test: str, correction: str, alpha: float, confidence: float, outs: tuple[str, ...], yes: bool,
+            test: str, correction: str, alpha: float, confidence: float, outs: tuple[str, ...], plot_path: str | None,
+            yes: bool,
             no_build: bool, rb_scale: str, vocabulary: str, midranks: bool, max_grade: int | None,
             rel_level: int | None, empty_topics: str, missing_topics: str, depth: int | None, run_names: str,
             permutations: int,
@@ -98,6 +104,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | No
         raise click.UsageError("--yes and --no-build contradict each other")
     for out in outs:
         output.check_path(out)
+    if plot_path is not None:
+        plotting.check_plot_path(plot_path)
     if baseline is not None:
         comparing.early_baseline_check(list(runs), baseline, run_names)
     asking = sys.stdin.isatty() and sys.stderr.isatty()
@@ -122,4 +130,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | No
     for out in outs:                         # files first: a reader of stdout that leaves early loses none
         board.save(out)
         click.echo(f"{out}: written", err=True)
+    if plot_path is not None:
+        board.plot(plot_path)
+        click.echo(f"{plot_path}: written", err=True)
     output.render(board)

@@ -99,6 +99,7 @@ class Leaderboard:
     matrices: dict[str, dict[str, pd.DataFrame]] = dataclasses.field(default_factory=dict, repr=False)
     permutations: int | None = None
     seed: int | None = None
+    conventions: str | None = None
 
     @property
     def runs(self) -> list[str]:
@@ -277,6 +278,8 @@ def _legend(board: Leaderboard, named: bool = False) -> str:
 
 def _header(board: Leaderboard) -> list[str]:
     lines = [f"Leaderboard of {len(board.runs)} run{'s' * (len(board.runs) != 1)}: {_how(board)}"]
+    if board.conventions:
+        lines.append(board.conventions)
     scaled = [s for s in board.measures if s.scaled]
     if scaled:
         kinds: dict[str, list[str]] = {}
@@ -418,6 +421,8 @@ def latex(board: Leaderboard) -> str:
     if board.baseline is None:
         caption += " (counts: of the system's pairs, named below)"
     caption += "; " + "; ".join(_tex(s.label) + ": " + _tex(_topics(s)) for s in board.measures)
+    if board.conventions:
+        caption += "; " + _tex(board.conventions)
     table = frame.to_latex(escape=False, multicolumn=True, multicolumn_format="c", caption=caption,
                            label="tab:leaderboard", column_format="l" + "r" * frame.shape[1])
     notes = _tex_notes(board)
@@ -456,7 +461,8 @@ def as_dict(board: Leaderboard) -> dict:
         record["not_scale_free_vs"] = None if marks is None else marks[record["run"]][1]
     return {"baseline": board.baseline, "test": board.test, "correction": board.correction, "alpha": board.alpha,
             "confidence": board.confidence, "permutations": board.permutations, "seed": board.seed,
-            "rb_scale": board.rb_scale, "store": board.store, "transforms": list(board.transforms),
+            "rb_scale": board.rb_scale, "store": board.store, "conventions": board.conventions,
+            "transforms": list(board.transforms),
             "measures": [{"measure": s.measure, "label": s.label, "title": _title(s), "scaled": s.scaled,
                           "scale": s.scale, "reason": s.reason, "topics": s.topics, "left_out": s.left_out,
                           "left_out_why": s.left_out_why, "midranks": s.midranks} for s in board.measures],

@@ -90,10 +90,13 @@ class Conventions:
         return text + (f" (unlike trec_eval: {'; '.join(unlike)})" if unlike else "")
 
     def describe(self) -> str:
-        """One line for outputs: the trec_eval command line and what topics count."""
-        missing = ("a topic a run does not answer scores 0 (-c)" if self.missing_topics == "zero"
+        """One line for outputs: the trec_eval command line the raw means equal and which
+        topics count in them."""
+        empty = ("a judged topic without a relevant document counts 0" if self.empty_topics == "zero"
+                 else "a judged topic without a relevant document is left out")
+        missing = ("a topic a run does not answer counts 0" if self.missing_topics == "zero"
                    else "a topic a run does not answer is left out of its means")
-        return f"raw scores = {self.trec_eval()}; {missing}"
+        return f"raw = {self.trec_eval()}: the means trec_eval prints; {empty}; {missing}"
 
 
 __all__ = ["Conventions", "EMPTY_TOPICS", "MISSING_TOPICS", "RB_SCALES"]
