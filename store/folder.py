@@ -4,7 +4,8 @@
         irscale-store.json        the manifest: format name and version, generator, created
         AP@10.h5                  one HDF5 file per table: the table's attributes on its
         nDCG(b=2,gains=(0,1,2))@10%20rb=(3,10).h5     root, its layout's datasets
-        .lock-AP@10.h5            a build's lock on one table (fcntl; empty otherwise)
+        .lock-AP@10.h5            a build's lock on one table while it builds it (fcntl;
+                                  empty; removed by the build when it is done)
         .build/                   checkpoints of unfinished big tables (resumable)
 
 A table file is written into a private temporary folder of the store (``mkdtemp``: mode
@@ -16,7 +17,7 @@ whose folder flush fails is undone). Readers take no lock and write nothing, so 
 on a read-only mount or of another user reads like any other. Nothing is ever written
 through a path a reader of the folder could have planted: temporary files live in the
 writer's own ``mkdtemp`` folder, renames replace what they land on, lock files are
-opened without following symlinks.
+opened without following symlinks (and removed by their holder, :class:`TableLocks`).
 
 HDF5 parses a file's metadata in the reader's process, and not all of it carries a
 checksum: :func:`screen` lets a child process parse table files first, with a time
@@ -256,16 +257,39 @@ def _remove_tree(tmp: Path) -> None:
 
 def remove_if_unused(path: Path) -> None:
     """Remove the store folder ``path`` that a build created and left without a table (its
-    manifest and lock files only): a refused or interrupted first build leaves nothing."""
+    manifest and lock files only): a refused or interrupted first build leaves nothing. A
+    lock file another build holds (or waits for) keeps the folder: the store is in use."""
     try:
         entries = list(os.scandir(path))
         if any(not (e.name == MANIFEST or e.name.startswith(".lock-")) for e in entries):
             return
         for e in entries:
-            os.unlink(e.path)
+            if e.name.startswith(".lock-") and not _remove_lock_file(Path(e.path)):
+                return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path / MANIFEST)
         path.rmdir()
     except OSError:
         pass
+
+
+def _remove_lock_file(file: Path) -> bool:
+    """Remove the lock file ``file`` if no build holds it (taken, then removed as its holder
+    removes it); whether it is gone."""
+    try:
+        fd = os.open(file, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
+            os.close(fd)
+            return False                  # held (EAGAIN, EACCES): a build is at it
+    _release(file, fd)
+    return True
 
 
 def remove_stale(path: Path) -> None:
@@ -279,25 +303,57 @@ def remove_stale(path: Path) -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
+def _same_file(fd: int, file: Path) -> bool:
+    """Whether the path ``file`` (not followed if a symlink) names the file open as ``fd``."""
+    try:
+        named = os.stat(file, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
+
+
+def _release(file: Path, fd: int) -> None:
+    """Give up the lock file ``file`` open (and locked) as ``fd``: removed while the lock is
+    held, if the path still names it, then closed (which releases the lock). A build
+    waiting for it finds, once it has the lock, that the path names another file or none,
+    and opens the path again (:meth:`TableLocks._take`)."""
+    try:
+        if _same_file(fd, file):
+            os.unlink(file)
+    except OSError:
+        pass                              # left in the folder: harmless, the next build takes it
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+
 class TableLocks:
     """Locks on tables of a store folder, one lock file each (``.lock-FILE``), held while
     a build writes them: two builds of different tables go on at once, a build of a table
     another one is building waits for it (``wait`` seconds at most; None: as long as it
     takes; it says once on stderr that it waits). fcntl locks, released by the kernel when
     their holder dies; the lock files are opened without following symlinks and never
-    written."""
+    written.
+
+    A lock file lasts as long as its lock: its holder removes it before it lets it go, and
+    a build that gets the lock of a file no longer at the lock file's path (removed by the
+    holder it waited for) lets it go and opens the path again; so the path names, at every
+    moment, the file whose lock is the table's. A build killed while it holds a lock leaves
+    its lock file, which the next build takes (the kernel released its lock) and removes."""
 
     def __init__(self, path: Path, names: list[str], wait: float | None = None):
         if wait is not None and not wait >= 0:
             raise StoreError(f"the wait for a busy store must be a number of seconds >= 0 or None, got {wait!r}")
         self.path, self.names, self.wait = path, sorted(set(names)), wait
-        self._fds: list[int] = []
+        self._held: list[tuple[Path, int]] = []
 
     def __enter__(self) -> TableLocks:
         deadline = None if self.wait is None else time.monotonic() + self.wait
+        told: set[str] = set()
         try:
             for name in self.names:          # in name order: two builds never wait for each other
-                self._fds.append(self._take(name, deadline))
+                self._held.append(self._take(name, deadline, told))
         except KeyboardInterrupt:
             self.__exit__()
             raise KeyboardInterrupt(f"interrupted while waiting for another build to finish writing {self.path}: "
@@ -308,38 +364,49 @@ class TableLocks:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        while self._fds:                  # a lock file is never written: closing it loses nothing
-            with contextlib.suppress(OSError):
-                os.close(self._fds.pop())
+        while self._held:                 # a lock file is never written: removing it loses nothing
+            _release(*self._held.pop())
 
-    def _take(self, name: str, deadline: float | None) -> int:
+    def _take(self, name: str, deadline: float | None, told: set[str]) -> tuple[Path, int]:
+        """The lock file of table ``name`` and its descriptor, locked (or on a file system
+        without locks, open)."""
         file = self.path / f".lock-{file_of(name)}"
-        try:
-            fd = os.open(file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        except OSError as e:
-            raise StoreError(f"cannot write {self.path}: cannot open the lock file {file.name} "
-                             f"({e.strerror or e})") from None
-        told = False
+        while True:
+            try:
+                fd = os.open(file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            except OSError as e:
+                raise StoreError(f"cannot write {self.path}: cannot open the lock file {file.name} "
+                                 f"({e.strerror or e})") from None
+            try:
+                locked = self._lock(fd, file, name, deadline, told)
+                if not locked or _same_file(fd, file):
+                    return file, fd           # no locks on this file system: renames keep the store whole anyway
+            except BaseException:
+                os.close(fd)                  # not held: the file is not ours to remove
+                raise
+            os.close(fd)                      # its holder removed it before letting it go: open the path again
+
+    def _lock(self, fd: int, file: Path, name: str, deadline: float | None, told: set[str]) -> bool:
+        """Lock ``fd``, waiting for another build that holds it (said once on stderr); False
+        on a file system without locks."""
         while True:
             try:
                 fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return fd
+                return True
             except OSError as e:
                 if e.errno in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS):
-                    return fd             # no locks on this file system: renames keep the store whole anyway
+                    return False
                 if e.errno not in (errno.EACCES, errno.EAGAIN):
-                    os.close(fd)
                     raise StoreError(f"cannot lock {file}: {e.strerror or e}") from None
             if deadline is not None and time.monotonic() >= deadline:
-                os.close(fd)
                 waited = "without waiting" if not self.wait else f"after waiting {self.wait:g} s"
                 raise StoreBusyError(f"table {name} of {self.path} is being built by another build; gave up {waited}: "
                                      f"run the build again when it has finished, or let it wait longer (irscale build "
                                      f"--wait SECONDS; by default a build waits as long as it takes)")
-            if not told:
+            if name not in told:
                 print(f"irscale: waiting for another build to finish table {name} of {self.path}", file=sys.stderr,
                       flush=True)
-                told = True
+                told.add(name)
             time.sleep(POLL_SECONDS if deadline is None else max(0.0, min(POLL_SECONDS, deadline - time.monotonic())))
 
 
