@@ -14,10 +14,22 @@ leave (a build: how to resume). Before that, in the interpreter's own start-up (
 module, some milliseconds), Ctrl-C is Python's. When an interrupt hits the import of some
 extension modules (code they run with ``PyRun_String``), Python ends the process on exit
 by SIGINT rather than with status 130: the same 130 to a shell, after the same one line.
+
+A reader of stdout that leaves (``irscale info STORE | head -1``) ends nothing: as Python's
+note on SIGPIPE advises, devnull takes the place of the closed pipe and the command goes on
+into it (the files it writes are written), exiting 0 with nothing said on stderr.
+
+The ``irscale`` command itself (not a program calling :func:`main`, which gets the exit
+status back) ends every way it ends (0, 2, 130, a bug's traceback) as the interpreter would
+up to its exit functions, then with ``os._exit`` (:func:`_end`): the threads of C++
+libraries (numba's TBB, pyarrow) that may still run at exit cannot abort it ("terminate
+called without an active exception", SIGABRT) after its last line.
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
+import io
 import os
 import signal
 import sys
@@ -43,11 +55,16 @@ def _started_as_command() -> bool:
                                                                                            "irscale-script")
 
 
-if _started_as_command() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+#: Whether this process is the ``irscale`` command (:func:`main` then ends it, :func:`_end`).
+_COMMAND = _started_as_command()
+
+if _COMMAND and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
     signal.signal(signal.SIGINT, _interrupted)
 
 import importlib  # noqa: E402 (after the SIGINT handler: Ctrl-C during the imports is one line too)
+import select  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
+from typing import NoReturn  # noqa: E402
 
 import click  # noqa: E402
 
@@ -70,9 +87,27 @@ COMMANDS = {
 }
 
 
+class _OutputClosedError(Exception):
+    """A BrokenPipeError of a command, carried past click, which would end the command with
+    status 1 for it; :func:`_main` tells whether the reader of stdout (or stderr) left."""
+
+
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported when they run (the click recipe for
     lazily loaded subcommands); ``--help`` lists them from :data:`COMMANDS` alone."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: object) -> click.Context:
+        try:                             # --help and --version print while the arguments are parsed
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError as e:
+            raise _OutputClosedError() from e
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as e:
+            raise _OutputClosedError() from e
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -108,7 +143,10 @@ def _sigint(handler: object) -> object:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 1 bug, 2 user error, 130 interrupted).
     Ctrl-C raises KeyboardInterrupt while it runs (the handler it replaces is put back on
-    return), and its message is printed as one line."""
+    return), and its message is printed as one line. The ``irscale`` command itself does
+    not return: it ends with its exit status (:func:`_end`)."""
+    if _COMMAND:
+        _readers_may_leave()
     before = _sigint(signal.default_int_handler)
     try:
         code = _main(argv)
@@ -116,26 +154,156 @@ def main(argv: Sequence[str] | None = None) -> int:
         _sigint(_interrupted if before is _interrupted else signal.SIG_IGN)
         click.echo("irscale: interrupted", err=True)
         code = 130
+    except BaseException as e:           # a bug (its traceback), or sys.exit in a command
+        if not _COMMAND:
+            raise
+        _sigint(_interrupted if before is _interrupted else signal.SIG_IGN)
+        code = _status_of(e)
     finally:
         if before is not None:
             _sigint(before)
-    if code == 130 and before is _interrupted:       # the irscale command itself, interrupted
-        _end_interrupted()
+    if _COMMAND:
+        _end(code)
     return code
 
 
-def _end_interrupted() -> None:
-    """End the interrupted ``irscale`` command after its one line: Python's exit functions
-    run (worker pools and temporary folders are cleaned up), but not the exit of the C++
-    libraries, whose threads an interrupt can leave running ("terminate called without an
-    active exception", SIGABRT)."""
+def _status_of(error: BaseException) -> int:
+    """The exit status the interpreter would give for ``error`` escaping the command, its
+    traceback (or the message of a SystemExit) printed as the interpreter prints it."""
+    if isinstance(error, SystemExit):
+        if error.code is None or isinstance(error.code, int):
+            return error.code or 0
+        print(error.code, file=sys.stderr)
+        return 1
+    sys.excepthook(type(error), error, error.__traceback__)
+    return 1
+
+
+def _end(code: int) -> NoReturn:
+    """End the ``irscale`` command with status ``code`` as the interpreter ends a program,
+    up to its exit functions: the non-daemon threads are joined, Python's exit functions
+    run (worker pools and temporary folders are cleaned up) and stdout and stderr are
+    flushed; but not the exit of the C++ libraries, whose threads can still be running
+    (after an interrupt, or an error while pyarrow or numba's TBB pool are at work) and
+    abort the process ("terminate called without an active exception", SIGABRT)."""
+    written = _flush_std()
+    shutdown = getattr(sys.modules.get("threading"), "_shutdown", None)
+    if shutdown is not None:
+        shutdown()
+    atexit._run_exitfuncs()
+    written = _flush_std() and written
+    os._exit(code & 0xFF if written else 120)
+
+
+def _flush_std() -> bool:
+    """Flush stdout and stderr; one whose reader has left (a closed pipe) gets devnull in
+    its place, as :func:`_readers_may_leave` gives it. False when stdout could not be
+    written otherwise (a full disk), which is said on stderr: the interpreter's exit
+    status 120 then."""
+    written = True
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:
+            continue
         try:
             stream.flush()
-        except (OSError, ValueError):
+        except BrokenPipeError:
+            _devnull_onto(stream)
+        except ValueError:                # closed
             pass
-    atexit._run_exitfuncs()
-    os._exit(130)
+        except OSError as e:
+            if stream is sys.stdout:
+                written = False
+                with contextlib.suppress(OSError):
+                    os.write(2, f"irscale: error: cannot write stdout: {e.strerror or e}\n".encode())
+    return written
+
+
+def _devnull_onto(stream: object) -> bool:
+    """Put devnull in place of the file descriptor of ``stream`` (Python's recipe for a
+    reader of stdout that left, docs.python.org, "Note on SIGPIPE") and flush what the
+    stream still holds into it; whether it could."""
+    try:
+        fd = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+    except (AttributeError, OSError, ValueError):
+        return False
+    try:
+        os.dup2(null, fd)
+    except OSError:
+        return False
+    finally:
+        os.close(null)
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+    return True
+
+
+def _reader_left(stream: object) -> bool:
+    """Whether ``stream`` writes to a pipe (or socket) whose reader has left."""
+    try:
+        fd = stream.fileno()
+        poll = select.poll()
+    except (AttributeError, OSError, ValueError):   # no descriptor, or no poll (Windows)
+        return False
+    poll.register(fd, select.POLLOUT)
+    try:
+        events = poll.poll(0)
+    except OSError:
+        return False
+    return any(mask & (select.POLLERR | select.POLLHUP) for _, mask in events)
+
+
+def _quiet_closed_outputs() -> bool:
+    """Whether stdout or stderr lost its reader: devnull is put in the place of each that
+    did (:func:`_devnull_onto`)."""
+    closed = [stream for stream in (sys.stdout, sys.stderr) if stream is not None and _reader_left(stream)]
+    for stream in closed:
+        _devnull_onto(stream)
+    return bool(closed)
+
+
+class _ReaderMayLeave(io.FileIO):
+    """The file descriptor of stdout or stderr written as :class:`io.FileIO` writes it, but
+    when the reader of its pipe has left (EPIPE), devnull takes its place and the write
+    goes on into it: the command does not stop (the files it writes are written) and says
+    nothing."""
+
+    def write(self, data: bytes) -> int | None:
+        try:
+            return super().write(data)
+        except BrokenPipeError:
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, self.fileno())
+            finally:
+                os.close(null)
+            return super().write(data)
+
+
+def _readers_may_leave() -> None:
+    """Make ``sys.stdout`` and ``sys.stderr`` streams that go on when their reader leaves
+    (:class:`_ReaderMayLeave`), as they were otherwise (encoding, errors, buffering);
+    streams already replaced, or not over a file descriptor, are kept."""
+    if os.name != "posix":
+        return
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if (stream is None or stream is not getattr(sys, f"__{name}__") or type(stream) is not io.TextIOWrapper
+                or isinstance(getattr(stream.buffer, "raw", stream.buffer), _ReaderMayLeave)):
+            continue
+        try:
+            stream.flush()
+            raw = _ReaderMayLeave(stream.fileno(), "w", closefd=False)
+        except (OSError, ValueError):
+            continue
+        buffered = isinstance(stream.buffer, io.BufferedWriter)
+        new = io.TextIOWrapper(io.BufferedWriter(raw) if buffered else raw, encoding=stream.encoding,
+                               errors=stream.errors, newline="\n", line_buffering=stream.line_buffering,
+                               write_through=stream.write_through)
+        new.mode = stream.mode
+        setattr(sys, name, new)
 
 
 def _cut_short_by_ctrl_c(error: BaseException | None) -> bool:
@@ -170,9 +338,11 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt as e:
         click.echo(f"irscale: {e.args[0] if e.args else 'interrupted'}", err=True)
         return 130
-    except BrokenPipeError:              # the reader of stdout left (| head): stop quietly, as cat does
-        sys.stderr.close()
-        return 141
+    except (_OutputClosedError, BrokenPipeError) as e:
+        if not _quiet_closed_outputs():  # not the reader of stdout or stderr that left: a bug
+            error = e.__cause__ if isinstance(e, _OutputClosedError) else e
+            raise error.with_traceback(error.__traceback__) from None
+        return 0                         # the reader of stdout left (| head -1): nothing went wrong
     except Exception as e:
         if not _cut_short_by_ctrl_c(e):
             raise                        # a bug: its traceback

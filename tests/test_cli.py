@@ -1,6 +1,7 @@
 """The irscale command line: success paths and every user-error path (exit 2, one line)."""
 # Subprocesses run with cwd=tmp_path: from the repository root, "python -m irscale" would
 # import the source folder irscale/ instead of the installed package.
+import os
 import shlex
 import shutil
 import subprocess
@@ -126,3 +127,44 @@ def test_commands_show_warnings_for_users_not_python_developer_warnings(capsys):
     err = capsys.readouterr().err
     assert err.count("about your runs") == 1 and "a library's own" in err
     assert "unclosed" not in err and "old API" not in err
+
+
+def test_a_run_file_given_as_qrels_is_one_clear_line(tmp_path, capsys, monkeypatch):
+    """No warning of pandas (a first line wider than a qrels line) before the error."""
+    monkeypatch.setenv("IRSCALE_STORE", str(tmp_path / "no-store"))
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 d1 1 2.5 tag\n1 Q0 d2 2 1.5 tag\n")
+    _error(capsys, ["transform", "--qrels", str(run), "--runs", str(run), "-m", "P@5", "--raw-only", "--out",
+                    str(tmp_path / "o.csv")], f"{run}:1: expected 4 columns (topic iteration docno rel), found 6; "
+                                              f"this looks like a run file")
+    from irscale.errors import TrecFormatError
+    from irscale.scales.runs.qrels import read_qrels
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(TrecFormatError, match="found 6; this looks like a run file"):
+            read_qrels(run)
+        qrels = tmp_path / "q.txt"                  # blank lines and blanks around fields: 4 fields still
+        qrels.write_text("\n 1 0 d1 1 \n1\t0 d2 0\n")
+        assert read_qrels(qrels).judgments == {"1": {"d1": 1, "d2": 0}}
+
+
+@pytest.mark.slow      # 8 runs of the command: 8 to 15 s
+def test_an_error_ends_the_command_with_its_status_not_an_abort(tmp_path):
+    """The right one-line error, then exit 2, never "terminate called without an active
+    exception" and SIGABRT from C++ threads (pyarrow, numba's TBB) still running at exit:
+    the command ends with os._exit after Python's exit functions (most likely to show while
+    another process takes the CPU)."""
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n")
+    (tmp_path / "r").write_text("1 Q0 d1 1 nan t\n")
+    env = {**os.environ, "IRSCALE_STORE": str(tmp_path / "no-store")}
+    argv = [sys.executable, "-m", "irscale", "transform", "--qrels", "q.txt", "-m", "AP@10", "--raw-only", "--out",
+            "o.csv", "--runs", "r"]
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        for attempt in range(8):
+            r = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+            assert (r.returncode, r.stderr) == (2, "irscale: error: r:1: score is NaN\n"), f"attempt {attempt}"
+    finally:
+        burner.kill()
+        burner.wait()
+    assert not (tmp_path / "o.csv").exists()

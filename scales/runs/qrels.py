@@ -148,8 +148,20 @@ def _read_qrels(path: str | os.PathLike, data: bytes) -> Qrels:
     return Qrels(judgments, str(path))
 
 
+#: The first line that is not blank, as pandas' C reader splits lines (at LF or CR) and
+#: fields (at runs of spaces and tabs).
+_FIRST_LINE = re.compile(rb"^[ \t]*([^ \t\r\n][^\r\n]*)", re.MULTILINE)
+_FIELD_SEPARATOR = re.compile(rb"[ \t]+")
+
+
 def _qrels_fields(data: bytes) -> dict[str, dict[str, int]] | None:
-    """The judgments read by pandas' C reader, or None when anything is wrong."""
+    """The judgments read by pandas' C reader, or None when anything is wrong. A first line
+    without 4 fields (a run file given as qrels) is left to the line reader, which says
+    where and what is wrong: pandas would take its width for the file's and warn that
+    fields are lost ("Length of header or names does not match length of data")."""
+    first = _FIRST_LINE.search(data)
+    if first is not None and len(_FIELD_SEPARATOR.split(first.group(1).rstrip(b" \t"))) != len(QRELS_COLUMNS):
+        return None
     try:
         df = read_fields(data, QRELS_COLUMNS, {"topic": object, "iteration": object, "docno": object, "rel": np.int64})
         if (df["rel"].isna().any() or df["docno"].isna().any() or (df["docno"] == "").any()
