@@ -56,7 +56,7 @@ class StoreError(IrscaleError):
 
 
 class StoreBusyError(StoreError):
-    """Another process is writing the store (its lock file names the process)."""
+    """Another build is writing a table of the store (it holds the table's lock)."""
 
 
 class CorruptStoreError(StoreError):
