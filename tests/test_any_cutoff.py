@@ -59,7 +59,8 @@ def _check_trec8(shared_data, run_files):
     trec8 = shared_data / "trec8"
     with warnings.catch_warnings():
         warnings.simplefilter("error")      # raw only: no warning expected
-        scores = transform(trec8 / "qrels.trec8.adhoc.txt", run_files, sorted(set(TREC_EVAL.values())))
+        scores = transform(trec8 / "qrels.trec8.adhoc.txt", run_files, sorted(set(TREC_EVAL.values())),
+                           raw_only=True)
     names = set(scores["run"])
     printed = _printed(trec8 / "trec_eval")
     raw = {(r.run, r.topic, r.measure): r.raw for r in scores.itertuples()}

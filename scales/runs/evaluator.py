@@ -43,6 +43,7 @@ from irscale.scales.runs.preflight import (
     read_measures,
     table_needs,
     warn_folded_levels,
+    warn_unscalable,
 )
 from irscale.scales.runs.scoring import score_judged
 from irscale.scales.tables.closed import CLOSED_FORMS
@@ -204,15 +205,10 @@ class Evaluator:
         if not self.ranked or not measures:
             return
         c = self.conventions
-        scalable = []
-        for m in measures:
-            if self.bounded and m.bounded_only:
-                continue                                  # bounded scales: prepared with the runs' recall bases
-            reason = m.scales_reason()
-            if reason is not None:
-                self._no_scale(m, reason)
-            else:
-                scalable.append(m)
+        unscalable = [m for m in measures if not (self.bounded and m.bounded_only)]     # bounded: below
+        for m in warn_unscalable(unscalable, self.typed):    # no scale exists: said once per reason
+            self.reasons[m] = m.scales_reason()
+        scalable = [m for m in unscalable if m not in self.reasons]
         if self.bounded:
             covered = [m for m in measures if m.bounded_only]
             if covered:
