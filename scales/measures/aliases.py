@@ -103,18 +103,17 @@ class Request:
             return self.cutoff
         if not whole_ranking:
             self.fail("it needs a cutoff")
-        if self.depth is None:
-            self.fail("it has no cutoff: it ranks the whole run, and irscale cuts rankings at N. Give the runs' "
-                      "depth (depth=1000 for runs of at most 1000 documents per topic: the values are then the "
-                      "same) or write the measure with a cutoff", "depth")
+        if self.depth is None:          # the readers below add an example with a cutoff
+            self.fail("it ranks the whole run, and irscale cuts rankings at N: give the runs' depth (depth=1000 for "
+                      "runs of at most 1000 documents: the same values) or write a cutoff", "depth")
         return self.depth
 
     def top(self) -> int:
         """The qrels' highest relevance level T (fails when the caller did not give it)."""
-        if self.top_level is None:
-            self.fail("its meaning depends on the qrels' relevance levels, and so does the irscale measure: give "
-                      "top_level, the qrels' highest level (e.g. top_level=2 for levels 0..2; a transform knows it "
-                      "from the qrels), or write the irscale measure", "top_level")
+        if self.top_level is None:      # the readers below add an example of the irscale measure
+            self.fail("its meaning depends on the qrels' relevance levels: give top_level, their highest level "
+                      "(top_level=2 for levels 0..2; read from the qrels wherever qrels are given), or write the "
+                      "irscale measure", "top_level")
         return self.top_level
 
     def levels(self) -> tuple[int, ...]:
@@ -136,11 +135,12 @@ class Request:
     def binary(self, family: str) -> None:
         """Fail unless ``rel`` is 1: irscale's binary measures count every level >= 1 as
         relevant; other thresholds are a property of the qrels, not of the measure."""
-        if self.threshold() != 1:
-            self.fail(f"irscale's {family} counts every level >= 1 as relevant; for a threshold of "
-                      f"{self.params['rel']}, apply it to the qrels: transform --rel-level {self.params['rel']} "
-                      f"(rel_level={self.params['rel']}, trec_eval's -l {self.params['rel']}: levels below it become "
-                      f"0) and write {family}@N")
+        rel = self.threshold()
+        if rel != 1:
+            plain = f"{self.name}@{self.cutoff}" if self.cutoff is not None else self.name
+            self.fail(f"irscale's {family} counts levels >= 1 as relevant; for a threshold of {rel}, apply it to the "
+                      f"qrels with rel_level={rel} (--rel-level {rel} or -l {rel}, as trec_eval's -l: levels below "
+                      f"{rel} become 0) and write {plain}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -261,10 +261,28 @@ def _read_ir_measures(text: str, top_level: int | None, depth: int | None) -> _R
                               f"{other.example}", known=False)
     request = Request("ir_measures", text, other.name, {**other.params, **params}, cutoff, None, top_level, depth,
                       other.params)
+    return _read_declared(cls, other, request)
+
+
+def _read_declared(cls: type, other: OtherName, request: Request) -> _Reading:
+    """The reading of a name by its family's declaration; a name that lacks a fact about
+    the data gets an example of what to write instead (the measure on runs of 1000
+    documents, or on qrels of levels 0..2)."""
     try:
         return _Reading(measure=other.read(cls, request), other=other)
     except MeasureError as e:
-        return _Reading(error=str(e), other=other, fact=getattr(e, "fact", None))
+        fact = getattr(e, "fact", None)
+        error = str(e)
+    if fact is not None:
+        given, where = ({"depth": 1000}, "runs of 1000 documents") if fact == "depth" else \
+            ({"top_level": 2}, "levels 0..2")
+        try:
+            example = other.read(cls, dataclasses.replace(request, **given))
+        except MeasureError:
+            pass
+        else:
+            error += f", e.g. {example} for {where}"
+    return _Reading(error=error, other=other, fact=fact)
 
 
 def _check_facts(top_level: int | None, depth: int | None) -> None:
@@ -336,11 +354,7 @@ def _read_trec_eval(text: str, top_level: int | None, depth: int | None) -> _Rea
             cutoff, arg = int(arg), None
         elif other.cutoff == "none" and arg is not None:
             continue
-        request = Request("trec_eval", text, other.name, {}, cutoff, arg, top_level, depth)
-        try:
-            return _Reading(measure=other.read(cls, request), other=other)
-        except MeasureError as e:
-            return _Reading(error=str(e), other=other, fact=getattr(e, "fact", None))
+        return _read_declared(cls, other, Request("trec_eval", text, other.name, {}, cutoff, arg, top_level, depth))
     names = ", ".join(o.example for _, o in declared)
     return _Reading(error=f"irscale has no measure for trec_eval's {text!r}; the trec_eval measures it reads are "
                           f"{names} (printed with _ as here, or with . as -m takes them: P.10)", known=False)

@@ -23,12 +23,34 @@ def _known() -> str:
     return ", ".join(cls.example() for cls in families().values())
 
 
-def _unknown(name: str) -> NoReturn:
+def _complete(src: str, name: str, family: str) -> str:
+    """A whole name to suggest for ``src`` with its measure name ``name`` replaced by the
+    family ``family``: ``src`` so respelled when it parses, else the family's example
+    (``nDCG(b=2)@10`` for ``ndcg@10``: irscale's nDCG needs ``b``)."""
+    respelled = src.replace(name, family, 1)
+    try:
+        parse_measure(respelled)
+    except MeasureError:
+        return families()[family].example()
+    return respelled
+
+
+def _unknown(name: str, src: str) -> NoReturn:
     fams = families()
-    close = difflib.get_close_matches(name, list(fams), n=1, cutoff=0.5)
     lower = [known for known in fams if known.lower() == name.lower()]
-    hint = f" (did you mean {(lower or close)[0]}?)" if (lower or close) else ""
+    close = lower or difflib.get_close_matches(name, list(fams), n=1, cutoff=0.5)
+    hint = f" (did you mean {_complete(src, name, close[0])}?)" if close else ""
     raise MeasureError(f"unknown measure {name!r}{hint}; known measures: {_known()}")
+
+
+def _with_cutoff(src: str, name: str) -> str:
+    """An example of ``src`` with a cutoff, for the error of a name without one."""
+    if name in families():
+        try:
+            return str(parse_measure(f"{src}@10"))
+        except MeasureError:
+            return families()[name].example()
+    return "AP@10 or RBP(p=0.8)@30"
 
 
 def parse_measure(text: str | Measure) -> Measure:
@@ -52,8 +74,9 @@ def parse_measure(text: str | Measure) -> Measure:
     if not (isinstance(tree, ast.BinOp) and isinstance(tree.op, ast.MatMult)):
         head = tree.func if isinstance(tree, ast.Call) else tree
         if isinstance(head, ast.Name) and head.id not in families():
-            _unknown(head.id)
-        raise MeasureError(f"measure {src!r} needs a cutoff: write it as NAME@N, e.g. AP@10 or RBP(p=0.8)@30")
+            _unknown(head.id, src)
+        example = _with_cutoff(src, head.id) if isinstance(head, ast.Name) else "AP@10 or RBP(p=0.8)@30"
+        raise MeasureError(f"measure {src!r} needs a cutoff: write it as NAME@N, e.g. {example}")
     cutoff = tree.right
     if not (isinstance(cutoff, ast.Constant) and isinstance(cutoff.value, int) and not isinstance(cutoff.value, bool)):
         raise MeasureError(f"measure {src!r}: the cutoff after @ must be a positive integer")
@@ -95,7 +118,7 @@ def parse_measure(text: str | Measure) -> Measure:
         raise MeasureError(f"cannot parse measure {src!r}; known measures: {_known()}")
     cls = families().get(head.id)
     if cls is None:
-        _unknown(head.id)
+        _unknown(head.id, src)
     allowed = {p.name: p for p in cls.params}
     for name in kwargs:
         if name not in allowed:
