@@ -111,8 +111,8 @@ def test_options_checked(tmp_path):
     for error in (0, 1.5, -1e-3, True, "1e-3"):
         with pytest.raises(IrscaleError, match="error"):
             irscale.transform(qrels, runs, "DCG(b=2)@45", error=error)
-    with pytest.raises(IrscaleError, match="store"):                 # AP@20 needs a table: where?
-        irscale.transform(qrels, runs, "DCG(b=2)@45,AP@20", bounded=True)
+    both, _ = _quiet(irscale.transform, qrels, runs, "DCG(b=2)@45,AP@6", bounded=True)    # AP: the default store
+    assert both["scaled"].notna().all()
     scores, _ = _quiet(irscale.transform, qrels, runs, "RBP(p=0.5)@45", error=5e-2)   # error: bounded
     assert scores.scaled_lo.notna().all() and (scores.scaled_hi - scores.scaled_lo).max() <= 5e-2
     raw, _ = _quiet(irscale.transform, qrels, runs, "RBP(p=0.5)@45", raw_only=True, bounded=True)

@@ -90,7 +90,7 @@ def test_rag24_transform_and_service_end_to_end(shared_data, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irscale.IrscaleWarning)
         scores = irscale.transform(rag / "qrels.rag24.txt", rag / "run.rag24.gz", name, store, build_missing=True)
-        judged = judge(read_run(rag / "run.rag24.gz", 8), read_qrels(rag / "qrels.rag24.txt"), 8)
+        judged = judge(read_run(rag / "run.rag24.gz", 8), read_qrels(rag / "qrels.rag24.txt"), 8, all_topics=True)
     grades = np.minimum(judged.rel, 3)
     client = TestClient(create_app(store))
     answer = client.post("/v1/rank", json={"measure": name, "runs": grades.tolist()})

@@ -237,10 +237,12 @@ def test_compare_builds_what_it_needs_into_the_default_store(synthetic, tmp_path
 def test_a_build_over_the_limit_asks_and_is_refused_without_an_answer(synthetic, tmp_path):
     folder, _ = synthetic
     asked = []
-    with pytest.raises(irscale.BuildTooLargeError, match="irscale build"):
-        irscale.compare(folder / "qrels.txt", folder / "runs", "AP@24", store=tmp_path / "t.h5",
-                        max_build_seconds=0.0, confirm=lambda what: asked.append(what) or False)
+    with pytest.warns(IrscaleWarning, match="no scale for AP@24: building its scale would take"):
+        board = irscale.compare(folder / "qrels.txt", folder / "runs", "AP@24,P@5", store=tmp_path / "t.h5",
+                                max_build_seconds=0.0, confirm=lambda what: asked.append(what) or False)
     assert asked and "AP@24" in asked[0] and not (tmp_path / "t.h5").exists()
+    [ap, p] = board.measures                      # the board shows both: AP@24 raw only, with the command
+    assert not ap.scaled and "irscale build" in ap.reason and p.scaled
 
 
 # -- hand-made scores: mid-ranks, topics left out, named marks, the tests offered -----------------

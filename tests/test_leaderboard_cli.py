@@ -73,7 +73,6 @@ def test_one_command_prints_the_table_and_writes_every_format(walk, tmp_path, ru
 
 @pytest.mark.parametrize("args, needle", [
     (["-m", "nDGC@10"], "did you mean nDCG@10"),
-    (["-m", "AP@5", "--no-build"], "build them with: irscale build"),
     (["-m", "P@5", "--baseline", "input.x"], "did you mean input."),
     (["-m", "P@5", "-o", "board.docx"], "unknown leaderboard format"),
     (["-m", "P@5", "--alpha", "5"], "between 0 and 1"),
@@ -93,6 +92,11 @@ def test_a_measure_without_scale_is_said_before_any_run_is_read(walk, tmp_path, 
         main(["compare", "--qrels", str(walk / "qrels.txt"), "--runs", str(walk / "runs"), "-m", "AP@100",
               "--store", str(tmp_path / "t.h5")])
     assert "irscale: warning: no scale for AP@100" in capsys.readouterr().err
+    with pytest.raises(AssertionError, match="a run was read"):            # --no-build: raw only, the command said
+        main(["compare", "--qrels", str(walk / "qrels.txt"), "--runs", str(walk / "runs"), "-m", "AP@5",
+              "--store", str(tmp_path / "t.h5"), "--no-build"])
+    err = capsys.readouterr().err
+    assert "irscale: warning: no scale for AP@5" in err and "irscale build" in err, err
 
 
 def test_a_long_build_is_refused_off_a_terminal_and_done_with_yes(walk, tmp_path, monkeypatch, run):
@@ -100,8 +104,8 @@ def test_a_long_build_is_refused_off_a_terminal_and_done_with_yes(walk, tmp_path
     monkeypatch.setattr("irscale.commands.compare.MAX_BUILD_SECONDS", 1e-9)  # and find each too long
     args = ["compare", "--qrels", str(walk / "qrels.txt"), "--runs", str(walk / "runs"), "-m", "AP@16",
             "--store", str(tmp_path / "t.h5")]
-    code, _, err = run(args)
-    assert code == 2 and "irscale build" in err and "--yes" in err, err
+    code, out, err = run(args)                   # raw scores only, the command that builds the scale said
+    assert code == 0 and "irscale build" in err and "NO SCALE for AP@16" in out, err
     assert not (tmp_path / "t.h5").exists()
     code, _, err = run(args + ["--yes"])
     assert code == 0, err
@@ -112,7 +116,6 @@ def test_transform_mistakes_come_before_any_run_is_read(walk, tmp_path, no_run_r
     base = ["transform", "--qrels", str(walk / "qrels.txt"), "--runs", str(walk / "runs"), "--out",
             str(tmp_path / "s.csv")]
     for args, needle in ((["-m", "nDGC@10"], "did you mean nDCG@10"),
-                         (["-m", "AP@10", "--store", str(tmp_path / "none.h5")], "irscale build --measures"),
                          (["-m", "AP@10", "--runs", "nowhere"], "no such file")):
         code, _, err = run(base + args)
         assert code == 2 and needle in err, err

@@ -149,7 +149,7 @@ def test_errors(trec8):
 def test_names_read_as_transform_reads_them_and_raw_only_scores_say_so(shared_data):
     trec8 = shared_data / "trec8"
     runs = sorted((trec8 / "runs").iterdir())[:2]
-    scores = irscale.transform(trec8 / "qrels.trec8.adhoc.txt", runs, "map,P_10,ndcg_cut_10")
+    scores = irscale.transform(trec8 / "qrels.trec8.adhoc.txt", runs, "map,P_10,ndcg_cut_10", raw_only=True)
     for name, canonical in [("map", "AP@1000"), ("P_10", "P@10"), ("irm:nDCG@10", "nDCG_trec@10"),
                             ("ndcg_cut_10", "nDCG_trec@10")]:
         got = irscale.wide(scores, name, column="raw")

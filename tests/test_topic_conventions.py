@@ -1,8 +1,8 @@
 """Topic-set conventions of trec_eval as options of the transform.
 
-* ``empty_topics="zero"``: topics of the qrels without a relevant document are scored 0
-  and counted in means, as trec_eval does; ``"skip"`` (the default) leaves them out with
-  a warning.
+* ``empty_topics="zero"`` (the default): topics of the qrels without a relevant document
+  are scored 0 and counted in means, as trec_eval does; ``"skip"`` leaves them out with a
+  warning.
 * ``missing_topics="zero"`` (default): topics a run has no ranking for score as the
   all-non-relevant run (trec_eval ``-c``); ``"skip"``: left out (trec_eval without ``-c``).
 * ``rel_level=L``: trec_eval's ``-l L`` (binary measures count levels >= L as relevant;
@@ -116,9 +116,9 @@ def test_missing_topics_skip_equals_trec_eval_without_c(files, trec_eval_bin):
                 assert _agrees(r.raw, ref[(te, r.topic)])
 
 
-def test_empty_topics_are_skipped_by_default_with_a_warning(files):
+def test_empty_topics_are_skipped_on_request_with_a_warning(files):
     qrels, runs = files
-    scores, notes = _scores(qrels, runs)
+    scores, notes = _scores(qrels, runs, empty_topics="skip")
     assert not set(EMPTY) & set(scores["topic"]) and scores["topic"].nunique() == 48
     assert sum("without relevant documents" in n for n in notes) == 1
     assert any("401" in n and "empty_topics='zero'" in n for n in notes), notes

@@ -43,7 +43,7 @@ def test_raw_scores_equal_trec_eval(shared_data):
     trec8 = shared_data / "trec8"
     with warnings.catch_warnings():
         warnings.simplefilter("error")           # every run covers every topic: no warning expected
-        scores = transform(trec8 / "qrels.trec8.adhoc.txt", trec8 / "runs", list(TREC_EVAL.values()))
+        scores = transform(trec8 / "qrels.trec8.adhoc.txt", trec8 / "runs", list(TREC_EVAL.values()), raw_only=True)
     assert scores["run"].nunique() == 129 and scores["topic"].nunique() == 50
     reference = _trec_eval_values(trec8 / "trec_eval")
     assert len(reference) == 129 * 50 * 5

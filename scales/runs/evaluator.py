@@ -116,9 +116,8 @@ class Evaluator:
         self.qrels = q = qrels_of(qrels)
         if not q.judged_topics:
             raise IrscaleError(f"{q.path or 'qrels'}: no judgment; nothing to evaluate")
-        if not q.topics and c.empty_topics == "skip":
-            raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate "
-                               f"(empty_topics='zero' scores them 0, as trec_eval does)")
+        if not q.topics:                                  # every score 0: the wrong file, surely
+            raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
         items = split_measures(measures) if isinstance(measures, str) else list(measures)
         ready, later, self.typed = read_measures(items, names, q, c.max_grade)
         by_name = {t: m for m, t in self.typed.items()}
@@ -172,7 +171,7 @@ class Evaluator:
             return "raw scores only were asked for"
         if measure in self.reasons:
             return self.reasons[measure]
-        if self.bounded and measure.bounded_only:
+        if self._by_bounds(measure):
             return None
         return measure.scales_reason()
 
@@ -191,6 +190,10 @@ class Evaluator:
         names = {t: m for m, t in self.typed.items()}
         return {n: names[n] for n in self._later if n in names}
 
+    def _by_bounds(self, measure: Measure) -> bool:
+        """Whether ``measure`` is scaled by a bounded scale here."""
+        return self.bounded and bounded_scales.BoundedScales.covers(measure)
+
     def _no_scale(self, measure: Measure, reason: str, command: str | None = None) -> None:
         self.reasons[measure] = reason
         if command is not None:
@@ -205,12 +208,12 @@ class Evaluator:
         if not self.ranked or not measures:
             return
         c = self.conventions
-        unscalable = [m for m in measures if not (self.bounded and m.bounded_only)]     # bounded: below
+        unscalable = [m for m in measures if not self._by_bounds(m)]     # bounded scales: below
         for m in warn_unscalable(unscalable, self.typed):    # no scale exists: said once per reason
             self.reasons[m] = m.scales_reason()
         scalable = [m for m in unscalable if m not in self.reasons]
         if self.bounded:
-            covered = [m for m in measures if m.bounded_only]
+            covered = [m for m in measures if self._by_bounds(m)]
             if covered:
                 if self._bounded_tables is None:
                     self._bounded_tables = bounded_scales.BoundedScales(self.store if self.store is not None
@@ -284,8 +287,10 @@ class Evaluator:
             judged.append(j)
         tables = None
         if self.ranked:
-            tables = self._bounded_tables if self._bounded_tables is not None else \
-                self.store if self.store is not None else CLOSED_FORMS
+            tables = self.store if self.store is not None else CLOSED_FORMS
+            if self._bounded_tables is not None:          # exact scales: the store as it is now (built since)
+                self._bounded_tables.exact, self._bounded_tables.path = tables, getattr(tables, "path", None)
+                tables = self._bounded_tables
         return score_judged(judged, measures, tables, c.rb_scale, self.midranks, c.empty_topics, c.missing_topics,
                             c.rel_level, bounds=self.bounded and self.ranked, unscaled=self.reasons)
 
