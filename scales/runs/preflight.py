@@ -77,7 +77,7 @@ def read_measures(measures: str | Iterable[str | Measure], names: str, qrels: Qr
                 continue
             if m not in ready:
                 ready.append(m)
-                typed[m] = item.strip() if isinstance(item, str) else str(m)
+                typed[m] = item.strip() if isinstance(item, str) else str(item)
     for message in dict.fromkeys(str(w.message) for w in said):
         warn(message)
     return ready, later, typed

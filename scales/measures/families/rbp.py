@@ -57,11 +57,9 @@ def _read_other(cls: type, req: Request) -> Measure:
     rel = req.params.get("rel")
     if rel is None:
         if req.top() > 1:
-            req.fail(f"without rel=, ir_measures' RBP is graded RBP, which none of ir_measures' providers computes at "
-                     f"a cutoff (cwl_eval needs rel=) and whose normalisation ir_measures leaves open, so irscale "
-                     f"cannot match it on qrels with levels 0..{req.top()}: write rel= (RBP(rel=1,p=0.8)@10 counts "
-                     f"levels >= 1 as relevant) or irscale's graded RBP(gains=(0,1,..,T),p=0.8)@10 (divided by the "
-                     f"top gain; norm=topic: trec_eval's per-topic rule)")
+            req.fail(f"without rel=, ir_measures' RBP is graded RBP, which no ir_measures provider computes at a "
+                     f"cutoff: write RBP(rel=1,p=0.8)@10 (levels >= 1 relevant) or irscale's "
+                     f"RBP(gains=(0,1,..,{req.top()}),p=0.8)@10")
         return cls(n=req.n(), p=req.params["p"])
     rel = req.threshold()
     return cls(n=req.n(), p=req.params["p"], gains=(0,) * rel + (1,))
