@@ -223,3 +223,16 @@ def test_warnings_point_at_the_callers_line(collection):
         irscale.transform(qrels, runs[2], "P@5")          # run C misses topic t5
     ours = [w for w in said if issubclass(w.category, irscale.IrscaleWarning)]
     assert ours and all(w.filename == __file__ for w in ours), [(w.filename, w.lineno) for w in ours]
+
+
+def test_a_build_that_does_not_fit_leaves_its_measure_raw(collection, tmp_path, monkeypatch):
+    import irscale.scales.runs.evaluator as evaluator
+
+    def full(*args, **kwargs):
+        raise irscale.BuildTooLargeError("building 1 table(s) needs about 9 GB of disk, 1 MB free")
+
+    monkeypatch.setattr(evaluator, "build_tables", full)
+    qrels, runs, _ = collection
+    with pytest.warns(irscale.IrscaleWarning, match="no scale for AP@6: its tables do not fit here"):
+        board = irscale.compare(qrels, runs, "AP@6,P@6", store=tmp_path / "s")
+    assert [s.scaled for s in board.measures] == [False, True]

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from irscale.enumerate.lazy import lazy_module
-from irscale.errors import IrscaleError, warn
+from irscale.errors import BuildTooLargeError, IrscaleError, warn
 from irscale.scales.measures.aliases import DEFAULT_NAMES
 from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.parse import split_measures
@@ -254,7 +254,14 @@ class Evaluator:
                               f"(more than {duration(limit)})", build_command(self.path, {m: missing[m]}, self._hint))
         if now:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.store = build_tables(self.path, now, self.n_jobs, self.progress)
+            try:
+                self.store = build_tables(self.path, now, self.n_jobs, self.progress)
+            except BuildTooLargeError as e:               # the disk or the memory: these measures show raw
+                self.store = open_or_none(self.path)
+                for m in now:
+                    if self.store is None or missing_tables(self.store, {m: now[m]}):
+                        self._no_scale(m, f"its tables do not fit here ({str(e)[:160]})",
+                                       build_command(self.path, {m: now[m]}, self._hint))
 
     # -- scoring -------------------------------------------------------------------------
     def evaluate(self, runs: RunsInput, run_names: str = "tag") -> pd.DataFrame:
