@@ -97,9 +97,10 @@ def test_trec8_means_equal_trec_eval_with_an_empty_topic(shared_data, trec_eval_
     _check(trec_eval_bin, qrels, _trec8_runs(shared_data, 4), TREC8, tmp_path)
 
 
-def test_covid_means_equal_trec_eval_at_level_2(shared_data, trec_eval_bin, tmp_path):
+@pytest.mark.parametrize("level", [None, 2])
+def test_covid_means_equal_trec_eval(shared_data, trec_eval_bin, tmp_path, level):
     qrels = shared_data / "trec-covid5" / "qrels" / "qrels.covid-round5.txt"
-    _check(trec_eval_bin, qrels, _covid_runs(shared_data, 4), COVID, tmp_path, rel_level=2)
+    _check(trec_eval_bin, qrels, _covid_runs(shared_data, 4), COVID, tmp_path, rel_level=level)
 
 
 @pytest.mark.slow
@@ -112,4 +113,3 @@ def test_every_trec8_run_equals_trec_eval(shared_data, trec_eval_bin, tmp_path):
 def test_every_covid_run_equals_trec_eval(shared_data, trec_eval_bin, tmp_path):
     qrels = shared_data / "trec-covid5" / "qrels" / "qrels.covid-round5.txt"
     _check(trec_eval_bin, qrels, _covid_runs(shared_data, None), COVID, tmp_path, rel_level=2)
-    _check(trec_eval_bin, qrels, _covid_runs(shared_data, None), COVID, tmp_path)
