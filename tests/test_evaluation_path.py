@@ -236,3 +236,10 @@ def test_a_build_that_does_not_fit_leaves_its_measure_raw(collection, tmp_path, 
     with pytest.warns(irscale.IrscaleWarning, match="no scale for AP@6: its tables do not fit here"):
         board = irscale.compare(qrels, runs, "AP@6,P@6", store=tmp_path / "s")
     assert [s.scaled for s in board.measures] == [False, True]
+
+
+def test_a_level_no_judgment_reaches_is_said(collection):
+    qrels, runs, _ = collection
+    with pytest.warns(irscale.IrscaleWarning, match="no judgment reaches level 3"):
+        scores = irscale.transform(qrels, runs[0], "P@5", rel_level=3)
+    assert (scores["raw"] == 0).all() and "-l 3" in scores.attrs["conventions"]

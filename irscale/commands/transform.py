@@ -125,4 +125,4 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
         what += ", standardised (" + ", ".join(c for c in ("zscore", "zscore_cdf", "std_linear", "ecdf")
                                                if c in scores.columns) + ")"
     click.echo(f"{out}: {len(scores)} rows, {scores['run'].nunique()} runs x {scores['topic'].nunique()} topics x "
-               f"{scores['measure'].nunique()} measures, {what}")
+               f"{scores['measure'].nunique()} measures, {what}; {scores.attrs.get('conventions', '')}")

@@ -118,6 +118,9 @@ class Evaluator:
             raise IrscaleError(f"{q.path or 'qrels'}: no judgment; nothing to evaluate")
         if not q.topics:                                  # every score 0: the wrong file, surely
             raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
+        if c.rel_level is not None and q.top_level < c.rel_level:
+            warn(f"{q.path or 'qrels'}: no judgment reaches level {c.rel_level} (the highest is {q.top_level}): "
+                 f"with rel_level={c.rel_level} (-l {c.rel_level}) every binary measure scores 0")
         items = split_measures(measures) if isinstance(measures, str) else list(measures)
         ready, later, self.typed = read_measures(items, names, q, c.max_grade)
         by_name = {t: m for m, t in self.typed.items()}

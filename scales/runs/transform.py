@@ -153,7 +153,9 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     -------
     pandas.DataFrame
         One row per (run, topic, measure) with the columns :data:`COLUMNS` (see the
-        module docstring), runs in the order given, topics in qrels order.
+        module docstring), runs in the order given, topics in qrels order, measures in
+        the order given; ``attrs["conventions"]`` names the trec_eval command line the
+        raw scores equal (:meth:`Conventions.describe`).
 
     Warns
     -----
@@ -172,7 +174,9 @@ def transform(qrels: QrelsInput, runs: RunsInput,
                           max_build_seconds=max_build_seconds, n_jobs=n_jobs, progress=progress, bounded=bounded,
                           error=error, midranks=midranks)
     out = evaluator.evaluate(runs, run_names=run_names)
-    return out if methods is None else standardize_scores(out, methods, reference, leave_one_out)
+    out = out if methods is None else standardize_scores(out, methods, reference, leave_one_out)
+    out.attrs["conventions"] = conventions.describe()         # the trec_eval command line the raw scores equal
+    return out
 
 
 __all__ = ["EMPTY_TOPICS", "MISSING_TOPICS", "RB_SCALES", "Conventions", "measure_grades", "score_judged", "transform"]
