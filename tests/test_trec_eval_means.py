@@ -5,7 +5,7 @@ pandas mean of ``transform``'s ``scaled`` column. On TREC-8 (binary qrels, with 
 topic's judgments set to 0: trec_eval counts it as 0 in every mean) and TREC-COVID round
 5 (levels 0-2, ``-l 2``: two topics have nothing at level 2 in some runs' view).
 
-The default test takes a few runs; the slow one takes every run.
+A few runs in each case, and every run (all slow: trec_eval is built, tables too).
 """
 import gzip
 import re
@@ -92,11 +92,13 @@ def _covid_runs(shared_data, n):
     return runs if n is None else runs[::len(runs) // n][:n]
 
 
+@pytest.mark.slow      # builds trec_eval and AP@10's tables of the qrels: about half a minute
 def test_trec8_means_equal_trec_eval_with_an_empty_topic(shared_data, trec_eval_bin, tmp_path):
     qrels = _zero_topic(shared_data / "trec8" / "qrels.trec8.adhoc.txt", tmp_path / "q.txt", "401")
     _check(trec_eval_bin, qrels, _trec8_runs(shared_data, 4), TREC8, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level", [None, 2])
 def test_covid_means_equal_trec_eval(shared_data, trec_eval_bin, tmp_path, level):
     qrels = shared_data / "trec-covid5" / "qrels" / "qrels.covid-round5.txt"

@@ -143,7 +143,7 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
     commands = {str(m): c for m, c in evaluator.commands.items()}
     board = statistics.leaderboard(scores, ms, baseline, test=test, correction=correction, alpha=alpha,
                                    confidence=confidence, permutations=permutations, seed=seed, labels=labels,
-                                   reasons={n: r + (f"; its scale: {commands[n]}" if n in commands else "")
+                                   reasons={n: r + (f"; build it with: {commands[n]}" if n in commands else "")
                                             for n, r in reasons.items()})
     board.store = None if evaluator.path is None else str(evaluator.path)
     board.conventions = conventions.describe()

@@ -201,7 +201,7 @@ class Evaluator:
         self.reasons[measure] = reason
         if command is not None:
             self.commands[measure] = command
-        tail = f"; its scale: {command}" if command else ""
+        tail = f"; build it with: {command}" if command else ""
         warn(f"no scale for {label(measure, self.typed)}: {reason}; raw scores only{tail}")
 
     def _provide(self, measures: list[Measure]) -> None:
@@ -254,7 +254,7 @@ class Evaluator:
         for m in large:
             seconds, stored, _ = plans[m]
             self._no_scale(m, f"building its scale would take about {duration(seconds)} and {size(stored)} "
-                              f"(more than {duration(limit)})", build_command(self.path, {m: missing[m]}, self._hint))
+                              f"(limit {duration(limit)})", build_command(self.path, {m: missing[m]}, self._hint))
         if now:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
