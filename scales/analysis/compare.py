@@ -114,11 +114,17 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
     test, correction, alpha, confidence, permutations, seed
         See :func:`~irscale.scales.analysis.leaderboard.leaderboard`.
     build : bool
-        Build the scales the store lacks (default); False: a missing scale is an error
-        naming the ``irscale build`` command.
+        Build the scales the store lacks (default); False: a measure whose scale is
+        missing shows its raw columns only, and the board names the ``irscale build``
+        command that makes it.
     max_build_seconds : float or None
         Builds estimated to take longer ask ``confirm`` (given the estimate, it returns
-        whether to build) and are refused without it; None: no limit.
+        whether to build); without it, or told no, their measures show raw columns only,
+        with the command; None: no limit.
+    conventions : Conventions, optional
+        trec_eval's conventions in one object (replaces ``rel_level``, ``empty_topics``,
+        ``missing_topics``, ``max_grade``, ``depth``, ``rb_scale``); the board names the
+        trec_eval command line its raw means equal (:attr:`Leaderboard.conventions`).
     n_jobs : int, optional
         Workers building tables (default: every core the process may use).
     midranks : bool
