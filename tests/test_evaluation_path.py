@@ -7,6 +7,7 @@ written here from their definitions; the trec_eval comparisons on TREC data are 
 tests/test_trec_eval_means.py.
 """
 import json
+import math
 import random
 import subprocess
 import sys
@@ -243,3 +244,14 @@ def test_a_level_no_judgment_reaches_is_said(collection):
     with pytest.warns(irscale.IrscaleWarning, match="no judgment reaches level 3"):
         scores = irscale.transform(qrels, runs[0], "P@5", rel_level=3)
     assert (scores["raw"] == 0).all() and "-l 3" in scores.attrs["conventions"]
+
+
+def test_scaled_reads_names_whatever_their_case(collection):
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels, runs, _ = collection
+    qrels_rows = list(ir_measures.read_trec_qrels(str(qrels)))
+    run_rows = list(ir_measures.read_trec_run(str(runs[0])))
+    for lower, upper in (("p(rel=2)@5", "P(rel=2)@5"), ("ndcg@5", "nDCG@5"), ("rr@5", "RR@5")):
+        a, b = irscale.Scaled(lower), irscale.Scaled(upper)
+        got = _quiet(ir_measures.calc_aggregate, [a, b], qrels_rows, run_rows)
+        assert got[a] == got[b] and not math.isnan(got[a]), (lower, got)

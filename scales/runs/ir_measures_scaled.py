@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -108,12 +109,26 @@ class NanMeanAgg(Agg):
         return self.sum / self.count if self.count else math.nan
 
 
+def _ir_measures_case(name: str) -> str:
+    """``name`` with its measure's name in ir_measures' spelling when only the case differs
+    and one registered name matches (``p(rel=2)@5``: ``P(rel=2)@5``), as irscale reads names
+    whatever their case."""
+    head = re.match(r"\s*([A-Za-z_]+)(?=[(@])", name)      # ir_measures' syntax: a name, then (...) or @k
+    registry = ir_measures.measures.registry
+    if head is None or head.group(1) in registry:
+        return name
+    same = [n for n in registry if n.casefold() == head.group(1).casefold()]
+    if not same or any(registry[n] is not registry[same[0]] for n in same):      # none, or two measures
+        return name
+    return name[:head.start(1)] + same[0] + name[head.end(1):]
+
+
 def _wrapped(measure: Any, cutoff: Any) -> Any:
     """The wrapped measure as an ir_measures measure object when it is one or names one
     (a name ir_measures does not parse is kept for :func:`from_ir_measures` to judge)."""
     if isinstance(measure, str):
         try:
-            parsed = ir_measures.parse_measure(measure)
+            parsed = ir_measures.parse_measure(_ir_measures_case(measure))
             if not set(parsed.params) <= set(parsed.SUPPORTED_PARAMS):
                 raise ValueError("parameters ir_measures does not have")      # irscale's nDCG(b=2)@10
             measure = parsed
