@@ -116,8 +116,11 @@ class Evaluator:
         self.qrels = q = qrels_of(qrels)
         if not q.judged_topics:
             raise IrscaleError(f"{q.path or 'qrels'}: no judgment; nothing to evaluate")
-        if not q.topics:                                  # every score 0: the wrong file, surely
+        if not q.topics and c.empty_topics == "skip":
             raise IrscaleError(f"{q.path or 'qrels'}: no topic has a relevant document; nothing to evaluate")
+        if not q.topics:                                  # trec_eval scores them 0: so do we, loudly
+            warn(f"{q.path or 'qrels'}: no topic has a relevant document: every score is 0 (are these the right "
+                 f"qrels?)")
         if c.rel_level is not None and q.top_level < c.rel_level:
             warn(f"{q.path or 'qrels'}: no judgment reaches level {c.rel_level} (the highest is {q.top_level}): "
                  f"with rel_level={c.rel_level} (-l {c.rel_level}) every binary measure scores 0")
