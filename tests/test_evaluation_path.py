@@ -255,3 +255,17 @@ def test_scaled_reads_names_whatever_their_case(collection):
         a, b = irscale.Scaled(lower), irscale.Scaled(upper)
         got = _quiet(ir_measures.calc_aggregate, [a, b], qrels_rows, run_rows)
         assert got[a] == got[b] and not math.isnan(got[a]), (lower, got)
+
+
+def test_lookup_and_info_default_to_the_store_every_command_uses(collection, tmp_path, monkeypatch):
+    from irscale.cli import main
+
+    qrels, runs, _ = collection
+    store = tmp_path / "default"
+    monkeypatch.setenv("IRSCALE_STORE", str(store))
+    _quiet(irscale.compare, qrels, runs, "AP@5")             # builds AP@5's tables there
+    assert main(["lookup", str(store), "AP@5", "--rb", "3", "0", "1"]) == 0
+    assert main(["lookup", "AP@5", "--rb", "3", "0", "1"]) == 0          # no STORE: the default one
+    assert main(["lookup", "P@5", "0.4"]) == 0
+    assert main(["lookup", "AP@5"]) == 2                                 # no values: a usage error
+    assert main(["info"]) == 0 and main(["info", str(store)]) == 0

@@ -223,14 +223,19 @@ def _rebuild_commands(path: str, store: Store, bad: list[str]) -> str:
 
 
 @click.command("info")
-@click.argument("path", type=click.Path())
+@click.argument("path", type=click.Path(), required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print metadata as JSON.")
 @click.option("--by-rb", "by_rb", is_flag=True, help="Also list distinct values per recall base.")
 @click.option("--verify", is_flag=True, help="Recompute every table's checksum and check its consistency (reads "
                                              "whole tables) and print a verdict per table; exit status 2 when one "
                                              "fails.")
-def command(path: str, as_json: bool, by_rb: bool, verify: bool) -> None:
-    """List the tables in PATH with their metadata and tie certificates."""
+def command(path: str | None, as_json: bool, by_rb: bool, verify: bool) -> None:
+    """List the tables in PATH with their metadata and tie certificates (without PATH: the
+    default store every command uses, $IRSCALE_STORE, else ~/.cache/irscale/tables)."""
+    if path is None:
+        from irscale.store.location import default_store
+
+        path = str(default_store())
     store = open_store(path)
     tables = store.tables(skip_damaged=verify)    # --verify reports tables whose metadata are damaged
     bad: list[tuple[str, str]] = []

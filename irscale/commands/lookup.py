@@ -25,6 +25,7 @@ from irscale.errors import RecallBaseError, ValueNotInScaleError
 from irscale.scales.measures.user_names import read_stored
 from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.scale import RTOL
+from irscale.store.location import default_store
 from irscale.store.reader import open_store
 
 bounded_scales = lazy_module("irscale.scales.tables.bounded")      # mpmath: when --bounded asks for it
@@ -70,6 +71,15 @@ class _ValuesCommand(click.Command):
         return super().parse_args(ctx, [*options, "--", *positional])
 
 
+def _looks_like_value(text: str) -> bool:
+    """Whether a positional argument is a value (a number, nan, inf), which no measure name is."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _decimals(text: str) -> float:
     """Decimals a number is written with (``0.3333`` 4, ``0.5000`` 4, ``1.5e-3`` 4, ``12``
     0, ``1e5`` -5); NaN for infinities and NaN."""
@@ -88,8 +98,8 @@ def _tolerance(value: float | None, name: str) -> float | None:
 
 @click.command("lookup", cls=_ValuesCommand)
 @click.argument("path", type=click.Path())
-@click.argument("measure")
-@click.argument("values", nargs=-1, required=True)
+@click.argument("measure", required=False)
+@click.argument("values", nargs=-1)
 @click.option("--rb", "rb_text", help="Recall base of the topic (RB-dependent measures): an integer, or for graded "
                                       "measures the per-grade counts like '(3,2)'.")
 @click.option("--atol", type=float, default=None,
@@ -103,12 +113,20 @@ def _tolerance(value: float | None, name: str) -> float | None:
               help="A value that is not a number, NaN, not a value of the measure or ambiguous: stop with an error "
                    "(raise), or warn and leave its row out (skip) or print it with rank 0 (zero).")
 @bounded_options
-def command(path: str, measure: str, values: tuple[str, ...], rb_text: str | None, atol: float | None,
+def command(path: str, measure: str | None, values: tuple[str, ...], rb_text: str | None, atol: float | None,
             rtol: float | None, nearest: bool, errors: str, bounded: bool, bound_error: float | None) -> None:
     """Print the unq rank of each raw VALUE of MEASURE, from the tables in PATH (P, R,
     F1, RR and Rprec need none: their scales are closed forms, PATH may not exist; nor do
     bounded scales, with --bounded: their columns scaled_lo and scaled_hi hold the exact
-    scaled value, rank and scaled are the midpoints)."""
+    scaled value, rank and scaled are the midpoints). Without PATH (``irscale lookup
+    MEASURE VALUE...``: a measure is never a number) the default store every command
+    uses ($IRSCALE_STORE, else ~/.cache/irscale/tables)."""
+    if measure is None:
+        raise click.UsageError("give the measure and the values to look up: irscale lookup [STORE] MEASURE VALUE...")
+    if _looks_like_value(measure):                     # no PATH: MEASURE VALUE..., the default store
+        path, measure, values = str(default_store()), path, (measure, *values)
+    if not values:
+        raise click.UsageError("give the values to look up: irscale lookup [STORE] MEASURE VALUE...")
     rb = None
     if rb_text is not None:
         parsed = parse_rbs(rb_text)

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import click
 
+from irscale.store.location import default_store
 from irscale.store.service import limits, serve
 
 
 @click.command("serve")
-@click.option("--store", "store_path", required=True, type=click.Path(),
-              help="Table file (HDF5) to serve, read-only.")
+@click.option("--store", "store_path", type=click.Path(),
+              help="Table store to serve, read-only (default: $IRSCALE_STORE, else ~/.cache/irscale/tables, the "
+                   "store every command builds into).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="TCP port.")
 @click.option("--max-items", default=limits.DEFAULT_MAX_ITEMS, show_default=True, type=click.IntRange(min=1),
@@ -34,6 +36,7 @@ def command(store_path: str, host: str, port: int, max_items: int, max_body_mb: 
             time_budget: float, memory_budget_mb: int, header_timeout: float, max_connections: int,
             log_level: str) -> None:
     """Serve the tables of STORE over HTTP (JSON lookup API; docs at /docs)."""
+    store_path = store_path if store_path is not None else str(default_store())
     serve(store_path, host=host, port=port, max_items=max_items, max_body_bytes=max_body_mb * 2 ** 20,
           log_level=log_level, workers=workers, time_budget=time_budget, memory_budget=memory_budget_mb * 2 ** 20,
           header_timeout=header_timeout, max_connections=max_connections)
