@@ -18,6 +18,7 @@ import click
 
 from irscale.errors import StoreError
 from irscale.store.format import TableInfo
+from irscale.store.location import default_store
 from irscale.store.reader import Store, open_store
 
 #: What each tie method of a certificate means (``formal-log+mpmathD`` for any D digits:
@@ -233,8 +234,6 @@ def command(path: str | None, as_json: bool, by_rb: bool, verify: bool) -> None:
     """List the tables in PATH with their metadata and tie certificates (without PATH: the
     default store every command uses, $IRSCALE_STORE, else ~/.cache/irscale/tables)."""
     if path is None:
-        from irscale.store.location import default_store
-
         path = str(default_store())
     store = open_store(path)
     tables = store.tables(skip_damaged=verify)    # --verify reports tables whose metadata are damaged
