@@ -31,6 +31,7 @@ import hashlib
 import importlib.util
 import io
 import json
+import os
 import random
 import shutil
 import signal
@@ -400,12 +401,19 @@ def test_damaged_stores_structural_validation_only_v3(stores):
     assert s["errors"] > s["cases"] // 3
 
 
+#: Cases of each ``test_damaged_stores_many`` run: 300 in a test run (about 2 minutes each on 2
+#: cores); ``IRSCALE_FUZZ_CASES=1500 pytest --runslow tests/test_store_fuzz.py -k many`` runs the
+#: long fuzz (about 9 minutes each).
+MANY = int(os.environ.get("IRSCALE_FUZZ_CASES", "300"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("big", [False, True])
 @pytest.mark.parametrize("version", ["v4", "v3"])
 def test_damaged_stores_many(stores, version, big):
-    """The same with 1,500 cases each, every one verified with info --verify too."""
-    s = _fuzz(stores, version, big=big, seed=1013, n=1500)
+    """The same with MANY cases each (1,500 in the long fuzz), every one verified with
+    info --verify too."""
+    s = _fuzz(stores, version, big=big, seed=1013, n=MANY)
     assert s["problems"] == [] and s["crashes"] == 0 and s["foreign"] == 0
     if version == "v4" or not big:
         assert s["wrong"] == 0
