@@ -61,7 +61,7 @@ def test_rag24_graded_ndcg_equals_trec_eval(shared_data, tmp_path):
     measures = ["nDCG_trec(gains=(0,1,2,3))@10", "nDCG_trec(gains=(0,1,2,3))@20"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irscale.IrscaleWarning)   # 270 run topics are not judged
-        scores = irscale.transform(rag / "qrels.rag24.txt", rag / "run.rag24.gz", measures)
+        scores = irscale.transform(rag / "qrels.rag24.txt", rag / "run.rag24.gz", measures, raw_only=True)
     with open(rag / "qrels.rag24.txt") as f:
         qrels = pytrec_eval.parse_qrel(f)
     with gzip.open(rag / "run.rag24.gz", "rt") as f:

@@ -228,7 +228,7 @@ def _covid_all_runs(shared_data):
 def _raw_by_file(qrels, runs, measure):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", irscale.IrscaleWarning)
-        df = irscale.transform(qrels, runs, [measure], run_names="file")
+        df = irscale.transform(qrels, runs, [measure], run_names="file", raw_only=True)
     return {(r.run, str(r.topic)): r.raw for r in df.itertuples()}
 
 

@@ -77,7 +77,7 @@ def files(tmp_path_factory):
 def _scores(qrels, runs, **options):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        scores = transform(qrels, runs, list(MEASURES.values()), **options)
+        scores = transform(qrels, runs, list(MEASURES.values()), raw_only=True, **options)
     return scores, [str(w.message) for w in caught if issubclass(w.category, IrscaleWarning)]
 
 
@@ -151,7 +151,8 @@ def test_rel_level_equals_trec_eval_l(shared_data, trec_eval_bin, tmp_path):
         ref = _trec_eval(trec_eval_bin, qrels, plain, "-l", str(level), measures=measures)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", IrscaleWarning)
-            scores = transform(qrels, [plain], list(measures.values()), rel_level=level, empty_topics="zero")
+            scores = transform(qrels, [plain], list(measures.values()), rel_level=level, empty_topics="zero",
+                               raw_only=True)
         assert scores["topic"].nunique() == 50
         for te, m in measures.items():
             rows = scores[scores["measure"] == m]

@@ -154,7 +154,7 @@ def test_raw_scores_equal_pytrec_eval(collection):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     _, qrels, runs, q, paths = collection
     n = 10
-    raw = transform(q, paths, [f"P@{n}", f"R@{n}", f"AP@{n}", f"nDCG_trec@{n}", f"RR@{n}"])
+    raw = transform(q, paths, [f"P@{n}", f"R@{n}", f"AP@{n}", f"nDCG_trec@{n}", f"RR@{n}"], raw_only=True)
     ev = pytrec_eval.RelevanceEvaluator({t: {d: int(r > 0) for d, r in j.items()} for t, j in qrels.items()},
                                         {f"P.{n}", f"recall.{n}", f"map_cut.{n}", f"ndcg_cut.{n}", "recip_rank"})
     names = {f"P@{n}": f"P_{n}", f"R@{n}": f"recall_{n}", f"AP@{n}": f"map_cut_{n}",
