@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_leaderboard import _first_answer, _summary  # scripts/: the same timings as issue 29's
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 COVID = DATA / "trec-covid5"
@@ -48,28 +50,13 @@ def _compare(python: str, store: Path, *extra: str, measures: str = MEASURES, ba
 
 
 def _timed(cmd: list[str], env: dict) -> tuple[float, str]:
+    """Seconds and stdout of ``cmd`` (the run fails the benchmark when it fails)."""
     start = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr[-2000:]}")
     return seconds, done.stdout
-
-
-def _first_answer(cmd: list[str], env: dict) -> float:
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    line = proc.stderr.readline()
-    seconds = time.perf_counter() - start
-    proc.kill()
-    proc.wait()
-    if not line:
-        sys.exit(f"no answer on stderr: {' '.join(cmd)}")
-    return seconds
-
-
-def _summary(xs: list[float]) -> str:
-    return f"{statistics.median(xs):6.2f} s ({min(xs):.2f}-{max(xs):.2f}, {len(xs)} runs)"
 
 
 def main() -> None:

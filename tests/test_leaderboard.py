@@ -266,6 +266,15 @@ def _quiet_board(scores, *args, **kwargs):
         return leaderboard(scores, *args, **kwargs)
 
 
+def _means_are_pandas_means(board, scores, topics):
+    """The board's raw and scaled means are the pandas means of ``scores`` over every topic."""
+    expected = scores.groupby(["measure", "run"])[["raw", "scaled"]].mean()
+    got = board.table.set_index(["measure", "run"]).loc[expected.index]
+    np.testing.assert_allclose(got["raw_mean"], expected["raw"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got["scaled_mean"], expected["scaled"], rtol=0, atol=1e-12)
+    assert (got["raw_mean"] > 0).all() and [s.topics for s in board.measures] == [topics] * len(board.measures)
+
+
 def test_midranks_on_half_the_rows_leave_no_topic_out(tmp_path):
     scores = _frame()
     scores.loc[scores.index % 2 == 0, "midrank"] = np.nan         # half the rows: no mid-rank
@@ -293,11 +302,7 @@ def test_midranks_on_half_the_rows_leave_no_topic_out(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error", IrscaleWarning)              # nothing to say: none were asked for
         board = leaderboard(zero)
-    expected = zero.groupby(["measure", "run"])[["raw", "scaled"]].mean()
-    got = board.table.set_index(["measure", "run"]).loc[expected.index]
-    np.testing.assert_allclose(got["raw_mean"], expected["raw"], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(got["scaled_mean"], expected["scaled"], rtol=0, atol=1e-12)
-    assert (got["raw_mean"] > 0).all() and [s.topics for s in board.measures] == [10, 10]
+    _means_are_pandas_means(board, zero, topics=10)
     assert board.measures[0].midranks == "left out: 45 of its 50 rows with a scaled value have no mid-rank"
 
 
@@ -313,12 +318,9 @@ def test_empty_topics_zero_keeps_every_topic_in_the_means(synthetic, tmp_path):
                                    empty_topics="zero", missing_topics="zero")
     assert scores["topic"].nunique() == 9
     board = _quiet_board(scores)
-    expected = scores.groupby(["measure", "run"])[["raw", "scaled"]].mean()
-    got = board.table.set_index(["measure", "run"]).loc[expected.index]
-    np.testing.assert_allclose(got["raw_mean"], expected["raw"], rtol=0, atol=1e-12)
-    np.testing.assert_allclose(got["scaled_mean"], expected["scaled"], rtol=0, atol=1e-12)
-    assert (got["raw_mean"] > 0).all() and [s.topics for s in board.measures] == [9, 9]
+    _means_are_pandas_means(board, scores, topics=9)
     assert not any("mid-ranks" in n for n in board.notes)            # not asked for: not said
+    without = scores
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IrscaleWarning)
         scores = irscale.transform(tmp_path / "qrels.txt", folder / "runs", "AP@10,P@10", folder / "t.h5",
@@ -326,8 +328,7 @@ def test_empty_topics_zero_keeps_every_topic_in_the_means(synthetic, tmp_path):
     board = _quiet_board(scores)
     assert [(s.topics, s.midranks) for s in board.measures] == [(9, "used"), (9, "used")]
     assert "midrank" in board.transforms
-    got = board.table.set_index(["measure", "run"]).loc[expected.index]
-    np.testing.assert_allclose(got["scaled_mean"], expected["scaled"], rtol=0, atol=1e-12)
+    _means_are_pandas_means(board, without, topics=9)                 # the means of the scores without mid-ranks
 
 
 def test_topics_left_out_are_said_in_every_title(tmp_path):
