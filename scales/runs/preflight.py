@@ -1,7 +1,8 @@
 """What a transform checks before it reads a run: measure names, run paths, the store and
 the scales it needs, so that every mistake a user can make there is reported in under a
 second, before minutes of reading runs (and the help that goes with it: the closest
-names, the ``irscale build`` command, ``--build-missing``).
+names, the ``irscale build`` command); :class:`~irscale.scales.runs.evaluator.Evaluator`
+decides with them what to build.
 
 Measure names are read in the vocabulary of :func:`~irscale.scales.measures.aliases.parse_user_measures`
 (by default ir_measures' and trec_eval's names mean what they mean there), completed by
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from irscale.enumerate.jobs import available_cores
 from irscale.enumerate.lazy import lazy_module
-from irscale.errors import IrscaleWarning, StoreError, TableNotFoundError, warn
+from irscale.errors import IrscaleWarning, warn
 from irscale.scales.measures.aliases import MissingFactError
 from irscale.scales.measures.measure import Measure
 from irscale.scales.measures.parse import split_measures
@@ -43,10 +44,6 @@ QUICK_RUNS = 1 << 22
 #: What a run of such a table costs, at most (one entry per run, measured: 2^22 runs of AP@22
 #: in about a second).
 QUICK_SECONDS_PER_RUN = 5e-7
-#: ``build_missing`` builds tables estimated to take at most this long (seconds, all of
-#: them together, with the workers at hand): P, R, RR of any N up to 32 take milliseconds,
-#: AP@24 about ten seconds.
-BUILD_ON_THE_FLY_SECONDS = 15.0
 
 
 def read_measures(measures: str | Iterable[str | Measure], names: str, qrels: Qrels, max_grade: int | None,
@@ -139,7 +136,7 @@ def table_needs(qrels: Qrels, measures: Iterable[Measure], rb_scale: str, max_gr
 
 def open_or_none(store: str | os.PathLike | Store | None) -> Store | None:
     """The store opened (checked now, before any run is read), or None when there is none
-    (no path, or no file yet: :func:`check_missing` says what to do about it)."""
+    (no path, or no file yet: the Evaluator builds into it, or says what to build)."""
     if store is None or not isinstance(store, (str, os.PathLike)):
         return store
     if not Path(store).exists() and not Path(store).is_symlink():
@@ -185,34 +182,6 @@ def plan_build(missing: dict[Measure, list], n_jobs: int | None) -> tuple[float,
     return seconds, stored, lines
 
 
-def check_missing(path: str | os.PathLike, missing: dict[Measure, list], build_missing: bool, qrels_hint: str,
-                  exists: bool = True, n_jobs: int | None = None,
-                  max_seconds: float | None = BUILD_ON_THE_FLY_SECONDS) -> None:
-    """Raise the error of tables missing from the store at ``path`` (naming the command that
-    builds them): always without ``build_missing``, else when building them is estimated
-    to take more than ``max_seconds`` (None: no limit)."""
-    if not missing:
-        return
-    command = build_command(path, missing, qrels_hint)
-    what = ", ".join(str(m) if rbs == [None] else f"{m} ({len(rbs)} recall-base vector(s))"
-                     for m, rbs in missing.items())
-    if not build_missing:
-        if not exists:
-            raise StoreError(f"{path}: no such file; create it with: {command} (or pass --build-missing, "
-                             f"build_missing=True, to build small tables on the fly)")
-        several = len(missing) > 1 or any(rbs != [None] for rbs in missing.values())
-        raise TableNotFoundError(f"{path} has no table {what}; create {'them' if several else 'it'} with: {command} "
-                                 f"(or pass --build-missing, build_missing=True, to build small tables on the fly)")
-    if max_seconds is None:
-        return
-    seconds, stored, lines = plan_build(missing, n_jobs)
-    if seconds > max_seconds:
-        detail = f" and {units.size(stored)}: {'; '.join(lines)}" if lines else ""
-        raise TableNotFoundError(f"{path} has no table {what}, too large to build on the fly (about "
-                                 f"{units.duration(seconds)}{detail}; more than {units.duration(max_seconds)}); "
-                                 f"build it first with: {command}")
-
-
 def build_tables(path: str | os.PathLike, missing: dict[Measure, list], n_jobs: int | None,
                  progress: bool) -> Store:
     """Build the tables ``missing`` into the store at ``path`` and open it (``n_jobs``:
@@ -221,6 +190,6 @@ def build_tables(path: str | os.PathLike, missing: dict[Measure, list], n_jobs: 
                        rbs={str(m): rbs for m, rbs in missing.items()})
 
 
-__all__ = ["BUILD_ON_THE_FLY_SECONDS", "QUICK_RUNS", "build_command", "build_tables", "check_missing", "label",
+__all__ = ["QUICK_RUNS", "build_command", "build_tables", "label",
            "missing_tables", "open_or_none", "plan_build", "read_measures", "table_needs", "warn_folded_levels",
            "warn_unscalable"]
