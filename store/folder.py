@@ -115,9 +115,10 @@ def create(path: str | os.PathLike) -> None:
         made = False
     except OSError as e:
         raise StoreError(f"cannot write {path}: cannot create the store folder ({e.strerror or e})") from None
-    if (path / MANIFEST).exists():
+    names = [e.name for e in os.scandir(path)]
+    if MANIFEST in names:      # (one scan: a build that just committed the manifest is seen with it)
         return
-    if any(not e.name.startswith((".lock-", ".tmp-")) for e in os.scandir(path)):   # another build's are fine
+    if any(not n.startswith((".lock-", ".tmp-")) for n in names):   # another build's are fine
         raise StoreError(f"{path} is a folder of other files, not an irscale store; give a new or an empty folder")
     text = json.dumps({"format": STORE_FORMAT, "format_version": STORE_VERSION, "generator": "irscale",
                        "generator_version": __version__, "created": _now()}, indent=1).encode()
