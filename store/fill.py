@@ -15,22 +15,23 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from irscale.enumerate.disk import disk_error
 from irscale.enumerate.fanout import Fanout, dask_client
 from irscale.enumerate.jobs import available_cores
 from irscale.enumerate.split import checkpoint_status, remove_partial
 from irscale.errors import BuildTooLargeError, DiskFullError, StoreError
-from irscale.scales.measures.measure import Measure, RecallBaseRequest
 from irscale.scales.measures.parse import parse_measures
 from irscale.scales.tables.build import BuildOptions, build_tables, table_requests
-from irscale.scales.tables.entry_build import safe_name
 from irscale.scales.tables.estimate import Estimate, duration, estimate, size
 from irscale.scales.tables.layouts import layout_of
 from irscale.store import folder
-from irscale.store.format import table_name
-from irscale.store.reader import Store
+from irscale.store.reader import Store, table_name
 from irscale.store.writer import commit, table_bytes
+
+if TYPE_CHECKING:
+    from irscale.scales.measures.measure import Measure, RecallBaseRequest
 
 #: Builds estimated below this many bytes of tables and checkpoints skip the disk check.
 SMALL_BUILD_BYTES = 64 << 20
@@ -98,31 +99,32 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
         requests[str(m)] = given if m.per_grade_rb and given is not None else asked
     requested = table_requests(ms, requests)
     layouts = chosen if layout != "auto" else None
-    if (path / folder.MANIFEST).is_file():
-        folder.remove_stale(path)          # what killed writers left, even when nothing is to be built
-    wanted = _missing(path, requested, rebuild, layouts)
+    store = Store(path) if (path / folder.MANIFEST).is_file() else None      # the one open of the store
+    wanted = _missing(store, requested, rebuild, layouts)
     if any(wanted.values()):
         existed = path.exists()
         with folder.writing(path, [table_name(str(m), t) for m, ts in wanted.items() for t in ts], wait), \
                 _writes_fail_with_efbig():
+            store = store or Store(path)
             if not rebuild:   # the build we may have waited for has written some of them
-                wanted = _missing(path, requested, rebuild, layouts)
-            _build(path, ms, wanted, existed, n_jobs=available_cores() if n_jobs is None else n_jobs,
+                wanted = _missing(store, requested, rebuild, layouts)
+            _build(store, ms, wanted, existed, n_jobs=available_cores() if n_jobs is None else n_jobs,
                    progress=progress, method=method, backend=backend, scheduler=scheduler,
                    bucket_items=bucket_items, layout=layout)
+    elif store is not None:
+        folder.remove_stale(path)          # what killed writers left, even when nothing is to be built
     if report is not None:
         report.built = [table_name(str(m), t) for m, ts in wanted.items() for t in ts]
         report.found = [name for m, ts in requested.items() for t in ts
                         if (name := table_name(str(m), t)) not in set(report.built)]
-    return Store(path)
+    return store or Store(path)
 
 
-def _missing(path: Path, requested: dict, rebuild: bool, layouts: dict | None = None) -> dict:
+def _missing(store: Store | None, requested: dict, rebuild: bool, layouts: dict | None = None) -> dict:
     """The requested tables that the store lacks (all of them with ``rebuild``; with
     ``layouts``, measure -> layout asked for, also those stored in another layout)."""
-    if rebuild or not path.exists() or path.is_dir() and not (path / folder.MANIFEST).exists():
+    if rebuild or store is None:
         return dict(requested)
-    store = Store(path)
 
     def stored(m: Measure, t: tuple | None) -> bool:
         found = store.layout_of(m, t)
@@ -146,7 +148,7 @@ def _writes_fail_with_efbig() -> Iterator[None]:
         signal.signal(signal.SIGXFSZ, before)
 
 
-def _build(path: Path, ms: list[Measure], wanted: dict, existed: bool, **how: object) -> None:
+def _build(store: Store, ms: list[Measure], wanted: dict, existed: bool, **how: object) -> None:
     """Build and commit the ``wanted`` tables (the caller holds their locks). When it
     stops early (a full disk, Ctrl-C), its error says what this build kept: the tables it
     committed, counted as they are committed and, for tables the store lacked before, also
@@ -154,13 +156,14 @@ def _build(path: Path, ms: list[Measure], wanted: dict, existed: bool, **how: ob
     todo = [m for m in ms if wanted[m]]
     if not todo:
         return
+    path = store.path
     wd = workdir_for(path)
     pairs = [(m, t) for m in todo for t in wanted[m]]
-    before = _in_store(path, pairs)           # tables replaced (--rebuild, another layout)
+    before = _in_store(store, pairs)          # tables replaced (--rebuild, another layout)
     done: list[str] = []                      # tables committed
 
     def kept() -> int:
-        return len(set(done) | (_in_store(path, pairs) - before))
+        return len(set(done) | (_in_store(store, pairs) - before))
     try:
         _build_and_commit(path, todo, wanted, pairs, done, **how)
     except (DiskFullError, OSError) as e:
@@ -193,8 +196,7 @@ def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list
     check_disk(path, wd, plans)
     if progress:
         announce(plans, wd)
-    before = {str(m): status.seconds for m in todo
-              if (status := checkpoint_status(wd / safe_name(str(m)))) is not None}
+    before = {label: status.seconds for label, (_, status) in _checkpoints(wd).items()}
     client = dask_client(scheduler, n_jobs) if backend == "dask" else None
     options = BuildOptions(fanout=fanout, method=method, progress=progress, workdir=wd,
                            bucket_items=bucket_items, concatenate=False, layout=layout)
@@ -220,19 +222,22 @@ def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list
             client.close()
 
 
+def _checkpoints(wd: Path) -> dict:
+    """The checkpoint folders of the work folder ``wd``: {measure name: (folder, status)}."""
+    found = ((sub, checkpoint_status(sub)) for sub in sorted(wd.iterdir()) if sub.is_dir()) if wd.is_dir() else ()
+    return {status.label: (sub, status) for sub, status in found if status is not None}
+
+
 def _forget_checkpoints(wd: Path, measure: str) -> None:
     """Delete the checkpoints of a measure whose tables are committed."""
-    shutil.rmtree(wd / safe_name(measure), ignore_errors=True)
+    sub = _checkpoints(wd).get(measure)
+    if sub is not None:
+        shutil.rmtree(sub[0], ignore_errors=True)
 
 
-def _in_store(path: Path, pairs: list) -> set[str]:
-    """The names of the tables ``pairs`` ((measure, table recall base)) complete in the
-    store at ``path`` (none when it cannot be read)."""
-    try:
-        store = Store(path)
-        return {table_name(str(m), t) for m, t in pairs if store.has(m, t)}
-    except Exception:           # a store that cannot be read keeps nothing this build could count
-        return set()
+def _in_store(store: Store, pairs: list) -> set[str]:
+    """The names of the tables ``pairs`` ((measure, table recall base)) in ``store``."""
+    return {table_name(str(m), t) for m, t in pairs if store.layout_of(m, t) is not None}
 
 
 def check_room(path: Path, tables: list) -> None:
@@ -327,11 +332,8 @@ def interrupted_message(path: Path, wd: Path, committed: int, existed: bool = Tr
     """What an interrupted build leaves and, when it leaves something to resume from
     (committed tables, finished checkpoints) and tables to build (``left``), how to resume
     it. ``existed``: whether the store existed when the build started."""
-    parts = []
-    for sub in sorted(wd.iterdir()) if wd.exists() else ():
-        status = checkpoint_status(sub)
-        if status is not None and status.done:
-            parts.append(f"{status.label}: {status.done} of {status.total} buckets, {size(status.bytes)}")
+    parts = [f"{status.label}: {status.done} of {status.total} buckets, {size(status.bytes)}"
+             for _, status in _checkpoints(wd).values() if status.done]
     saved = f"; checkpoints in {wd} ({'; '.join(parts)})" if parts else ""
     resume = "; run the same build again to resume" if (committed or parts) and left else ""
     return f"interrupted: {_kept(path, committed, existed)}{saved}{resume}"

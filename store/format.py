@@ -1,8 +1,8 @@
-"""The table format (version 4; version-3 tables are read too).
+"""The table format (version 4).
 
 A store is a folder with one HDF5 file per table (:mod:`irscale.store.folder`: its
-manifest, file names, commits by rename); a packed store (:mod:`irscale.store.pack`, and
-every store written before store folders) is one HDF5 file of many tables::
+manifest, file names, commits by rename); a packed store (:mod:`irscale.store.pack`) is
+one HDF5 file of many tables::
 
     /                   attrs: format="irscale-tables", format_version=4,
                                generator="irscale", generator_version, created
@@ -11,49 +11,42 @@ every store written before store folders) is one HDF5 file of many tables::
                         (``nDCG(b=2,gains=(0,1,2))@10 rb=(3,10)``, ``Twist@20 rb=(4,)``)
 
 A table is the same in both: the root of its file in a folder, a group of a packed file.
-Every table group has the attributes
+Every file is of the latest HDF5 file format (superblock version 2 or later, object
+headers version 2: checksummed), its text attributes fixed-length strings (held in the
+checksummed object header). Every table group has the attributes
 
     measure, family, params (JSON), rel (JSON list), n, rb_dependent, layout,
     n_entries, n_runs, n_distinct, distinct_by_rb (JSON list, rb = 1..N; [] when the
     table has no strata), rb_counts (JSON list: the recall-base vector of the table, or
     null), implicit, tie_method, error_bound, min_gap, min_gap_exact, redecided,
     generator_version, created, build_seconds, format_version (4), digests, checksum,
-    complete (True, written last)
+    complete (True)
 
 and the datasets of its layout, which owns them (:mod:`irscale.scales.tables.layouts`):
-``entries`` (ids, counts, strata, index_raw, index_cum, and since version 4 block_sums;
+``entries`` (ids, counts, strata, index_raw, index_cum, block_sums;
 :mod:`irscale.scales.tables.entries`, :mod:`irscale.scales.tables.entry_table`),
 ``implicit`` (none), ``fraction`` (num, den, counts; attr run_space), ``formal``
-(keys, counts; attrs run_space, coords) and ``oracle`` (none: rank oracles, attrs
-oracle_groups, the number of options of each group, and oracle_reason;
-:mod:`irscale.scales.tables.oracles`). Tables written before the ``layout`` attribute
-existed are ``entries`` tables, or ``implicit`` ones when their attr implicit is true.
+(keys, counts; attrs run_space, coords), ``oracle`` (none: rank oracles;
+:mod:`irscale.scales.tables.oracles`) and ``bounded`` (grids).
 
-Checksums (version 4). ``digests`` is the JSON object ``{dataset: [dtype, shape,
-sha256]}`` of *every* dataset of the table (its bytes little-endian, in C order), and
-``checksum`` is the sha256 of :func:`canonical_attrs`: every attribute of the table but
-those that say when and by what it was written (:data:`UNCOVERED`: created,
-build_seconds, generator_version) and the checksum itself and ``complete``. So the
-checksum covers every dataset (through its digest, dtype and shape) and every attribute
-that decides an answer (n_entries, n_runs, n_distinct, distinct_by_rb, layout, measure,
-params, rel, n, rb_counts, implicit, tie_method, error_bound, index_blocks, ...), and a
-rebuild of the same table gives the same checksum. A reader checks the attributes
-against the checksum and the datasets' dtypes and shapes against ``digests`` whenever it
-opens a table (no data read); it recomputes the digests of tables of less than
-:data:`VERIFY_ON_OPEN_BYTES` and of everything but the entries (ids, counts, strata) of
-bigger ones on open, and of every dataset with ``irscale info --verify``. The entries of
-a big table are verified block by block as lookups read them: ``block_sums`` holds a sum
-per block of 1024 entries (:func:`irscale.scales.tables.lookup_kernels.add_block_sums`).
+Checksums. ``digests`` is the JSON object ``{dataset: [dtype, shape, sha256]}`` of
+*every* dataset of the table (its bytes little-endian, in C order), and ``checksum`` is
+the sha256 of :func:`canonical_attrs`: every attribute of the table but those that say
+when and by what it was written (:data:`UNCOVERED`: created, build_seconds,
+generator_version) and the checksum itself and ``complete``. So the checksum covers every
+dataset (through its digest, dtype and shape) and every attribute that decides an answer,
+and a rebuild of the same table gives the same checksum.
 
-Version-3 tables (no attr ``format_version``; files whose root says 3) are read as before:
-their ``checksum`` is the sha256 over the bytes of the layout's checksummed datasets in
-its order (ids, counts, strata / num, den, counts / keys, counts), which covers neither
-the block index nor the attributes; readers validate those structurally instead (and
-recompute the index of small tables). ``irscale unpack`` makes a store folder of a
-version-3 file; the version-3 tables stay as they are, tables added are version 4.
-
-Datasets are contiguous and uncompressed so that readers memory-map them and never read a
-table whole. A table counts as present only when ``complete`` is True.
+A reader (:mod:`irscale.store.reader`) checks a table before it touches any data: the
+attributes against the checksum, then that the group holds exactly the datasets the
+digests name, each a hard link to a contiguous dataset inside the file (no external
+storage, no links to elsewhere, no chunked or virtual layout) of the dtype and shape its
+digest gives. It recomputes the digests of tables of less than
+:data:`VERIFY_ON_OPEN_BYTES` and of everything but the entries of bigger ones on open,
+and of every dataset with ``irscale info --verify``; the entries of a big table are
+verified block by block as lookups read them (``block_sums``,
+:func:`irscale.scales.tables.lookup_kernels.add_block_sums`). Anything else (another
+format version, a foreign file) is refused with the command that rebuilds the table.
 """
 from __future__ import annotations
 
@@ -68,9 +61,7 @@ import numpy as np
 
 FORMAT_NAME = "irscale-tables"
 FORMAT_VERSION = 4
-#: Oldest format version this irscale reads.
-OLDEST_VERSION = 3
-#: Attributes the checksum of a version-4 table does not cover: when and by which version
+#: Attributes the checksum of a table does not cover: when and by which version
 #: of irscale the table was written and how long it took (the checksum and ``complete``
 #: are left out too, being written after it).
 UNCOVERED = frozenset({"created", "build_seconds", "generator_version"})
@@ -112,7 +103,7 @@ def _tagged(value: object) -> list:
 
 
 def canonical_attrs(attrs: dict) -> bytes:
-    """The bytes the checksum of a version-4 table is the sha256 of: every attribute but
+    """The bytes the checksum of a table is the sha256 of: every attribute but
     :data:`UNCOVERED`, ``checksum`` and ``complete``, sorted by name, each with its type
     (attributes as decoded by the reader: str, int, float, bool)."""
     items = [[k, *_tagged(attrs[k])] for k in sorted(attrs) if k not in _NOT_HASHED]
@@ -120,7 +111,7 @@ def canonical_attrs(attrs: dict) -> bytes:
 
 
 def table_checksum(attrs: dict) -> str:
-    """The checksum of a version-4 table from its (decoded) attributes."""
+    """The checksum of a table from its (decoded) attributes."""
     h = new_checksum()
     h.update(b"irscale-table-v4\0")
     h.update(canonical_attrs(attrs))
@@ -254,7 +245,7 @@ class TableInfo(Mapping):
             implicit=bool(attrs.get("implicit", False)), tie_method=_text(attrs, "tie_method"),
             error_bound=_real(attrs, "error_bound"), min_gap=_real(attrs, "min_gap"),
             min_gap_exact=str(attrs.get("min_gap_exact", "")), redecided=_int(attrs, "redecided", 0),
-            format_version=_int(attrs, "format_version", 3), generator_version=_text(attrs, "generator_version"),
+            format_version=_int(attrs, "format_version"), generator_version=_text(attrs, "generator_version"),
             created=_text(attrs, "created"), build_seconds=seconds if seconds >= 0 else None,
             checksum=_text(attrs, "checksum"), path=path, attrs=dict(attrs))
 

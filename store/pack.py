@@ -1,13 +1,12 @@
 """One file for sharing: :func:`pack` writes every table of a store folder into one HDF5
-file (the single-file layout irscale wrote before store folders: groups ``/tables/NAME``,
-today's table attributes and datasets in each), and :func:`unpack` makes a store folder of
-such a file (the conversion of a single-file store). A packed file is read directly, like
+file (groups ``/tables/NAME``, the table attributes and datasets in each), and
+:func:`unpack` makes a store folder of such a file. A packed file is read directly, like
 a folder (:class:`irscale.store.reader.Store`). Both verify every table whole before they
-copy it: a damaged table is refused, naming it, and never copied.
+copy it, from the file they verified: a damaged table is refused, naming it, and never
+copied. What they write is written by irscale (:func:`_copy`), never copied by HDF5.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -16,45 +15,34 @@ import h5py
 
 from irscale.errors import StoreError
 from irscale.store import folder
-from irscale.store.format import table_path
+from irscale.store.format import TableInfo, table_path
 from irscale.store.reader import Store
-from irscale.store.writer import hdf5_written, write_root_attrs
-
-
-def _verified(store: Store) -> list[dict]:
-    """The tables of ``store``, each verified whole (CorruptStoreError names a bad one)."""
-    tables = store.tables()
-    for t in tables:
-        store.table(t["measure"], verify=True, table_rb=t.get("rb_counts"))
-    return tables
+from irscale.store.writer import hdf5_written, stored, write_root_attrs
 
 
 def pack(store: str | os.PathLike, out: str | os.PathLike) -> int:
-    """Write the tables of the store at ``store`` into the new file ``out`` (written aside,
-    flushed, renamed into place); returns the number of tables."""
+    """Write the tables of the store folder at ``store`` into the new file ``out`` (written
+    aside, flushed, renamed into place); returns the number of tables."""
     source, out = Store(store), Path(out)
-    if out.exists():
+    if out.exists() or out.is_symlink():
         raise StoreError(f"{out} exists; give a new file name")
     if not out.parent.is_dir():
         raise StoreError(f"cannot write {out}: folder {out.parent} does not exist")
-    tables = _verified(source)
+    inside = Path(os.path.realpath(out.parent))
+    if source.path.is_dir() and Path(os.path.realpath(source.path)) in (inside, *inside.parents):
+        raise StoreError(f"{out} is inside the store {store}: give a file outside it")
+    tables = source.tables()
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.tmp-", dir=out.parent)
-    renamed = False
     try:
         os.close(fd)
         with hdf5_written(Path(tmp)) as f:          # every error of the close and the flush fails the pack
             write_root_attrs(f)
             f.create_group("tables")
             for t in tables:
-                with source.group(t["name"]) as (g, _):
-                    _copy(g, f.create_group(table_path(t["name"])))
+                _copy(source, t, f.create_group(table_path(t.name)))
         os.replace(tmp, out)
-        renamed = True
         folder.fsync_folder(out.parent)
     except OSError as e:
-        if renamed:                  # the folder could not be flushed: the new file goes again
-            with contextlib.suppress(OSError):
-                os.unlink(out)
         raise StoreError(f"cannot write {out}: {e.strerror or e}") from None
     finally:
         if os.path.exists(tmp):
@@ -70,25 +58,28 @@ def unpack(file: str | os.PathLike, out: str | os.PathLike) -> int:
         raise StoreError(f"{file} is a store folder already")
     if out.exists() and not (out.is_dir() and (out / folder.MANIFEST).exists()):
         raise StoreError(f"{out} exists and is not a store folder; give a new folder name")
-    tables = _verified(source)
-    folder.create(out)
-
-    def write(name: str):
-        def at(tmp: Path) -> None:
-            with source.group(name) as (g, _), hdf5_written(tmp) as f:
-                _copy(g, f)
-        return at
+    tables = source.tables()
+    for t in tables:                      # every table verified before the first is written
+        source.table(t.measure, verify=True, table_rb=t.rb_counts)
     try:
-        for t in tables:
-            folder.publish(out, folder.file_of(t["name"]), write(t["name"]))
+        with folder.writing(out, [t.name for t in tables]):
+            for t in tables:
+                def write(tmp: Path, t: TableInfo = t) -> None:
+                    with hdf5_written(tmp) as f:
+                        _copy(source, t, f)
+                folder.publish(out, folder.file_of(t.name), write)
     except OSError as e:
         raise StoreError(f"cannot write {out}: {e.strerror or e}") from None
     return len(tables)
 
 
-def _copy(src: h5py.Group, dst: h5py.Group) -> None:
-    """A table's datasets (contiguous, as written) and attributes from ``src`` into ``dst``."""
-    for name in src:
-        src.file.copy(src[name], dst, name=name)
-    for key, value in src.attrs.items():
-        dst.attrs[key] = value
+def _copy(source: Store, table: TableInfo, dst: h5py.Group) -> None:
+    """A table's datasets (contiguous, as irscale writes them) and attributes, verified
+    whole, from ``source`` into ``dst``; ``complete`` last."""
+    with source.raw(table) as (attrs, arrays):
+        for name, arr in arrays.items():
+            dst.create_dataset(name, data=arr)
+        for key, value in attrs.items():
+            if key != "complete":
+                dst.attrs[key] = stored(value)
+        dst.attrs["complete"] = True

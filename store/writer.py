@@ -2,7 +2,9 @@
 aside, flushed and renamed into place (:mod:`irscale.store.folder`): a crash or kill at
 any moment leaves the old table or the new one, never a half-written table, and the
 other tables are not touched. :func:`write_table` writes a table into an HDF5 group (a
-table file's root, or a group of a packed file: :mod:`irscale.store.pack`).
+table file's root, or a group of a packed file: :mod:`irscale.store.pack`). Every file
+is written in the latest HDF5 file format (:data:`LIBVER`), text attributes as
+fixed-length strings: all of its metadata carry checksums.
 """
 from __future__ import annotations
 
@@ -49,11 +51,9 @@ def _now() -> str:
 
 def write_root_attrs(f: h5py.File) -> None:
     """A packed file's identity: format name and version, generator, creation time."""
-    f.attrs["format"] = FORMAT_NAME
-    f.attrs["format_version"] = FORMAT_VERSION
-    f.attrs["generator"] = "irscale"
-    f.attrs["generator_version"] = __version__
-    f.attrs["created"] = _now()
+    for key, value in {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "generator": "irscale",
+                       "generator_version": __version__, "created": _now()}.items():
+        f.attrs[key] = stored(value)
 
 
 def _jsonable(v):
@@ -126,12 +126,12 @@ def write_table(g: h5py.Group, table: Table, build_seconds: float | None = None,
     attrs["format_version"] = FORMAT_VERSION
     attrs["digests"] = json.dumps(dict(sorted(sink.digests.items())), separators=(",", ":"))
     for k, v in attrs.items():
-        g.attrs[k] = _stored(v)
-    g.attrs["checksum"] = _stored(table_checksum(decode_attrs(g.attrs)))   # of the attributes as readers decode them
+        g.attrs[k] = stored(v)
+    g.attrs["checksum"] = stored(table_checksum(decode_attrs(g.attrs)))   # of the attributes as readers decode them
     g.attrs["complete"] = True  # last: marks the table as usable
 
 
-def _stored(value: object) -> object:
+def stored(value: object) -> object:
     """An attribute as written: text as a fixed-length string, held in the attribute's own
     message, which HDF5 checksums (variable-length text lies in a global heap that has no
     checksum, where damage can hang HDF5); readers decode both (:func:`decode_attrs`)."""
@@ -196,10 +196,9 @@ def hdf5_written(tmp: Path, mode: str = "w") -> Iterator[h5py.File]:
 
 
 def _write_file(tmp: Path, table: Table, build_seconds: float | None, bar) -> None:
-    """One table file at ``tmp`` (in the writer's private folder), flushed to disk; every
-    error of the writes, the flush and the closes fails it. Both opens ask for the latest
-    file format: objects created under an older bound would get object headers of version
-    1, which have no checksum."""
+    """One table file at ``tmp`` (in the writer's temporary folder), its disk space
+    reserved first, flushed to disk; every error of the writes, the flush and the closes
+    fails it."""
     finish_hdf5(h5py.File(tmp, "w", libver=LIBVER))
     _reserve(tmp, table_bytes(table))
     with hdf5_written(tmp, "a") as f:
@@ -209,10 +208,10 @@ def _write_file(tmp: Path, table: Table, build_seconds: float | None, bar) -> No
 def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = None,
            progress: bool = False) -> None:
     """Add ``tables`` to the store folder at ``path`` (created if missing), each table
-    atomically (a table of the same name is replaced)."""
+    committed by a rename (a table of the same name is replaced); the caller holds their
+    locks (:func:`irscale.store.folder.writing`)."""
     path = Path(path)
     folder.create(path)
-    folder.remove_stale(path)
     new = sum(t.stored_bytes() for t in tables)
     bar = tqdm(total=new, unit="B", unit_scale=True, desc=f"write {path.name}", leave=False,
                disable=not progress or new < (64 << 20))

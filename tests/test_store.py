@@ -1,6 +1,6 @@
 """The store: round trip, metadata (build seconds without the numba compile), the bytes a
 table says it stores equal to those written, atomicity under crashes, file checks (a store
-folder of table files; single-file stores, packed or old, read as they are)."""
+folder of table files; packed stores read as they are; older formats refused)."""
 import os
 import shlex
 import signal
@@ -12,14 +12,13 @@ import time
 import h5py
 import numpy as np
 import pytest
-from store_files import build_packed, table_file
-from test_store_validation import as_version_3
+from store_files import build_packed, rewrite, table_file
 
 import irscale
-from irscale import StoreError, TableNotFoundError
+from irscale import CorruptStoreError, StoreError, TableNotFoundError
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.build import build_tables
-from irscale.store.format import FORMAT_VERSION, table_name, table_path
+from irscale.store.format import FORMAT_VERSION
 from irscale.store.writer import commit
 
 MEASURES = "AP@8,DCG(b=2)@8,RBP(p=0.8)@8,RR@8,nDCG_trec@8"
@@ -86,24 +85,29 @@ def test_round_trip(tmp_path):
     assert s.values[-1] == pytest.approx(8 / 11)
 
 
-def test_tables_written_before_the_layout_attribute(tmp_path):
-    """Stores written before tables recorded their layout (format 3 all the same) read as
-    entry tables, or implicit ones when their attr implicit is set; answers unchanged."""
-    path = build_packed(tmp_path / "t.h5", "AP@8,RBP(p=0.5)@8,Twist@6", rb_counts={"Twist@6": [(2,)]})
-    ids = np.array([i for i in range(64) if bin(i).count("1") <= 2])         # feasible for Twist's rb = 2
-    before = {name: irscale.open_store(path).scale(name, rb).rank_ids(ids)
-              for name, rb in (("AP@8", 8), ("RBP(p=0.5)@8", None), ("Twist@6", 2))}
-    as_version_3(path)                                     # the layout attribute came before format 4
-    with h5py.File(path, "a") as f:
-        for name in ("AP@8", "RBP(p=0.5)@8"):
-            del f[table_path(name)].attrs["layout"]
-    store = irscale.open_store(path)
-    assert {t.measure: t.layout for t in store.tables()} == {"AP@8": "entries", "RBP(p=0.5)@8": "implicit",
-                                                            "Twist@6": "fraction"}
-    store.verify()
-    assert type(store.table("AP@8")).layout == "entries" and type(store.table("RBP(p=0.5)@8")).layout == "implicit"
-    for (name, rb), ranks in zip((("AP@8", 8), ("RBP(p=0.5)@8", None), ("Twist@6", 2)), before.values()):
-        assert np.array_equal(store.scale(name, rb).rank_ids(ids), ranks)
+def test_older_formats_and_foreign_files_are_refused_in_one_line(tmp_path):
+    """Version-3 tables, packed files of version 3, files of an older HDF5 format: one
+    line saying to rebuild (the store is a rebuildable cache)."""
+    path = tmp_path / "s"
+    irscale.build_store(path, "AP@6,P@5")
+    rewrite(table_file(path, "AP@6"), lambda f: f.attrs.__setitem__("format_version", 3))
+    with pytest.raises(StoreError) as refused:
+        irscale.open_store(path).table("AP@6")
+    assert "--rebuild" in str(refused.value) and "\n" not in str(refused.value)
+    with h5py.File(table_file(path, "P@5")) as f, h5py.File(tmp_path / "old.h5", "w") as old:   # HDF5 defaults
+        for k, v in f.attrs.items():
+            old.attrs[k] = v
+        for k in f:
+            old[k] = f[k][()]
+    os.replace(tmp_path / "old.h5", table_file(path, "P@5"))
+    with pytest.raises(StoreError, match="older format.*--rebuild"):
+        irscale.open_store(path).table("P@5")
+    assert dict(irscale.open_store(path).verify_each()).keys() == {"AP@6", "P@5"}
+    packed = build_packed(tmp_path / "p.h5", "P@4")
+    with h5py.File(packed, "a") as f:
+        f.attrs["format_version"] = 3
+    with pytest.raises(StoreError, match="version 3.*rebuild"):
+        irscale.open_store(packed)
 
 
 def test_rebuild_keeps_existing_tables(tmp_path):
@@ -133,15 +137,17 @@ def test_missing_table_names_the_build_command(tmp_path):
     assert len(irscale.open_store(path).scale("AP@6", rb=3)) == len(irscale.scale("AP@6", rb=3))
 
 
-def test_incomplete_table_is_invisible(tmp_path):
+def test_incomplete_table_is_refused(tmp_path):
+    """A commit is a rename of a whole file: a table file not marked complete is damage."""
     path = tmp_path / "t.h5"
     irscale.build_store(path, "P@6,AP@6")
     with h5py.File(table_file(path, "AP@6"), "a") as f:
         f.attrs["complete"] = False
     store = irscale.open_store(path)
-    assert [t["measure"] for t in store.tables()] == ["P@6"]
-    with pytest.raises(TableNotFoundError):
+    assert [t["measure"] for t in store.tables(skip_damaged=True)] == ["P@6"]
+    with pytest.raises(CorruptStoreError, match="incomplete"):
         store.scale("AP@6", rb=2)
+    assert dict(store.verify_each())["AP@6"].startswith("incomplete")
 
 
 def test_corrupt_table_detected(tmp_path):
@@ -173,12 +179,16 @@ def test_foreign_and_unreadable_files(tmp_path):
     (tmp_path / "text.h5").write_text("hello")
     with pytest.raises(StoreError, match="not an HDF5 file"):
         irscale.open_store(tmp_path / "text.h5")
-    with h5py.File(tmp_path / "foreign.h5", "w") as f:
+    with h5py.File(tmp_path / "foreign.h5", "w", libver="latest") as f:
         f["x"] = [1, 2]
-    with pytest.raises(StoreError, match="not an irscale table file"):
+    with pytest.raises(StoreError, match="not an irscale store.*rebuild"):
         irscale.open_store(tmp_path / "foreign.h5")
-    with h5py.File(tmp_path / "future.h5", "w") as f:
-        f.attrs["format"] = "irscale-tables"
+    with h5py.File(tmp_path / "old.h5", "w") as f:
+        f["x"] = [1, 2]
+    with pytest.raises(StoreError, match="older format.*rebuild"):
+        irscale.open_store(tmp_path / "old.h5")
+    with h5py.File(tmp_path / "future.h5", "w", libver="latest") as f:
+        f.attrs["format"] = np.bytes_(b"irscale-tables")
         f.attrs["format_version"] = FORMAT_VERSION + 1
     with pytest.raises(StoreError, match="upgrade irscale"):
         irscale.open_store(tmp_path / "future.h5")
@@ -288,8 +298,9 @@ def test_stored_bytes_are_the_bytes_the_store_writes(tmp_path, name):
     [table] = build_tables([m], {str(m): [m.table_rbs("all")[0]]})
     path = tmp_path / "t.h5"
     commit(path, [table])
-    with irscale.open_store(path).group(table_name(str(m), table.table_rb)) as (g, _):
-        written = sum(g[d].nbytes for d in g if d not in ("index_raw", "index_cum"))
+    store = irscale.open_store(path)
+    with store.raw(store.tables()[0]) as (_, arrays):
+        written = sum(a.nbytes for d, a in arrays.items() if d not in ("index_raw", "index_cum"))
     assert table.stored_bytes() == written
 
 def test_stored_block_index_equals_recomputed(tmp_path):
