@@ -144,8 +144,8 @@ def writing(path: Path, names: list[str], wait: float | None = None) -> Iterator
     missing; :class:`TableLocks`) while a build writes them; a store made here and left
     without a table is removed again (a refused or interrupted first build leaves nothing)."""
     existed = path.exists()
-    create(path)
     try:
+        create(path)
         with TableLocks(path, names, wait) as locks:
             remove_stale(path, locks.keys)
             yield

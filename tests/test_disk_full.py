@@ -63,8 +63,8 @@ def _tables(path) -> set:
 
 
 def _contents(store) -> dict:
-    """The store folder's files (lock files apart) and their bytes."""
-    return {p.name: p.read_bytes() for p in store.iterdir() if not p.name.startswith(".lock-")}
+    """The store folder's files (hidden ones apart: locks) and their bytes."""
+    return {p.name: p.read_bytes() for p in store.iterdir() if not p.name.startswith(".")}
 
 
 @pytest.mark.parametrize("rebuild", [False, True])

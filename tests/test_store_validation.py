@@ -6,52 +6,32 @@ run id word set to 0xFFFFFF00, a flipped strata byte, an edited ``index_cum``, f
 bytes in the HDF5 metadata. Tables are validated when opened (small ones verified whole,
 big ones structurally: simulated here by setting the size limit of whole verification to
 0), lookup kernels check the stored run ids they use, and ``irscale info --verify`` finds
-every one. Lookups that could crash the interpreter run in a subprocess. Stores of format
-version 3 (simulated by :func:`as_version_3`) stay readable and are validated too.
+every one. Lookups that could crash the interpreter run in a subprocess. Crafted files
+(a valid checksum, but objects irscale does not write: external storage or links to a
+FIFO, chunked or virtual datasets, forged shapes) are refused before any data is read.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import h5py
 import numpy as np
 import pytest
-from store_files import build_packed
+from store_files import build_packed, rewrite, table_file
 
 import irscale
 from irscale.errors import CorruptStoreError
-from irscale.store.format import FORMAT_VERSION, UNCOVERED, decode_attrs, table_path
-from irscale.store.pack import unpack
-
-LAYOUT_CHECKSUMMED = {"entries": ("ids", "counts", "strata"), "fraction": ("num", "den", "counts"),
-                      "formal": ("keys", "counts"), "implicit": ()}
-
-
-def as_version_3(path) -> None:
-    """Turn a store written by this irscale into one as format version 3 wrote it: no
-    per-table format_version and digests, no block sums, the checksum over the layout's
-    entry datasets only (computed here independently of the reader), root format_version 3."""
-    with h5py.File(path, "a") as f:
-        f.attrs["format_version"] = 3
-        for g in f["tables"].values():
-            a = decode_attrs(g.attrs)
-            layout = a.get("layout") or ("implicit" if a.get("implicit") else "entries")
-            h = hashlib.sha256()
-            for name in LAYOUT_CHECKSUMMED[layout]:
-                if name in g:
-                    h.update(np.ascontiguousarray(g[name][()]).tobytes())
-            for name in ("format_version", "digests"):
-                if name in g.attrs:
-                    del g.attrs[name]
-            if "block_sums" in g:
-                del g["block_sums"]
-            g.attrs["checksum"] = h.hexdigest()
+from irscale.store.format import UNCOVERED, decode_attrs, table_path
 
 
 def run_python(code: str, cwd) -> subprocess.CompletedProcess:
@@ -91,19 +71,11 @@ MEASURES = "AP@11,DCG(b=2)@8,RBP(p=0.5)@8,Twist@6"
 RB_COUNTS = {"Twist@6": [(2,)]}
 
 
-def both_versions(folder, measures: str, rb_counts: dict) -> dict:
-    """A store of format 4 in ``folder`` and the same as format 3 wrote it: {"v4": path, "v3": path}."""
-    v4 = build_packed(folder / "v4.h5", measures, n_jobs=1, rb_counts=rb_counts, layout="table")  # 3 had no oracles
-    v3 = folder / "v3.h5"
-    shutil.copyfile(v4, v3)
-    as_version_3(v3)
-    return {"v4": v4, "v3": v3}
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """A store of format 4 and the same as format 3 wrote it."""
-    return both_versions(tmp_path_factory.mktemp("validation"), MEASURES, RB_COUNTS)
+    """A packed store of the tables of MEASURES: {"v4": path}."""
+    folder = tmp_path_factory.mktemp("validation")
+    return {"v4": build_packed(folder / "v4.h5", MEASURES, n_jobs=1, rb_counts=RB_COUNTS, layout="table")}
 
 
 #: What every damaged store is asked, in the subprocess: AP@11 for rb = 3 and 11, every
@@ -210,12 +182,11 @@ def _batch(jobs: list[dict], tmp_path) -> list[dict]:
 def test_issue_damages(built, tmp_path):
     """Each damage, on each format, the table read as a small one (verified
     whole on opening) and as a big one (not): lookups end in one CorruptStoreError naming
-    the table and the command that rebuilds it, never in a crash or a wrong answer; only a
-    big format-3 table (no digests, no block sums) may answer wrongly after a damaged
-    strata byte, count or index_cum cell. ``irscale info --verify`` flags every one: exit
+    the table and the command that rebuilds it, never in a crash or a wrong answer.
+    ``irscale info --verify`` flags every one: exit
     status 2, one line naming the table, a CORRUPT verdict for it."""
     jobs, meta = [], []
-    for version in ("v4", "v3"):
+    for version in ("v4",):
         values, want = _reference(built[version])
         for what in DAMAGES:
             path = _copy(built, version, tmp_path, f"{version}-{what}.h5")
@@ -224,30 +195,21 @@ def test_issue_damages(built, tmp_path):
                 jobs.append({"path": str(path), "big": big, "values": values,
                              "argv": [["info", str(path), "--verify"]] if big else []})
                 meta.append((version, what, big, want))
-    wrong = []
-    for out, (version, what, big, want) in zip(_batch(jobs, tmp_path), meta):
+    for out, (version, what, big, _) in zip(_batch(jobs, tmp_path), meta):
         case = f"{version} {what} {'big' if big else 'small'}"
-        may_be_wrong = version == "v3" and big and what in ("strata", "counts", "index_cum_mid")
-        if out["kind"] == "ok":
-            assert may_be_wrong, f"{case}: no error"
-            if {str(k): v for k, v in out["result"].items()} != want:
-                wrong.append(case)
-        else:
-            assert out["kind"] == "CorruptStoreError", (case, out)
-            assert "table AP@11 is corrupt" in out["message"] and "--rebuild" in out["message"], (case, out)
+        assert out["kind"] == "CorruptStoreError", (case, out)
+        assert "table AP@11 is corrupt" in out["message"] and "--rebuild" in out["message"], (case, out)
         for rc, stdout, stderr in out["cli"]:
             err = stderr.strip().splitlines()
             assert rc == 2 and len(err) == 1 and err[0].startswith("irscale: error: ") and "AP@11" in err[0], \
                 (case, rc, stderr)
             assert re.search(r"^\s*CORRUPT\s+AP@11: ", stdout, re.M), (case, stdout)
-    print(f"\nwrong answers (big format-3 tables, found by --verify): {wrong}")
 
 
 def test_issue_damages_fail_on_opening_a_small_table(built, tmp_path):
     """Tables under the size limit are verified whole the first time they are opened: the
-    damage is found before any lookup (format 4: the digests; format 3: its checksum and
-    the recomputed block index)."""
-    for version in ("v4", "v3"):
+    damage is found before any lookup (the digests)."""
+    for version in ("v4",):
         for what in DAMAGES:
             path = _copy(built, version, tmp_path, f"{version}-{what}.h5")
             _damage(path, what)
@@ -359,7 +321,7 @@ def test_checksum_covers_every_deciding_attribute(built, tmp_path):
                 g = f[table_path(measure, rb)]
                 v = g.attrs[key]
                 g.attrs[key] = (not v) if isinstance(v, (bool, np.bool_)) else (
-                    v + 1 if isinstance(v, (int, float, np.number)) else str(v) + " ")
+                    v + 1 if isinstance(v, (int, float, np.number)) else np.bytes_(bytes(v) + b" "))
             store = irscale.open_store(path)
             if key in UNCOVERED:
                 store.table(measure, table_rb=rb)
@@ -372,9 +334,9 @@ def test_checksum_covers_every_deciding_attribute(built, tmp_path):
 def test_big_tables_are_checked_where_lookups_read(built, tmp_path):
     """Tables over the size limit are opened without reading their entries: a damaged
     run id far from what a lookup reads does not stop it (right answers), one it reads
-    gives the error (format 4: the block sums; format 3: the run id outside the run space)."""
+    gives the error (the block sums)."""
     want = irscale.open_store(built["v4"]).scale("AP@11", 11).rank_ids([0, 1, 2]).tolist()
-    for version in ("v4", "v3"):
+    for version in ("v4",):
         path = _copy(built, version, tmp_path, f"{version}.h5")
         with h5py.File(path, "a") as f:
             ids = f[table_path("AP@11")]["ids"]
@@ -385,29 +347,6 @@ def test_big_tables_are_checked_where_lookups_read(built, tmp_path):
         assert near == {"rc": 0, "kind": "ok", "message": "", "result": want}, near
         far = _outcome(path, tmp_path, f"result = store.scale('AP@11', 11).rank_ids([{run}]).tolist()", big=True)
         assert far["kind"] == "CorruptStoreError" and "AP@11" in far["message"], far
-
-
-def test_format_3_stores_stay_readable(built, tmp_path):
-    """A store as format 3 wrote it reads and verifies as before, answers as the format-4
-    one, and unpacked into a store folder gains format-4 tables when a table is added (its
-    own keep their checksums)."""
-    path = _copy(built, "v3", tmp_path)
-    store = irscale.open_store(path)
-    assert store.attrs["format_version"] == 3
-    assert store.verify() == ["AP@11", "DCG(b=2)@8", "RBP(p=0.5)@8", "Twist@6 rb=(2)"]
-    assert _reference(path) == _reference(built["v4"])
-    before = {t["name"]: t["checksum"] for t in store.tables()}
-    with pytest.raises(irscale.StoreError, match="irscale unpack"):       # a single file takes no table
-        irscale.build_store(path, "P@6", n_jobs=1)
-    unpack(path, tmp_path / "unpacked")
-    path = tmp_path / "unpacked"
-    store = irscale.build_store(path, "P@6", n_jobs=1)
-    after = {t["name"]: t for t in store.tables()}
-    assert {n: after[n]["checksum"] for n in before} == before
-    assert "format_version" not in after["AP@11"].attrs and after["AP@11"].format_version == 3
-    assert after["P@6"].format_version == FORMAT_VERSION
-    assert len(store.verify()) == 5
-    assert _reference(path) == _reference(built["v4"])
 
 
 def test_format_4_records_every_dataset(built):
@@ -423,3 +362,98 @@ def test_format_4_records_every_dataset(built):
                 assert hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest() == digest
             if decode_attrs(g.attrs)["layout"] == "entries":
                 assert "block_sums" in digests and "index_cum" in digests and "index_raw" in digests
+
+
+def _craft(path, how: str, fifo) -> None:
+    """A crafted table AP@6 (its checksum valid again): its dataset ``counts`` replaced."""
+    def change(g):
+        counts = g["counts"][()]
+        del g["counts"]
+        if how == "external storage":
+            g.create_dataset("counts", shape=counts.shape, dtype=counts.dtype, external=[(str(fifo), 0, 1 << 20)])
+        elif how == "external link":
+            g["counts"] = h5py.ExternalLink(str(fifo), "/counts")
+        elif how == "soft link":
+            g["counts"] = h5py.SoftLink("/ids")
+        elif how == "chunked":
+            g.create_dataset("counts", data=counts, chunks=True, compression="gzip")
+        elif how == "virtual":
+            layout = h5py.VirtualLayout(shape=counts.shape, dtype=counts.dtype)
+            layout[:] = h5py.VirtualSource(str(fifo), "counts", shape=counts.shape)
+            g.create_virtual_dataset("counts", layout)
+        elif how == "extra object":
+            g["counts"] = counts
+            g.create_group("more")
+        elif how in ("forged shape", "forged shape and digest"):
+            g.create_dataset("counts", shape=(1 << 28,), dtype=counts.dtype)      # 2 GB said, never written
+            if how == "forged shape and digest":
+                digests = json.loads(g.attrs["digests"])
+                digests["counts"][1] = [1 << 28]
+                g.attrs["digests"] = json.dumps(digests)
+        else:
+            raise ValueError(how)
+    rewrite(table_file(path, "AP@6"), change)
+
+
+CRAFTS = ["external storage", "external link", "soft link", "chunked", "virtual", "extra object", "forged shape",
+          "forged shape and digest"]
+
+
+def test_crafted_files_are_refused_before_any_data_is_read(tmp_path):
+    """Objects irscale does not write, behind a valid checksum: lookups, info --verify and
+    pack refuse the table in one line, reading nothing (a FIFO would hang a read; a
+    forged shape would read gigabytes), in a few seconds; the other tables serve on."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    pristine = tmp_path / "pristine"
+    irscale.build_store(pristine, "AP@6,AP@5", n_jobs=1, layout="table")
+    jobs = []
+    for i, how in enumerate(CRAFTS):
+        path = tmp_path / f"s{i}"
+        shutil.copytree(pristine, path)
+        _craft(path, how, fifo)
+        jobs.append({"path": str(path), "big": False, "argv": [
+            ["lookup", str(path), "AP@6", "--rb", "3", "0.5"], ["info", str(path), "--verify"],
+            ["pack", str(path), str(tmp_path / f"p{i}.h5")]]})
+    t0 = time.perf_counter()
+    results = _batch(jobs, tmp_path)
+    assert time.perf_counter() - t0 < 120
+    for how, out in zip(CRAFTS, results):
+        for rc, _, stderr in out["cli"]:
+            assert rc == 2 and len(stderr.strip().splitlines()) == 1 and "AP@6" in stderr, (how, rc, stderr)
+            assert "rebuild" in stderr, (how, stderr)
+    assert not list(tmp_path.glob("p*.h5"))
+    want = irscale.open_store(pristine).scale("AP@5", 3).rank_ids([0, 7, 21]).tolist()
+    for i in range(len(CRAFTS)):
+        assert irscale.open_store(tmp_path / f"s{i}").scale("AP@5", 3).rank_ids([0, 7, 21]).tolist() == want
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 1 << 20       # KiB: never 2 GB read
+
+
+def test_a_table_replaced_while_it_is_read_is_read_from_one_file(tmp_path):
+    """A --rebuild that changes a table's layout renames a new file into place while
+    readers open it: each read sees the old file or the new one, whole (one descriptor,
+    mapped), never a mix of the two."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    irscale.build_store(a, "RBP(p=0.8)@10", layout="table", n_jobs=1)
+    irscale.build_store(b, "RBP(p=0.8)@10", layout="oracle", n_jobs=1)
+    name = table_file(a, "RBP(p=0.8)@10").name
+    want = irscale.open_store(a).scale("RBP(p=0.8)@10").rank_ids([0, 5, 100, 1023]).tolist()
+    assert irscale.open_store(b).scale("RBP(p=0.8)@10").rank_ids([0, 5, 100, 1023]).tolist() == want
+    path = tmp_path / "s"
+    shutil.copytree(a, path)
+    stop = threading.Event()
+
+    def replacing():
+        while not stop.is_set():
+            for src in (a, b):
+                os.link(src / name, path / ".next.h5")
+                os.replace(path / ".next.h5", path / name)
+    thread = threading.Thread(target=replacing, daemon=True)
+    thread.start()
+    try:
+        answers = [irscale.open_store(path).scale("RBP(p=0.8)@10").rank_ids([0, 5, 100, 1023]).tolist()
+                   for _ in range(300)]
+    finally:
+        stop.set()
+        thread.join()
+    assert answers == [want] * 300
