@@ -472,10 +472,9 @@ def _remove(path: Path) -> None:
 
 
 def build(path: Path) -> None:
-    """The undamaged store (without its lock files, which readers do not look at)."""
+    """The undamaged store (without its lock folder, which readers do not look at)."""
     irscale.build_store(path, MEASURES, n_jobs=1)
-    for lock in path.glob(".lock-*"):
-        lock.unlink()
+    shutil.rmtree(path / folder.LOCKS, ignore_errors=True)
 
 
 def counts(cases: list[dict]) -> dict:
