@@ -1,12 +1,13 @@
-"""Hostile requests against the HTTP lookup service (issue 13), on loopback only.
+"""Hostile requests against the HTTP lookup service (issues 13 and 32), on loopback only.
 
-Starts ``irscale serve --store S --port P`` on 127.0.0.1 itself (without ``--store``, on a
-small store it builds: AP@10, RR@10, RBPU(p=0.8)@6, P@30 and OIE@6 for the per-grade
-counts (2)), then sends each attack below, one at a time, and prints per attack the
-answer's status (expected status in brackets), its time, the server's resident memory
-(the server process, and the largest of its worker processes) before, at the peak and
-after, and the slowest answer of /healthz, probed from another thread every 100 ms during
-the attack (each probe on a new connection, 5 s timeout):
+Starts the deployment of docs/service.md ("Deployment": nginx in front of gunicorn, with
+the two configuration files given there, ports changed to free ones) over ``--store S``
+(without it, a small store it builds: AP@10, RR@10, RBPU(p=0.8)@6, P@30 and OIE@6 for the
+per-grade counts (2)), then sends each attack below, one at a time, and prints per attack
+the answer's status (expected status in brackets), its time, the resident memory of the
+gunicorn master and of its largest worker before, at the peak and after, and the slowest
+answer of /healthz, probed from another process every 100 ms during the attack (each
+probe on a new connection, 5 s timeout):
 
     python scripts/attack_service.py [--store S] [--half-open 2000] [--quick]
 
@@ -15,17 +16,19 @@ field name of 60 MB (issue 32: the answer must be under 1 KiB);
 10^6 runs of length 30 (P@30, within the 64 MiB body limit: a legitimate batch, 200),
 the same with the last run one degree short (422); deeply nested JSON (10^5 levels);
 ``--half-open`` connections that send part of a request head and hold (then: are they
-all closed by the server after its header timeout?), and a few that send a head and part
-of the body (408); ``runs: [[[1]]]`` for RBPU (then a second request on the same
-keep-alive connection); ``[-1]`` and ``true`` as degrees; a missing per-topic table (404,
-whose message must name no path); RR values -0.5 and -1e9 (422).
+all closed by the proxy after its client_header_timeout?), and a few that send a head and
+part of the body (the proxy closes them after its client_body_timeout, answering nothing
+and logging 408: shown as 408); three clients trickling bodies in 1-byte chunks for a few
+seconds (200 once they end); ``runs: [[[1]]]`` for RBPU (then a second request on the
+same keep-alive connection); ``[-1]`` and ``true`` as degrees; a missing per-topic table
+(404, whose message must name no path); RR values -0.5 and -1e9 (422).
 
 Exit status 1 when any answer is 5xx or not the expected status, an error answer is over
 1 KiB, /healthz took longer than 1 s (or failed) during any attack, an answer names the
 store's folder or file, or a half-open connection was still open after the header
-timeout; 0 otherwise. Bounded:
-every request has a timeout, connection counts are fixed by the options, the server is
-stopped at the end. ``--quick`` shrinks the attacks (for the test suite).
+timeout; 0 otherwise. Bounded: every request has a timeout, connection counts are fixed by
+the options, the deployment is stopped at the end. ``--quick`` shrinks the attacks (for
+the test suite). Needs gunicorn, uvicorn-worker and nginx (``apt-get install nginx``).
 """
 from __future__ import annotations
 
@@ -34,25 +37,26 @@ import http.client
 import json
 import multiprocessing
 import os
+import re
 import resource
 import selectors
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from serving import Deployment, doc_block  # noqa: E402  (the deployment of docs/service.md, as the tests start it)
 
 HOST = "127.0.0.1"          # loopback only
 MEASURES = "AP@10,RR@10,RBPU(p=0.8)@6,P@30"
 HEALTH_LIMIT = 1.0          # seconds
+#: the proxy's client_header_timeout (docs/service.md, nginx.conf)
+HEADER_TIMEOUT = float(re.search(r"client_header_timeout (\d+)s", doc_block("# nginx.conf")).group(1))
 MAX_ERROR_BYTES = 1024      # an error answer echoes nothing whole (issue 32)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
 
 
 def _rss_mib(pid: int) -> float:
@@ -80,46 +84,6 @@ def _children(pid: int) -> list[int]:
 def _memory(pid: int) -> tuple[float, float]:
     """(server MiB, largest worker MiB): resident memory."""
     return _rss_mib(pid), max((_rss_mib(c) for c in _children(pid)), default=0.0)
-
-
-class Server:
-    """``irscale serve`` in a subprocess (its own folder as working directory)."""
-
-    def __init__(self, store: Path, port: int, options: list[str], folder: Path):
-        self.port = port
-        self.log = open(folder / "server.log", "w+")
-        self.proc = subprocess.Popen([sys.executable, "-m", "irscale", "serve", "--store", str(store), "--host", HOST,
-                                      "--port", str(port), "--log-level", "warning", *options],
-                                     cwd=folder, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while True:
-            if self.proc.poll() is not None:
-                self.log.seek(0)
-                raise SystemExit(f"the server exited:\n{self.log.read()}")
-            try:
-                if _get(port, "/healthz", 2)[0] == 200:
-                    return
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise SystemExit("the server did not answer /healthz within 120 s")
-            time.sleep(0.2)
-
-    def memory(self) -> tuple[float, float]:
-        return _memory(self.proc.pid)
-
-    def stop(self) -> str:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.seek(0)
-        text = self.log.read()
-        self.log.close()
-        return text
 
 
 def _get(port: int, path: str, timeout: float) -> tuple[int, bytes]:
@@ -150,12 +114,12 @@ class Probe:
     answer and the server's peak memory, from a thread of its own process (so that this
     process building or reading big bodies does not delay the probes)."""
 
-    def __init__(self, server: Server):
+    def __init__(self, server: Deployment):
         self.server = server
         ctx = multiprocessing.get_context("fork")
         self._stop = ctx.Event()
         self._results = ctx.Queue()
-        self._process = ctx.Process(target=self._run, args=(server.port, server.proc.pid), daemon=True)
+        self._process = ctx.Process(target=self._run, args=(server.port, server.gunicorn.pid), daemon=True)
         self._process.start()
 
     def _run(self, port: int, pid: int) -> None:
@@ -269,7 +233,8 @@ def attack_half_open(port, args, server_timeout):
 
 
 def attack_partial_body(port, args):
-    """A complete head announcing 1000 bytes, then 10 of them: the server answers 408."""
+    """A complete head announcing 1000 bytes, then 10 of them: the proxy answers 408, or
+    closes the connection answering nothing after its body timeout (nginx, logging 408)."""
     answers = []
     socks = []
     for _ in range(args.partial_bodies):
@@ -287,9 +252,36 @@ def attack_partial_body(port, args):
             pass
         s.close()
         answers.append(data)
-        statuses.add(int(data.split()[1]) if data.startswith(b"HTTP/1.1 ") else 0)
+        statuses.add(int(data.split()[1]) if data.startswith(b"HTTP/1.1 ") else 408 if not data else 0)
     status = statuses.pop() if len(statuses) == 1 else 0
     return status, f"{len(socks)} connections, statuses {sorted(statuses) or [status]}", b"".join(answers)
+
+
+def _trickle(port: int, seconds: float) -> int:
+    """A POST /v1/rank whose body comes in 1-byte chunks for ``seconds``: the answer's status."""
+    with socket.create_connection((HOST, port), timeout=60) as s:
+        s.sendall(b"POST /v1/rank HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Transfer-Encoding: chunked\r\n\r\n" + b"".join(b"1\r\n%c\r\n" % c for c in b'{"measure": "P@30", '))
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            s.sendall(b"1\r\n \r\n" * 64)
+            time.sleep(0.001)
+        end = b'"values": [0.5, 0.1]}'
+        s.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(end), end))
+        data = s.recv(65536)
+    return int(data.split()[1]) if data.startswith(b"HTTP/1.1 ") else 0
+
+
+def attack_trickled_bodies(port, args):
+    statuses = []
+    clients = [threading.Thread(target=lambda: statuses.append(_trickle(port, 2 if args.quick else 10)))
+               for _ in range(3)]
+    for client in clients:
+        client.start()
+    for client in clients:
+        client.join()
+    status = statuses[0] if len(set(statuses)) == 1 else 0
+    return status, f"3 clients, 1-byte chunks: statuses {sorted(statuses)}", b""
 
 
 def attack_nested_runs_keep_alive(port, args):
@@ -323,6 +315,7 @@ ATTACKS = [  # (name, function, expected status)
     ("nested 10^5 deep", attack_deep, 422),
     ("half-open connections", None, 200),
     ("partial bodies", attack_partial_body, 408),
+    ("bodies in 1-byte chunks", attack_trickled_bodies, 200),
     ("RBPU runs [[[1]]] + keep-alive", attack_nested_runs_keep_alive, 422),
     ("RBPU runs [[-1]]", _simple(b'{"measure": "RBPU(p=0.8)@6", "runs": [[-1]]}'), 422),
     ("RBPU runs [[1, -1]]", _simple(b'{"measure": "RBPU(p=0.8)@6", "runs": [[1, -1]]}'), 422),
@@ -349,11 +342,7 @@ def main(argv: list[str] | None = None) -> int:
                                                    f"{MEASURES} and OIE@6 for (2), and not OIE@6 for (3))")
     parser.add_argument("--half-open", type=int, default=2000, help="half-open connections (default 2000)")
     parser.add_argument("--partial-bodies", type=int, default=20, help="connections sending part of a body")
-    parser.add_argument("--header-timeout", type=float, default=10.0,
-                        help="the server's --header-timeout (default: its default, 10 s)")
     parser.add_argument("--quick", action="store_true", help="attacks 50 times smaller, 200 half-open connections")
-    parser.add_argument("--server-option", action="append", default=[],
-                        help="further option of irscale serve (repeatable), e.g. --server-option=--workers=1")
     args = parser.parse_args(argv)
     factor = 50 if args.quick else 1
     args.scale = lambda n: max(1, n // factor)
@@ -368,24 +357,26 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         store = (args.store or build_store(folder)).resolve()
         secrets = {str(store), str(store.parent), store.name}
-        server = Server(store, _free_port(), ["--header-timeout", str(args.header_timeout), *args.server_option],
-                        folder)
+        server = Deployment(store, folder).__enter__()
+        if server.front != "nginx":
+            server.stop()
+            raise SystemExit("nginx is not installed (apt-get install nginx): the documented deployment needs it")
         rows, failures = [], []
         try:
             for name, attack, expected in ATTACKS:
-                before = server.memory()
+                before = _memory(server.gunicorn.pid)
                 probe = Probe(server)
                 start = time.perf_counter()
                 try:
                     if attack is None:
-                        status, note, answer = attack_half_open(server.port, args, args.header_timeout)
+                        status, note, answer = attack_half_open(server.port, args, HEADER_TIMEOUT)
                     else:
                         status, note, answer = attack(server.port, args)
                 except Exception as e:     # reported as a failed attack; the server is stopped below
                     status, note, answer = 0, f"{type(e).__name__}: {e}", b""
                 took = time.perf_counter() - start
                 probe.stop()
-                after = server.memory()
+                after = _memory(server.gunicorn.pid)
                 leaked = [s for s in secrets if s.encode() in answer]
                 problems = []
                 if status >= 500 or status == 0:
@@ -408,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
                 failures += [f"{name}: {p}" for p in problems]
         finally:
             log = server.stop()
-    header = ("attack", "status [expected]", "seconds", "server MiB before/peak/after",
+    header = ("attack", "status [expected]", "seconds", "gunicorn MiB before/peak/after",
               "worker MiB before/peak/after", "healthz max ms", "verdict", "note")
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header) - 1)]
     for row in [header, *rows]:

@@ -82,7 +82,7 @@ def test_store_answers_closed_forms_without_tables(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from fastapi.testclient import TestClient
-    from irscale.store.service import create_app
+    from irscale.service import create_app
     client = TestClient(create_app(path))
     r = client.post("/v1/rank", json={"measure": "RR@1000", "values": [0.25, 1.0]})
     assert r.status_code == 200, r.text

@@ -71,7 +71,7 @@ def test_service_answers_422_for_undefined_topics(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from fastapi.testclient import TestClient
-    from irscale.store.service import create_app
+    from irscale.service import create_app
     path = tmp_path / "t.h5"
     irscale.build_store(path, ["Twist@6"], rb_counts=[(2,)])
     client = TestClient(create_app(path))

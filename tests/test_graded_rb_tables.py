@@ -157,7 +157,7 @@ def test_rag24_graded_tables_transform_and_service(shared_data, tmp_path):
     from irscale.scales.runs.judging import judge
     from irscale.scales.runs.qrels import read_qrels
     from irscale.scales.runs.run_files import read_run
-    from irscale.store.service import create_app
+    from irscale.service import create_app
     rag = shared_data / "rag24"
     name, n = "nDCG_trec(gains=(0,1,2,3))@5", 5
     store = tmp_path / "rag.h5"

@@ -59,7 +59,7 @@ def test_store_cli_and_service(tmp_path, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from fastapi.testclient import TestClient
-    from irscale.store.service import create_app
+    from irscale.service import create_app
     path = tmp_path / "t.h5"
     assert main(["build", "-m", "Rprec@8", "--rb", "(3),(20)", "--out", str(path), "-q"]) == 0
     names = [t["name"] for t in irscale.open_store(path).tables()]

@@ -1,6 +1,7 @@
 """The HTTP lookup service: answers checked against the exact oracles of tests/naive.py,
-every error path (status, JSON error naming the problem, service still up), size limits,
-and the real server started by ``irscale serve``."""
+every error path (status, JSON error naming the problem, service still up), size and work
+limits, the snapshot, the real server started by ``irscale serve``, and the deployment of
+docs/service.md (gunicorn behind nginx)."""
 # Subprocesses run with cwd=tmp_path: from the repository root, "python -m irscale" would
 # import the source folder irscale/ instead of the installed package.
 import json
@@ -9,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -17,14 +19,14 @@ import h5py
 import httpx
 import naive
 import pytest
-from serving import wait_for_healthz
+from serving import Deployment, free_port, wait_for_healthz
 
 import irscale
 from irscale.errors import StoreError
+from irscale.service import create_app
 from irscale.store import folder
 from irscale.store.folder import STORE_FORMAT, STORE_VERSION
 from irscale.store.format import FORMAT_NAME, FORMAT_VERSION
-from irscale.store.service import create_app
 
 with warnings.catch_warnings():  # starlette asks for httpx2, which this project does not use
     warnings.filterwarnings("ignore", message=".*httpx2")
@@ -125,7 +127,7 @@ def test_tables_and_health(client, store_path):
     _assert_alive(client)
     r = client.get("/v1/tables")
     assert r.status_code == 200
-    assert str(store_path.parent) not in r.text and '"path"' not in r.text
+    assert str(store_path.parent) not in r.text
     data = r.json()
     assert data["store"]["format"] == STORE_FORMAT and data["store"]["format_version"] == STORE_VERSION
     tables = {t["measure"]: t for t in data["tables"]}
@@ -133,15 +135,23 @@ def test_tables_and_health(client, store_path):
     ap, dcg = tables["AP@8"], tables["DCG(b=2)@8"]
     assert ap["rb_dependent"] and not dcg["rb_dependent"]
     assert ap["distinct_by_rb"] == [len(naive.oracle(naive.AP, N, rb)[2]) for rb in range(1, N + 1)]
-    assert dcg["distinct_by_rb"] is None
+    assert dcg["distinct_by_rb"] == []
     assert ap["names"] == ["AP@8", "map_cut_8"] and dcg["names"] == []
-    assert dcg["distinct"] == len(naive.oracle(naive.DCG(2), N)[2])
+    assert dcg["n_distinct"] == len(naive.oracle(naive.DCG(2), N)[2])
     assert ap["tie_method"] == "exact-integer" and dcg["tie_method"] == "oracle:formal-log+mpmath60"
-    assert ap["n"] == N and ap["runs"] == 2 ** N and ap["rel"] == [0, 1] and not ap["implicit"]
+    assert ap["n"] == N and ap["n_runs"] == 2 ** N and ap["rel"] == [0, 1] and not ap["implicit"]
     assert tables["RBP(p=0.8)@8"]["params"] == {"p": "4/5", "gains": [0, 1], "norm": "top"}
     assert dcg["params"] == {"b": 2, "gains": [0, 1]}
-    assert ap["min_gap_exact"] == "1/6720" and ap["irscale_version"] == irscale.__version__
+    assert ap["min_gap_exact"] == "1/6720" and ap["generator_version"] == irscale.__version__
     assert ap["error_bound"] > 0 and ap["created"] and len(ap["checksum"]) == 64
+    # the records of irscale info --json (TableInfo.to_json), with the service's names and rb_dependent
+    for info in irscale.open_store(store_path).tables():
+        record = info.to_json()
+        served = tables[info.measure]
+        assert set(served) - set(record) <= {"names", "rb_dependent"}
+        assert {key: record[key] for key in served if key in record} == {k: v for k, v in served.items()
+                                                                         if k in record}
+        assert not served["path"].startswith(str(store_path.parent))
 
 
 def test_openapi_describes_the_api(client):
@@ -233,6 +243,9 @@ def test_validation_errors_list_their_problems(client):
 
 def test_unknown_paths_and_methods(client):
     _assert_error(client.get("/v2/rank"), 404, "NotFound", "/v2/rank")
+    r = client.get("/" + "x" * 10_000)       # what is echoed of the path is cut
+    _assert_error(r, 404, "NotFound", "/xxxx")
+    assert len(r.content) < 400, len(r.content)
     r = client.get("/v1/rank")
     _assert_error(r, 405, "MethodNotAllowed", "GET /v1/rank")
     assert "POST" in r.headers["allow"]
@@ -244,7 +257,7 @@ def test_a_bug_answers_500_in_the_same_shape(store_path, monkeypatch):
 
     def bug(body):
         raise RuntimeError("a bug")
-    monkeypatch.setattr(app.state.service, "rank_body", bug)
+    monkeypatch.setattr(app.state.service, "rank", bug)
     with TestClient(app, raise_server_exceptions=False) as broken:
         _assert_error(broken.post("/v1/rank", json={"measure": "P@8", "values": [0]}), 500, "InternalError", "bug")
         assert broken.get("/healthz").status_code == 200
@@ -277,7 +290,7 @@ def test_store_errors_before_serving(tmp_path):
         create_app(tmp_path / "missing.h5")
     with h5py.File(tmp_path / "empty.h5", "w") as f:
         f.attrs["format"], f.attrs["format_version"] = FORMAT_NAME, FORMAT_VERSION
-    with pytest.raises(StoreError, match="holds no table"):
+    with pytest.raises(StoreError):     # a file no build wrote (the reader says why)
         create_app(tmp_path / "empty.h5")
     folder.create(tmp_path / "empty")
     with pytest.raises(StoreError, match="holds no table"):
@@ -285,19 +298,13 @@ def test_store_errors_before_serving(tmp_path):
 
 
 # -- the real server -----------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _serve(store_path, cwd, *options):
     return subprocess.run([sys.executable, "-m", "irscale", "serve", "--store", str(store_path), *options],
                           capture_output=True, text=True, cwd=cwd, timeout=60)
 
 
 def test_irscale_serve(store_path, tmp_path):
-    port = _free_port()
+    port = free_port()
     log = open(tmp_path / "server.log", "w+")
     proc = subprocess.Popen([sys.executable, "-m", "irscale", "serve", "--store", str(store_path),
                              "--port", str(port), "--max-items", "100", "--log-level", "warning"],
@@ -343,39 +350,136 @@ def test_irscale_serve_user_errors(store_path, tmp_path):
     assert r.stderr.strip().count("\n") == 0
 
 
-# -- behind gunicorn, as docs/service.md (Deployment) configures it ---------------------------------
-@pytest.mark.slow
-def test_gunicorn_deployment_of_the_docs(store_path, tmp_path):
+# -- work bounded before it starts -------------------------------------------------------------
+def test_work_over_the_limit_gets_422_naming_it(store_path):
+    with TestClient(create_app(store_path, max_seconds=0.001)) as c:       # 1 ms: about 500 values of a table
+        assert _rank(c, measure="P@8", values=[0.5] * 100)["rank"] == [5] * 100
+        error = _assert_error(c.post("/v1/rank", json={"measure": "P@8", "values": [0.5] * 1000}), 422,
+                              "RequestError", "1000 values of P@8", "at most 0.001 s per request",
+                              "send at most 500 per request")
+        assert "details" not in error
+        _assert_error(c.post("/v1/rank", json={"measure": "AP@8", "rb": 3, "runs": [RUN0] * 1000}), 422,
+                      "RequestError", "1000 runs of AP@8")
+        _assert_alive(c)
+
+
+def test_views_of_closed_forms_are_estimated_not_enumerated(client):
+    start = time.monotonic()
+    r = client.get("/v1/table", params={"measure": "P@100000"})
+    _assert_error(r, 422, "RequestError", "the view of P@100000 (exact: closed form)", "at most 5 s per request")
+    r = client.get("/v1/table", params={"measure": "R@100000", "rb": 50000})
+    _assert_error(r, 422, "RequestError", "the view of R@100000 (exact: closed form)")
+    assert time.monotonic() - start < 2
+    view = client.get("/v1/table", params={"measure": "P@1000", "points": 10}).json()     # within the limit
+    assert view["k"] == 1001 and view["n_runs"] == 2 ** 1000 and view["points"] == 10
+    assert view["value_lo"][0] == 0 and view["value_hi"][-1] == 1 and view["gaps"]["used"] == 1000
+    _assert_alive(client)
+
+
+def test_runs_as_long_as_the_measure_takes(client):
+    """Closed forms rank runs of any N (not only up to the tables' largest N = 32)."""
+    run = [1] * 30 + [0] * 70
+    assert _rank(client, measure="P@100", runs=[run, [0] * 100])["rank"] == [31, 1]
+    assert _rank(client, measure="RR@40", runs=[[0] * 39 + [1]])["rank"] == [2]
+    _assert_error(client.post("/v1/rank", json={"measure": "P@100", "runs": [[0] * 101]}), 422, "RunError",
+                  "runs[0] has length 101", "N = 100")
+
+
+def test_answers_come_from_the_snapshot_opened_at_start(tmp_path):
+    """A table added (or rebuilt) while the service runs changes nothing it answers; a new
+    service sees it."""
+    path = tmp_path / "store"
+    irscale.build_store(path, "P@4,AP@4", n_jobs=1)
+    with TestClient(create_app(path)) as c:
+        before = c.get("/v1/tables").json()
+        irscale.build_store(path, "DCG(b=2)@4", n_jobs=1)
+        assert c.get("/v1/tables").json() == before
+        assert _rank(c, measure="AP@4", rb=2, values=[1.0])["rank"] == [10]
+        _assert_error(c.post("/v1/rank", json={"measure": "DCG(b=2)@4", "runs": [[1, 0, 0, 0]]}), 404,
+                      "TableNotFoundError")
+    with TestClient(create_app(path)) as c:
+        assert len(c.get("/v1/tables").json()["tables"]) == 3
+
+
+# -- the deployment of docs/service.md: gunicorn behind nginx --------------------------------------
+def _trickle(url: str, seconds: float) -> bytes:
+    """A POST /v1/rank whose body comes in 1-byte chunks for ``seconds``: the answer."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=60) as s:
+        s.sendall(b"POST /v1/rank HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Transfer-Encoding: chunked\r\n\r\n")
+        body, end = b'{"measure": "P@4", "values": [0.5', time.monotonic() + seconds
+        s.sendall(b"".join(b"1\r\n%c\r\n" % c for c in body))
+        while time.monotonic() < end:
+            s.sendall(b"1\r\n \r\n" * 64)
+            time.sleep(0.001)
+        s.sendall(b"2\r\n]}\r\n0\r\n\r\n")
+        answer = b""
+        while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+            if not (chunk := s.recv(65536)):
+                break
+            answer += chunk
+        return answer
+
+
+@pytest.fixture
+def deployed(tmp_path):
     pytest.importorskip("gunicorn")
     pytest.importorskip("uvicorn_worker")
+    store = tmp_path / "tables"
+    irscale.build_store(store, "P@4,AP@4", n_jobs=1)
+    with Deployment(store, tmp_path) as deployment:
+        deployment.store = store
+        yield deployment
+
+
+@pytest.mark.slow
+def test_the_deployment_of_the_docs(deployed):
+    """The API through the documented deployment, the memory limit of gunicorn's workers, the
+    snapshot and its reload by kill -HUP."""
     psutil = pytest.importorskip("psutil")
-    text = (ROOT / "docs" / "service.md").read_text()
-    config = text[text.index("# gunicorn.conf.py"):]
-    config = config[:config.index("```")]
-    port = _free_port()
-    assert '"tables"' in config and '"127.0.0.1:8000"' in config
-    config = config.replace('"tables"', json.dumps(str(store_path))).replace('"127.0.0.1:8000"', f'"127.0.0.1:{port}"')
-    (tmp_path / "gunicorn.conf.py").write_text(config)
-    log = open(tmp_path / "gunicorn.log", "w+")
-    proc = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"], cwd=tmp_path, stdout=log,
-                            stderr=subprocess.STDOUT)
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
-            wait_for_healthz(http, proc, tmp_path / "gunicorn.log", 60)
-            r = http.post("/v1/rank", json={"measure": "AP@8", "rb": 3, "values": [0, 1]})
-            assert r.status_code == 200 and r.json()["rank"] == [1, len(naive.oracle(naive.AP, N, 3)[2])]
-            _assert_error(http.post("/v1/rank", json={"measure": "P@8", "values": [0.3]}), 422,
-                          "ValueNotInScaleError")
-            workers = psutil.Process(proc.pid).children()
-            assert len(workers) == 2
-            for worker in workers:      # the memory limit of the docs, in each worker
-                assert worker.rlimit(psutil.RLIMIT_DATA) == (4 * 2 ** 30, 4 * 2 ** 30)
-        with socket.create_connection(("127.0.0.1", port)) as half_open:   # the request-head deadline
-            half_open.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
-            half_open.settimeout(30)
-            start = time.monotonic()
-            assert half_open.recv(100) == b"" and 9 < time.monotonic() - start < 20
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
+    if deployed.front != "nginx":
+        print("nginx is not installed: the deployment is tested without its reverse proxy")
+    with httpx.Client(base_url=deployed.url, timeout=30) as http:
+        r = http.post("/v1/rank", json={"measure": "AP@4", "rb": 2, "values": [0, 1]})
+        assert r.status_code == 200 and r.json()["rank"] == [1, 10]
+        _assert_error(http.post("/v1/rank", json={"measure": "P@4", "values": [0.3]}), 422, "ValueNotInScaleError")
+        workers = psutil.Process(deployed.gunicorn.pid).children()
+        assert len(workers) == 2
+        for worker in workers:      # the memory limit of the docs, in each worker
+            assert worker.rlimit(psutil.RLIMIT_DATA) == (4 * 2 ** 30, 4 * 2 ** 30)
+        irscale.build_store(deployed.store, "DCG(b=2)@4", n_jobs=1)
+        assert len(http.get("/v1/tables").json()["tables"]) == 2         # the snapshot
+        assert http.post("/v1/rank", json={"measure": "P@4", "values": [0.5]}).json()["rank"] == [3]
+        deployed.gunicorn.send_signal(signal.SIGHUP)                    # reload: new workers, a new snapshot
+        deadline = time.monotonic() + 60
+        while len(http.get("/v1/tables").json()["tables"]) != 3:
+            assert time.monotonic() < deadline, "kill -HUP did not reload the store"
+            time.sleep(0.5)
+        assert http.post("/v1/rank", json={"measure": "DCG(b=2)@4", "runs": [[1, 0, 0, 0]]}).status_code == 200
+
+
+@pytest.mark.slow
+def test_slow_clients_meet_the_reverse_proxy(deployed):
+    """Three clients trickling bodies in 1-byte chunks, and a head left half-sent: /healthz
+    answers within 1 s meanwhile, the bodies are answered, the half-open head is closed."""
+    if deployed.front != "nginx":
+        pytest.skip("nginx is not installed (apt-get install nginx): no reverse proxy to test")
+    answers = []
+    clients = [threading.Thread(target=lambda: answers.append(_trickle(deployed.url, 4))) for _ in range(3)]
+    for client in clients:
+        client.start()
+    slowest = 0.0
+    while any(client.is_alive() for client in clients):
+        start = time.monotonic()
+        assert httpx.get(deployed.url + "/healthz", timeout=5).status_code == 200
+        slowest = max(slowest, time.monotonic() - start)
+        time.sleep(0.1)
+    assert slowest < 1.0, slowest
+    assert len(answers) == 3 and all(a.startswith(b"HTTP/1.1 200") and b'"rank":[3]' in a for a in answers), answers
+    with socket.create_connection(("127.0.0.1", deployed.port)) as half_open:    # nginx's client_header_timeout
+        half_open.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        half_open.settimeout(30)
+        start = time.monotonic()
+        assert half_open.recv(100) == b""       # closed, unanswered (nginx logs a 408)
+        assert 9 < time.monotonic() - start < 20

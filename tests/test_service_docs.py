@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 import pytest
 
 import irscale
-from irscale.store.service import create_app
+from irscale.service import create_app
 
 with warnings.catch_warnings():  # starlette asks for httpx2, which this project does not use
     warnings.filterwarnings("ignore", message=".*httpx2")

@@ -102,7 +102,7 @@ def test_store_cli_transform_service(tmp_path):
     from test_graded_transform import _graded_collection
 
     from irscale.cli import main
-    from irscale.store.service import create_app
+    from irscale.service import create_app
     path = tmp_path / "tw.h5"
     assert main(["build", "-m", "Twist(grades=2)@6", "--rb", "(1,1),(2,1)", "--out", str(path), "-q"]) == 0
     assert main(["build", "-m", "Twist@6", "--out", str(path), "-q"]) == 2          # needs --rb or --qrels

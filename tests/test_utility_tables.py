@@ -108,7 +108,7 @@ def test_transform_and_service_with_short_rankings(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from fastapi.testclient import TestClient
-    from irscale.store.service import create_app
+    from irscale.service import create_app
     qrels = {f"q{t}": {f"d{d}": (d + t) % 3 for d in range(8)} for t in range(4)}
     runs = {"a": {t: {f"d{d}": 10.0 - d for d in range(i + 1)} for i, t in enumerate(qrels)},  # 1..4 documents
             "b": {t: {f"d{d}": float(d) for d in range(8)} for t in qrels}}

@@ -24,10 +24,10 @@ import pytest
 from PIL import Image
 
 import irscale
-from irscale.store import service
-from irscale.store.service import create_app, views
+from irscale.service import create_app, views
+from irscale.service import limits as service
 
-# a browser and service workers: 11 s; CI runs it (pytest --runslow)
+# a browser and a live server: 11 s; CI runs it (pytest --runslow)
 pytestmark = pytest.mark.slow
 
 with warnings.catch_warnings():  # starlette asks for httpx2, which this project does not use
@@ -271,12 +271,12 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(store_path, tmp_path_factory):
-    """``irscale serve`` (one worker process) on a free localhost port: its base URL."""
+    """``irscale serve`` (one thread) on a free localhost port: its base URL."""
     cwd = tmp_path_factory.mktemp("web_server")
     port = _free_port()
     log = open(cwd / "server.log", "w+")
     proc = subprocess.Popen([sys.executable, "-m", "irscale", "serve", "--store", str(store_path), "--port", str(port),
-                             "--workers", "1", "--log-level", "warning"], cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+                             "--threads", "1", "--log-level", "warning"], cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -300,8 +300,8 @@ def server(store_path, tmp_path_factory):
     assert "Traceback" not in (cwd / "server.log").read_text()
 
 
-def test_views_and_ranks_share_the_worker_processes(server, store):
-    """Views and rank requests alternate on the same worker and each gets its own answer."""
+def test_views_and_ranks_share_the_threads(server, store):
+    """Views and rank requests alternate on the same thread and each gets its own answer."""
     scale = store.scale("AP@8", 5)
     with httpx.Client(base_url=server, timeout=30) as http:
         for _ in range(3):
@@ -314,13 +314,14 @@ def test_views_and_ranks_share_the_worker_processes(server, store):
         assert http.get("/").text.startswith("<!DOCTYPE html>")
 
 
-def test_views_have_the_time_budget_of_worker_processes(store_path):
-    """A view that takes its worker longer than the time budget answers 413, and the
-    service stays up (the worker is replaced)."""
-    with TestClient(create_app(store_path, workers=1, time_budget=0.01)) as c:
+def test_views_have_the_work_limit_of_rank_requests(store_path):
+    """A view whose work is estimated over the limit answers 422 before any work, and the
+    service stays up."""
+    with TestClient(create_app(store_path, max_seconds=0.01)) as c:
         r = c.get("/v1/table", params={"measure": "RBP(p=0.5)@20", "points": 2000})  # every gap of 2^20 values
-        _assert_error(r, 413, "PayloadTooLargeError", "time budget", "ask for fewer points")
+        _assert_error(r, 422, "RequestError", "the view of RBP(p=0.5)@20", "at most 0.01 s", "ask for fewer points")
         assert c.get("/healthz").json()["status"] == "ok"
+        assert c.get("/v1/table", params={"measure": "P@8"}).status_code == 200
         _assert_error(c.get("/v1/table", params={"measure": "P@8", "points": "0"}), 422, "RequestError", "points")
 
 

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import click
 
+import irscale.service.limits as limits
+from irscale.service import serve
 from irscale.store.location import default_store
-from irscale.store.service import limits, serve
 
 
 @click.command("serve")
@@ -17,26 +18,19 @@ from irscale.store.service import limits, serve
               help="Largest number of values (or runs) in one request; more gets 413.")
 @click.option("--max-body-mb", default=limits.DEFAULT_MAX_BODY_BYTES // 2 ** 20, show_default=True,
               type=click.IntRange(min=1), help="Largest request body in MiB; more gets 413.")
-@click.option("--workers", default=limits.DEFAULT_WORKERS, show_default=True, type=click.IntRange(min=1),
-              help="Worker processes that parse and rank requests (requests worked on at once).")
-@click.option("--time-budget", default=limits.DEFAULT_TIME_BUDGET, show_default=True, type=click.FloatRange(min=0.1),
-              help="Seconds a worker may spend on one request; beyond, it is stopped and the request gets 413.")
-@click.option("--memory-budget-mb", default=limits.DEFAULT_MEMORY_BUDGET // 2 ** 20, show_default=True,
-              type=click.IntRange(min=64),
-              help="Memory (MiB, anonymous resident) a worker may reach on one request; beyond: 413.")
-@click.option("--header-timeout", default=limits.DEFAULT_HEADER_TIMEOUT, show_default=True,
-              type=click.FloatRange(min=0.1),
-              help="Seconds a connection has to send a complete request head; slower ones are closed.")
+@click.option("--threads", default=limits.DEFAULT_THREADS, show_default=True, type=click.IntRange(min=1),
+              help="Threads answering requests (requests worked on at once; the others wait their turn).")
+@click.option("--max-seconds", default=limits.DEFAULT_MAX_SECONDS, show_default=True,
+              type=click.FloatRange(min=0.001),
+              help="Estimated seconds of work one request may ask for; more gets 422 before any work starts.")
 @click.option("--max-connections", default=limits.DEFAULT_MAX_CONNECTIONS, show_default=True,
               type=click.IntRange(min=1),
               help="Open connections at most (uvicorn's limit_concurrency); beyond, requests get 503.")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
-def command(store_path: str, host: str, port: int, max_items: int, max_body_mb: int, workers: int,
-            time_budget: float, memory_budget_mb: int, header_timeout: float, max_connections: int,
-            log_level: str) -> None:
+def command(store_path: str, host: str, port: int, max_items: int, max_body_mb: int, threads: int,
+            max_seconds: float, max_connections: int, log_level: str) -> None:
     """Serve the tables of STORE over HTTP (JSON lookup API; docs at /docs)."""
     store_path = store_path if store_path is not None else str(default_store())
     serve(store_path, host=host, port=port, max_items=max_items, max_body_bytes=max_body_mb * 2 ** 20,
-          log_level=log_level, workers=workers, time_budget=time_budget, memory_budget=memory_budget_mb * 2 ** 20,
-          header_timeout=header_timeout, max_connections=max_connections)
+          log_level=log_level, threads=threads, max_seconds=max_seconds, max_connections=max_connections)

@@ -8,12 +8,13 @@ from typing import Any
 import pydantic_core
 
 from irscale.errors import CorruptStoreError, IrscaleError, TableNotFoundError
-from irscale.store.service.limits import MAX_QUOTED
+from irscale.service.limits import MAX_QUOTED
 
 
 class RequestError(IrscaleError, ValueError):
-    """A lookup request that is valid JSON but not a valid request (HTTP 422);
-    ``details`` lists validation problems as ``{"loc": ..., "message": ...}``."""
+    """A request that is valid JSON but not a valid request (HTTP 422), or asks for more
+    work than the service does at once (422, naming the limit); ``details`` lists
+    validation problems as ``{"loc": ..., "message": ...}``."""
 
     def __init__(self, message: str, details: list | None = None):
         super().__init__(message)
@@ -25,25 +26,15 @@ class InvalidJSONError(RequestError):
 
 
 class PayloadTooLargeError(IrscaleError):
-    """A request with more items than the service answers at once, or one that needs
-    more time or memory than its budget (HTTP 413)."""
+    """A request body, or a list of it, larger than the service reads (HTTP 413)."""
 
 
-class RequestTimeoutError(IrscaleError):
-    """The request body did not arrive in time (HTTP 408)."""
-
-
-class ServiceBusyError(IrscaleError):
-    """Too many requests at once (HTTP 503, retry later)."""
-
-
-_STATUS = ((InvalidJSONError, 400), (TableNotFoundError, 404), (RequestTimeoutError, 408),
-           (PayloadTooLargeError, 413), (ServiceBusyError, 503), (CorruptStoreError, 500))
+_STATUS = ((InvalidJSONError, 400), (TableNotFoundError, 404), (PayloadTooLargeError, 413), (CorruptStoreError, 500))
 
 
 def status_of(error: IrscaleError) -> int:
-    """HTTP status of an error: 400, 404, 408, 413 or 503 for the kinds above, 500 for a
-    damaged table (the server's problem, not the request's), else 422."""
+    """HTTP status of an error: 400, 404 or 413 for the kinds above, 500 for a damaged
+    table (the server's problem, not the request's), else 422."""
     return next((status for kind, status in _STATUS if isinstance(error, kind)), 422)
 
 
@@ -61,6 +52,5 @@ _QUOTE.maxstring = _QUOTE.maxother = _QUOTE.maxlong = MAX_QUOTED
 
 def short(value: Any) -> str:
     """The repr of ``value`` cut to about :data:`MAX_QUOTED` characters (lists to their
-    first items: :mod:`reprlib`): what a message quotes of a request is bounded, whatever
-    the client sends."""
+    first items): what a message quotes of a request is bounded, whatever the client sends."""
     return _QUOTE.repr(value)

@@ -7,25 +7,32 @@ import numpy as np
 import pydantic_core
 
 from irscale.scales.tables.scale import Scale
-from irscale.store.service.errors import RequestError
-from irscale.store.service.errors import short as _short
-from irscale.store.service.limits import (
-    MAX_QUOTED,
-    MAX_RB_ITEMS,
-    VIEW_PARAMETERS,
-)
+from irscale.service.errors import RequestError
+from irscale.service.errors import short as _short
+from irscale.service.limits import MAX_QUOTED, MAX_RB_ITEMS, VIEW_PARAMETERS
 
 #: Scales of at most GAP_WINDOWS * GAP_WINDOW values (each located in the table), or of
-#: tables of at most VIEW_EXACT_VALUES entries (streamed once), have every gap counted;
-#: the others, the gaps within :data:`GAP_WINDOWS` windows of :data:`GAP_WINDOW`
-#: consecutive ranks, evenly spaced over the ranks.
+#: tables of at most VIEW_EXACT_VALUES stored entries (streamed once), have every gap
+#: counted; the others (rank oracles and closed forms included: nothing is enumerated),
+#: the gaps within :data:`GAP_WINDOWS` windows of :data:`GAP_WINDOW` consecutive ranks,
+#: evenly spaced over the ranks.
 VIEW_EXACT_VALUES = 1 << 22
 GAP_WINDOWS = 64
 GAP_WINDOW = 4096
 
 
+def gap_plan(scale: Scale) -> tuple[str, int]:
+    """How the gaps of ``scale`` are read, and how many values that reads: ``"all"`` (every
+    rank located), ``"stream"`` (the stored entries streamed once) or ``"sampled"``."""
+    k, layout = int(scale.k), getattr(scale.table, "layout", "")
+    stored = k if layout == "implicit" else int(scale.table.n_entries)     # oracles and closed forms store none
+    if k <= GAP_WINDOWS * GAP_WINDOW:
+        return "all", k
+    return ("stream", stored) if 0 < stored <= VIEW_EXACT_VALUES else ("sampled", GAP_WINDOWS * GAP_WINDOW)
+
+
 def table_view(scale: Scale, points: int, bins: int, gaps: str) -> bytes:
-    """The JSON of a :class:`~irscale.store.service.models.TableViewResponse` of ``scale``:
+    """The JSON of a :class:`~irscale.service.models.TableViewResponse` of ``scale``:
     the values at the first and last rank of ``min(points, K)`` bins of consecutive ranks,
     read with :meth:`~irscale.scales.tables.scale.Scale.values_of_ranks` (a few pages of the
     table per rank), and the histogram of the gaps (:func:`gap_histogram`)."""
@@ -43,19 +50,12 @@ def table_view(scale: Scale, points: int, bins: int, gaps: str) -> bytes:
 
 def gap_histogram(scale: Scale, bins: int, kind: str) -> dict:
     """The histogram of the gaps between consecutive distinct values of ``scale`` (see
-    :class:`~irscale.store.service.models.GapHistogram`). Every gap when K <= :data:`GAP_WINDOWS` *
-    :data:`GAP_WINDOW` (each value located with
-    :meth:`~irscale.scales.tables.scale.Scale.values_of_ranks`) or when the table has
-    at most :data:`VIEW_EXACT_VALUES` entries (streamed once with
-    :meth:`~irscale.scales.tables.scale.Scale.value_blocks`; the table of a small
-    recall base may hold few values among many entries), else the gaps within
-    :data:`GAP_WINDOWS` evenly spaced windows of :data:`GAP_WINDOW` consecutive ranks."""
+    :class:`~irscale.service.models.GapHistogram`), read as :func:`gap_plan` says."""
     k = int(scale.k)
-    sampled = False
-    if k <= GAP_WINDOWS * GAP_WINDOW:
+    plan, _ = gap_plan(scale)
+    if plan == "all":
         gaps = np.diff(scale.values_of_ranks(np.arange(1, k + 1, dtype=np.int64)))
-    elif int(scale.table.n_entries) > VIEW_EXACT_VALUES:
-        sampled = True
+    elif plan == "sampled":
         starts = np.linspace(1, k - GAP_WINDOW + 1, GAP_WINDOWS).astype(np.int64)
         ranks = (starts[:, None] + np.arange(GAP_WINDOW, dtype=np.int64)[None, :]).reshape(-1)
         gaps = np.diff(scale.values_of_ranks(ranks).reshape(GAP_WINDOWS, GAP_WINDOW), axis=1).reshape(-1)
@@ -81,7 +81,8 @@ def gap_histogram(scale: Scale, bins: int, kind: str) -> dict:
     stats = ((float(gaps.min()), float(gaps.max()), float(gaps.mean()), float(np.median(gaps)))
              if gaps.size else (None, None, None, None))
     return {"scale": kind, "edges": edges.tolist(), "counts": counts.tolist(),
-            "zero": int(gaps.size - positive.size), "used": int(gaps.size), "total": k - 1, "sampled": sampled,
+            "zero": int(gaps.size - positive.size), "used": int(gaps.size), "total": k - 1,
+            "sampled": plan == "sampled",
             **dict(zip(("min", "max", "mean", "median"), stats))}
 
 

@@ -28,7 +28,7 @@ function decimalsOf(text) {     // decimals a number is written with: 0.3333 -> 
 }
 
 function isTruncated(t) {        // rankings of 0..N degrees: more runs than REL^N
-  return t.runs > Math.pow(t.rel.length, t.n) * (1 + 1e-9);
+  return t.n_runs > Math.pow(t.rel.length, t.n) * (1 + 1e-9);
 }
 
 // rb as typed ("5", "3,2", "(3,2)") -> null, an integer or a list of integers
@@ -50,7 +50,7 @@ async function loadTables() {
   const data = await api("/v1/tables");
   state.tables = data.tables;
   $("store-info").textContent = data.tables.length + " table" + (data.tables.length === 1 ? "" : "s")
-    + " (store format " + data.store.format_version + ", irscale " + (data.store.irscale_version || "?") + ")";
+    + " (store format " + data.store.format_version + ", irscale " + (data.store.generator_version || "?") + ")";
   const body = $("tables").tBodies[0];
   const select = $("table");
   data.tables.forEach((t, i) => {
@@ -58,7 +58,7 @@ async function loadTables() {
     row.dataset.table = String(i);
     const rb = t.rb_counts ? "counts (" + t.rb_counts.join(",") + ")" : (t.rb_dependent ? "1.." + t.n : "none");
     const cells = [tableLabel(t), (t.names || []).join(", "), t.n, "{" + t.rel.join(",") + "}",
-                   t.runs.toLocaleString("en"), t.distinct.toLocaleString("en"), rb, t.tie_method];
+                   Number(t.n_runs).toLocaleString("en"), Number(t.n_distinct).toLocaleString("en"), rb, t.tie_method];
     cells.forEach((text, j) => {
       const cell = row.insertCell();
       cell.textContent = String(text);

@@ -1,0 +1,176 @@
+"""The lookups behind the HTTP API (:class:`LookupService`): a snapshot of a store's tables
+opened once, the work of every request estimated before it starts (:func:`cost`), and the
+answers to POST /v1/rank and GET /v1/table as JSON (a bad request raises an IrscaleError)."""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pydantic_core
+
+import irscale
+from irscale.errors import IrscaleError, IrscaleWarning, MeasureError, StoreError, TableNotFoundError
+from irscale.errors import ValueNotInScaleError as NotAValue
+from irscale.scales.measures.parse import parse_measure
+from irscale.scales.measures.user_names import names_of, read_stored
+from irscale.scales.tables.layouts import kind_of_scale
+from irscale.scales.tables.scale import RTOL, Scale
+from irscale.service.errors import RequestError
+from irscale.service.intake import parse_request, runs_array
+from irscale.service.limits import DEFAULT_MAX_ITEMS, DEFAULT_MAX_SECONDS
+from irscale.service.models import TableModel
+from irscale.service.views import gap_plan, table_view
+
+log = logging.getLogger("irscale.service")
+#: Fields of a table's record in GET /v1/tables (those of TableInfo.to_json, and names, rb_dependent).
+FIELDS = tuple(TableModel.model_fields)
+
+
+def unit_cost(scale: Scale) -> float:
+    """Estimated microseconds of one value, run or view rank of ``scale`` (measured on a
+    2-core machine, rounded up): rank oracles grow with N (about 40 us per run at N = 40)."""
+    layout, n = getattr(scale.table, "layout", ""), scale.measure.n
+    return max(2.0, 2 ** ((n - 26) / 2)) if layout == "oracle" else 2.0 + n / 50 * (layout == "closed")
+
+
+def cost(scale: Scale, items: int = 0, points: int | None = None) -> float:
+    """Estimated seconds of one core to rank ``items`` values or runs of ``scale``, or (with
+    ``points``) to compute its view: the ranks it reads (:func:`~irscale.service.views.gap_plan`)
+    and, for a closed form, its run count (a sum of N + 1 integers of up to N bits)."""
+    if points is None:
+        return items * unit_cost(scale) * 1e-6
+    plan, read = gap_plan(scale)
+    k, n = int(scale.k), scale.measure.n
+    ranks = 2 * min(points, k) + (read / 20 if plan == "stream" else read)
+    closed = 2.5e-5 * k * n * n if getattr(scale.table, "layout", "") == "closed" else 0.0
+    return (ranks * unit_cost(scale) + closed) * 1e-6
+
+
+class LookupService:
+    """The lookups behind the HTTP API, on the snapshot of ``store`` (a path, opened
+    read-only, or an open store) taken here: every table is opened (memory-mapped) and its
+    scale prepared, so requests never open a file (tables per recall-base vector excepted)
+    and a store changed later is seen after a restart only. At most ``max_items`` values or
+    runs per request, and ``max_seconds`` of estimated work (:func:`cost`); thread-safe."""
+
+    def __init__(self, store: Any, max_items: int = DEFAULT_MAX_ITEMS, max_seconds: float = DEFAULT_MAX_SECONDS):
+        self.store = store if isinstance(store, irscale.Store) else irscale.open_store(store)
+        self.max_items, self.max_seconds = int(max_items), float(max_seconds)
+        self.tables: dict[str, dict] = {}
+        for info in self.store.tables():
+            try:
+                m = parse_measure(info.measure)
+            except MeasureError as e:  # a family this irscale does not know
+                log.warning("skipping table %s: %s", info.name, e)
+                continue
+            record = info.to_json() | {"names": names_of(m), "rb_dependent": m.rb_dependent}
+            self.tables[info.name] = {key: record.get(key) for key in FIELDS}
+        if not self.tables:
+            raise StoreError(f"{self.store.path} holds no table to serve; build some with 'irscale build'")
+        self.measures = {t["measure"] for t in self.tables.values()}
+        attrs = self.store.attrs
+        self.tables_json = pydantic_core.to_json({"store": {
+            "format": attrs.get("format"), "format_version": attrs.get("format_version"),
+            "created": attrs.get("created"), "generator_version": attrs.get("generator_version")},
+            "tables": list(self.tables.values())})
+        path = Path(self.store.path)
+        secrets = {str(path.resolve()), str(path.resolve().parent) + os.sep}     # never in an answer
+        if os.sep in str(path):     # a bare file name is no location (and may be a word of a message)
+            secrets |= {str(path), str(path.parent) + os.sep}
+        self._secrets = sorted(secrets - {os.sep}, key=len, reverse=True)
+        self.scale = functools.lru_cache(maxsize=256)(self._open_scale)
+        for t in self.tables.values():
+            scale = self.scale(t["measure"], tuple(t["rb_counts"]) if t["rb_counts"] else (1 if t["rb_dependent"]
+                                                                                          else None))
+        scale.values_of_ranks(np.array([1]))    # numba loads its registries (about 1 s) here, not in a request
+
+    def _open_scale(self, measure: str, rb: Any) -> Scale:
+        with warnings.catch_warnings():     # a name read as the store's table: the answer names the measure
+            warnings.simplefilter("ignore", IrscaleWarning)
+            m = read_stored(measure, self.measures, rb)
+        if str(m) not in self.measures and m.closed_form() is None:    # closed forms need no table
+            raise TableNotFoundError(f"this store has no table {m}; available tables: {', '.join(self.tables)}")
+        try:
+            return self.store.scale(m, rb)
+        except TableNotFoundError:      # a table per recall-base vector (the reader's message names the file)
+            try:
+                vec = "(" + ",".join(map(str, m.table_rb(m.check_rb(rb)))) + ")"
+            except (IrscaleError, TypeError, ValueError):
+                vec = str(rb)
+            have = ", ".join("(" + ",".join(map(str, t["rb_counts"])) + ")" for t in self.tables.values()
+                             if t["measure"] == str(m) and t["rb_counts"] is not None)
+            raise TableNotFoundError(
+                f"this store has no table {m} for the per-grade counts {vec}" + (f" (it has {m} for {have})" if have
+                                                                                 else "")
+                + f"; create it with: irscale build --measures \"{m}\" --rb \"{vec}\" --out STORE") from None
+
+    def scrub(self, message: str) -> str:
+        """``message`` without the store's location (its path becomes "this store")."""
+        for secret in self._secrets:
+            message = message.replace(secret, "" if secret.endswith(os.sep) else "this store")
+        return message
+
+    def _check_cost(self, scale: Scale, need: float, what: str, advice: str) -> None:
+        if need > self.max_seconds:
+            raise RequestError(f"{what} of {scale.measure} ({kind_of_scale(scale)}) needs about {need:.3g} s of "
+                               f"work; this service does at most {self.max_seconds:g} s per request: {advice}")
+
+    def rank(self, body: bytes) -> bytes:
+        """The JSON of a RankResponse to a POST /v1/rank body (JSON bytes)."""
+        query = parse_request(body, self.max_items)
+        if (query.values is None) == (query.runs is None):
+            raise RequestError("give exactly one of values (raw measure values) and runs (judged runs)")
+        if query.runs is not None and (query.rtol is not None or query.atol is not None or query.decimals is not None):
+            raise RequestError("rtol, atol and decimals apply to value lookups only; runs are ranked exactly")
+        scale = self.scale(query.measure, tuple(query.rb) if isinstance(query.rb, list) else query.rb)
+        items = query.values if query.values is not None else query.runs
+        most = int(self.max_seconds / cost(scale, 1))
+        self._check_cost(scale, cost(scale, len(items)), f"{len(items)} {'values' if query.runs is None else 'runs'}",
+                         f"send at most {most} per request")
+        if query.values is not None:
+            ranks = _rank_values(scale, np.array(query.values, dtype=np.float64), query.rtol, query.atol,
+                                 query.decimals)
+        else:
+            runs = runs_array(query.runs, scale.measure, maybe_bools=b"true" in body or b"false" in body)
+            ranks = scale.rank_runs(runs) if len(runs) else np.zeros(0, np.int64)
+        return pydantic_core.to_json({"measure": str(scale.measure), "rb": _rb(scale), "k": scale.k,
+                                      "rank": ranks.tolist(), "scaled": scale.scaled(ranks).tolist(),
+                                      "scale": kind_of_scale(scale)})
+
+    @functools.lru_cache(maxsize=16)  # noqa: B019  (one service per process, the cache of its views)
+    def view(self, measure: str, rb: Any, points: int, bins: int, gaps: str) -> bytes:
+        """The JSON of a TableViewResponse (GET /v1/table), its work estimated first."""
+        scale = self.scale(measure, rb)
+        self._check_cost(scale, cost(scale, points=points), "the view",
+                         "ask for fewer points, or rank values and runs with POST /v1/rank")
+        return table_view(scale, points, bins, gaps)
+
+
+def _rb(scale: Scale) -> Any:
+    return list(scale.rb) if isinstance(scale.rb, tuple) else scale.rb
+
+
+def _rank_values(scale: Scale, values: np.ndarray, rtol: float | None, atol: float | None,
+                 decimals: int | None) -> np.ndarray:
+    """Ranks of a batch of values (Scale.rank: a value beyond the ends of the scale by more
+    than its tolerance is none of its values); ValueNotInScaleError names the first
+    rejected index, with a hint to send ``decimals`` for a value within the range."""
+    rtol = RTOL if rtol is None else rtol
+    ranks = scale.rank(values, rtol=rtol, atol=atol, errors="zero", decimals=decimals)
+    rejected = np.flatnonzero(ranks == 0)
+    if rejected.size:
+        i = int(rejected[0])
+        try:
+            scale.rank(values[i:i + 1], rtol=rtol, atol=atol, decimals=decimals)
+        except NotAValue as e:
+            lo, hi = scale.values_of_ranks(np.array([1, scale.k]))
+            hint = ("; a value rounded as trec_eval prints it (0.3333) ranks with decimals: 4"
+                    if decimals is None and "ambiguous" not in str(e) and lo <= values[i] <= hi else "")
+            raise NotAValue(f"values[{i}]: {e}{hint}") from None
+        raise NotAValue(f"values[{i}]: {values[i]!r} is not a value of {scale.measure}")
+    return ranks
