@@ -360,6 +360,9 @@ def test_work_over_the_limit_gets_422_naming_it(store_path):
         assert "details" not in error
         _assert_error(c.post("/v1/rank", json={"measure": "AP@8", "rb": 3, "runs": [RUN0] * 1000}), 422,
                       "RequestError", "1000 runs of AP@8")
+        assert _rank(c, measure="P@8", runs=[RUN0] * 300)["rank"] == [1] * 300      # read as one array
+        _assert_error(c.post("/v1/rank", json={"measure": "P@8", "runs": [RUN0] * 299 + [[True] + RUN0[1:]]}), 422,
+                      "RequestError", "300 runs of P@8")           # checked list by list: more work
         _assert_alive(c)
 
 

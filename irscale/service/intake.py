@@ -97,9 +97,16 @@ def runs_array(runs: list, measure: Measure, maybe_bools: bool = True) -> np.nda
     if set(map(type, runs)) - {list}:       # the scale would read a flat list as one run
         i = next(i for i, run in enumerate(runs) if type(run) is not list)
         raise RunError(f"runs[{i}] must be a list of relevance degrees, got {short(runs[i])}")
-    if measure.run_space != "truncated" and not maybe_bools:
+    n, truncated = measure.n, measure.run_space == "truncated"
+    lengths = np.fromiter(map(len, runs), np.int64, len(runs))
+    bad = np.flatnonzero(lengths > n if truncated else lengths != n)
+    if bad.size:        # named here in bulk (the scale would check the lists one by one)
+        i = int(bad[0])
+        raise RunError(f"runs[{i}] has {lengths[i]} documents; rankings of {measure} have at most N = {n}" if truncated
+                       else f"runs[{i}] has length {lengths[i]}; runs of {measure} have length N = {n}")
+    if not truncated and not maybe_bools:
         with contextlib.suppress(ValueError, TypeError, OverflowError):
             whole = np.array(runs)
-            if whole.dtype == np.int64 and whole.ndim == 2 and whole.shape[1] == measure.n:
+            if whole.dtype == np.int64 and whole.ndim == 2:
                 return whole
     return runs

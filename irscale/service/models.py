@@ -2,14 +2,15 @@
 every answer's shape, as the OpenAPI description (``/openapi.json``, ``/docs``) shows them."""
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from irscale.store.format import TableInfo
 
 FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
 Tolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 RB = "The recall base (null for measures without one; per-grade counts for graded RB-dependent measures)."
-Count = int | str       # integers past 2^53 as decimal text (TableInfo.to_json)
 
 
 class RankRequest(BaseModel):
@@ -59,36 +60,20 @@ class RankResponse(BaseModel):
     scale: str = Field(description="What answered: 'exact: table', 'exact: rank oracle' or 'exact: closed form'.")
 
 
-class TableModel(BaseModel):
-    """Metadata of one table of the store: those of ``irscale info --json``
-    (:meth:`irscale.store.format.TableInfo.to_json`), with ``names`` and ``rb_dependent``."""
+def _as_json(name: str, hint: Any) -> Any:
+    """The type of a TableInfo field as ``to_json`` writes it (tuples as lists, integers past
+    2^53 as text, non-finite floats as null)."""
+    return int | str if hint is int and name.startswith("n_") else float | None if hint is float else hint
 
-    name: str = Field(description="The table's name: its measure, and its per-grade counts if any.")
-    measure: str = Field(description="Canonical measure name (use it in POST /v1/rank).")
-    rb_counts: list[int] | None = Field(description="The per-grade counts the table serves (graded RB measures).")
-    family: str
-    params: dict[str, Any] = Field(description="Parameter values; probabilities as exact fractions ('4/5').")
-    rel: list[int] = Field(description="Relevance degrees REL.")
-    n: int = Field(description="Cutoff N (run length).")
-    layout: str = Field(description="How the table is stored: entries, implicit, formal, oracle, ...")
-    n_entries: Count
-    n_runs: Count = Field(description="Runs in the whole run space.")
-    n_distinct: Count = Field(description="Distinct values over the whole run space.")
-    distinct_by_rb: list[int] = Field(description="Distinct values for rb = 1..N; empty without recall base.")
-    implicit: bool
-    tie_method: str = Field(description="How ties were decided, e.g. exact-integer, formal-log+mpmath60.")
-    error_bound: float | None = Field(description="Proven float error bound of the computed values.")
-    min_gap: float | None
-    min_gap_exact: str = Field(description="The smallest gap: an exact fraction, or decimal digits.")
-    redecided: int
-    format_version: int
-    generator_version: str = Field(description="Version of irscale that built the table.")
-    created: str
-    build_seconds: float | None
-    checksum: str
-    path: str = Field(description="The table's group inside its file (never a location on disk).")
-    names: list[str] = Field(description="The names ir_measures and trec_eval give the measure (ndcg_cut_10).")
-    rb_dependent: bool = Field(description="Whether lookups need the recall base rb.")
+
+#: Metadata of one table of the store: the fields of ``irscale info --json``
+#: (:meth:`irscale.store.format.TableInfo.to_json`, one object for every reader), with the
+#: names ir_measures and trec_eval give the measure and whether lookups need the recall base.
+TableModel = create_model(
+    "TableModel", __doc__="Metadata of one table: the fields of irscale info --json, with names and rb_dependent.",
+    **{name: (_as_json(name, hint), ...) for name, hint in get_type_hints(TableInfo).items() if name != "attrs"},
+    names=(list[str], Field(description="The names ir_measures and trec_eval give the measure (ndcg_cut_10).")),
+    rb_dependent=(bool, Field(description="Whether lookups need the recall base rb.")))
 
 
 class StoreInfo(BaseModel):
