@@ -1,8 +1,6 @@
-"""build_store: build the tables a store lacks and commit each one to the store folder as
-soon as it is built (a rename: :mod:`irscale.store.folder`), resumably (checkpoints of
-unfinished big tables live next to the store), one build per table at a time (a lock per
-table: builds of different tables go on together), a full disk or a file-size limit
-reported as :class:`~irscale.errors.DiskFullError`, with no temporary file left."""
+"""build_store: build the tables a store lacks and commit each one as soon as it is built
+(a rename: :mod:`irscale.store.folder`), resumably, one build per table at a time (a lock
+per table), a full disk or a file-size limit reported as DiskFullError."""
 from __future__ import annotations
 
 import contextlib
@@ -58,34 +56,24 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
                 scheduler: str | None = None, bucket_items: int | None = None,
                 rb_counts: tuple[int, ...] | list[tuple[int, ...]] | dict[str, list[tuple[int, ...]]] | None = None,
                 wait: float | None = None, layout: str = "auto", report: BuildReport | None = None) -> Store:
-    """Build the tables of ``measures`` (names or Measure objects; a comma-separated
-    string works too) that the store folder at ``path`` lacks (all of them with
-    ``rebuild``), and return the store.
+    """Build the tables of ``measures`` (names, Measure objects or a comma-separated
+    string) that the store folder at ``path`` lacks (all of them with ``rebuild``), and
+    return the store.
 
     One table per measure serves every recall base (``rbs``, a request or a dict from
-    measure name to a request, is validated only), except for measures with a table per
-    recall-base vector (graded RB-dependent measures such as ``nDCG(b=2,gains=(0,1,2))@10``;
-    Twist, CRP, OIE, Rprec per topic): their tables are the vectors of ``rb_counts`` (a
-    tuple, a list of them, or a dict from measure name to such a list, e.g.
-    :func:`irscale.scales.runs.judging.qrels_table_rbs`; default the all-runs vector).
-
-    Each table is committed as soon as it is built; a kill loses at most the table being
-    built, and big tables (:func:`irscale.enumerate.split.checkpoints_worth`, or an
-    explicit ``bucket_items``, pairs per bucket) checkpoint finished buckets in
-    :func:`workdir_for`, so the same call resumes them and gives bit-identical tables. A
-    build holds a lock on each table it writes (:class:`~irscale.store.folder.TableLocks`):
-    a build of a table another build is writing waits for it (``wait`` seconds at most,
-    then :class:`~irscale.errors.StoreBusyError`; None: as long as it takes) and then
-    builds only what is still missing. A full disk or a file-size limit (checked before
-    the build and before each commit) stops it with DiskFullError saying what it kept.
-
-    ``n_jobs``: workers (joblib's count; None: the cores this process may use).
-    ``backend``: ``"loky"`` (default), ``"threading"`` or ``"dask"`` (a dask.distributed
-    cluster at ``scheduler``, else a local one). ``method``: ``"auto"``, ``"split"`` or
-    ``"generic"``. ``layout``: ``"auto"`` (a rank oracle for RBP with p > 1/2, DCG and
-    nDCG, a table for the others), ``"table"`` or ``"oracle"``; a table stored in another
-    layout than one asked for explicitly is replaced. ``report``: a :class:`BuildReport`
-    to fill.
+    measure name to one, is validated only), but for measures with a table per recall-base
+    vector, whose tables are the vectors of ``rb_counts`` (a tuple, a list of them, or a
+    dict from measure name to such a list; default the all-runs vector). Each table is
+    committed as soon as it is built, big tables checkpoint finished buckets in
+    :func:`workdir_for` (the same call resumes them, bit-identically), and a build holds
+    the lock of each table it writes: a build of a table another build is writing waits
+    for it (``wait`` seconds at most, then StoreBusyError; None: as long as it takes),
+    then builds what is still missing. A full disk or a file-size limit stops it with
+    DiskFullError saying what it kept. ``n_jobs``: workers (None: the cores this process
+    may use); ``backend``: ``"loky"``, ``"threading"`` or ``"dask"`` (a cluster at
+    ``scheduler``, else a local one); ``method``: ``"auto"``, ``"split"`` or
+    ``"generic"``; ``layout``: ``"auto"``, ``"table"`` or ``"oracle"`` (a table stored in
+    another layout than one asked for is replaced); ``report``: a BuildReport to fill.
     """
     path = Path(path)
     ms = parse_measures(measures)

@@ -2,26 +2,18 @@
 
     NAME/
         irscale-store.json        the manifest: format name and version, generator, created
-        AP@10.h5                  one HDF5 file per table: the table's attributes on its
-        nDCG(b=2,gains=(0,1,2))@10%20rb=(3,10).h5     root, its layout's datasets
-        .locks/KEY                a build's lock on one file (KEY: a hash of its name), held
-                                  while it writes that file (flock; empty, never written)
-        .tmp-KEY-XXXX/            the temporary folder of the build writing that file
+        AP@10.h5                  one HDF5 file per table (its name percent-encoded but
+        nDCG(b=2,gains=(0,1,2))@10%20rb=(3,10).h5     letters, digits and @=(),.+-_)
+        .locks/KEY                the lock of one file (KEY: a hash of its name; flock)
+        .tmp-KEY-XXXX/            the temporary folder of the holder of lock KEY
 
-A commit is a rename: a table file is written in a temporary folder of the store, flushed
-to disk, renamed into place (``os.replace``) and the store folder flushed. A failed step
-fails the commit with an error, and a crash at any moment leaves the old table or the new
-one, both whole. Readers take no lock and write nothing, so a store on a read-only mount
-or of another user reads like any other.
-
-Writers lock what they write, one lock per file (:class:`TableLocks`), so two builds of
-different tables go on at once and two builds of one table take turns. A temporary folder
-``.tmp-KEY-*`` belongs to the holder of lock KEY: one whose lock nobody holds was left by a
-writer that died, wherever it ran (another container, another host of an NFS mount), and
-is removed (:func:`remove_stale`).
-
-Table file names are the table names (:func:`irscale.store.format.table_name`) with
-characters other than letters, digits and ``@=(),.+-_`` percent-encoded, plus ``.h5``.
+A commit is a rename: the file is written in a temporary folder of the store, flushed,
+renamed into place (``os.replace``) and the folder flushed; a failed step fails the
+commit, and a crash at any moment leaves the old file or the new one, both whole.
+Readers take no lock and write nothing. Writers hold the lock of each file they write
+(:class:`TableLocks`): builds of different tables go on at once, builds of one table take
+turns. A temporary folder whose lock nobody holds was left by a writer that died,
+wherever it ran (another container, another host of an NFS mount): :func:`remove_stale`.
 """
 from __future__ import annotations
 
@@ -48,18 +40,13 @@ from irscale.version import __version__
 
 #: The manifest file of a store folder.
 MANIFEST = "irscale-store.json"
-#: Format of the folder (its manifest's ``format`` and ``format_version``).
 STORE_FORMAT = "irscale-store"
 STORE_VERSION = 1
-#: Largest manifest read (bytes): a manifest is a few hundred bytes.
 MAX_MANIFEST_BYTES = 64 << 10
-#: Suffix of table files.
 SUFFIX = ".h5"
-#: The folder of lock files.
 LOCKS = ".locks"
 _SAFE = "@=(),.+-_"
 _TMP = re.compile(r"\.tmp-([0-9a-f]{20})-")
-#: Seconds between two attempts to take a busy table lock.
 POLL_SECONDS = 0.25
 _NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)
 #: The locks this process holds: (device, inode of the lock folder, key) -> count.
@@ -78,11 +65,6 @@ def name_of(file: str) -> str | None:
     return unquote(file[: -len(SUFFIX)])
 
 
-def is_store_folder(path: str | os.PathLike) -> bool:
-    """Whether ``path`` is a folder (the folder store; not a single table file)."""
-    return Path(path).is_dir()
-
-
 def fsync_folder(folder: Path) -> None:
     """Flush a folder's entries (a rename into it) to disk; file systems that cannot
     flush a folder are skipped, and any other failure fails the commit."""
@@ -97,8 +79,7 @@ def fsync_folder(folder: Path) -> None:
 
 
 def _key(file: str) -> str:
-    """The key of the lock and the temporary folders of a file (file names can be as long
-    as a folder entry may be)."""
+    """The key of the lock and the temporary folders of a file (whose name may be long)."""
     return hashlib.sha256(file.encode()).hexdigest()[:20]
 
 

@@ -1,52 +1,25 @@
 """The table format (version 4).
 
-A store is a folder with one HDF5 file per table (:mod:`irscale.store.folder`: its
-manifest, file names, commits by rename); a packed store (:mod:`irscale.store.pack`) is
-one HDF5 file of many tables::
+A store is a folder of HDF5 files, one per table (:mod:`irscale.store.folder`); a packed
+store (:mod:`irscale.store.pack`) is one HDF5 file whose root has the attributes
+format="irscale-tables", format_version=4, generator, generator_version, created, and
+whose groups ``/tables/<name>`` are tables (``<name>``: the canonical measure name,
+followed for tables of one recall-base vector by it: ``nDCG(b=2,gains=(0,1,2))@10
+rb=(3,10)``). A table is the same in both: the root of its file, or a group.
 
-    /                   attrs: format="irscale-tables", format_version=4,
-                               generator="irscale", generator_version, created
-    /tables/<name>      one group per table; <name> is the canonical measure name
-                        (``AP@10``), followed for tables of one recall-base vector by it
-                        (``nDCG(b=2,gains=(0,1,2))@10 rb=(3,10)``, ``Twist@20 rb=(4,)``)
-
-A table is the same in both: the root of its file in a folder, a group of a packed file.
-Every file is of the latest HDF5 file format (superblock version 2 or later, object
-headers version 2: checksummed), its text attributes fixed-length strings (held in the
-checksummed object header). Every table group has the attributes
-
-    measure, family, params (JSON), rel (JSON list), n, rb_dependent, layout,
-    n_entries, n_runs, n_distinct, distinct_by_rb (JSON list, rb = 1..N; [] when the
-    table has no strata), rb_counts (JSON list: the recall-base vector of the table, or
-    null), implicit, tie_method, error_bound, min_gap, min_gap_exact, redecided,
-    generator_version, created, build_seconds, format_version (4), digests, checksum,
-    complete (True)
-
-and the datasets of its layout, which owns them (:mod:`irscale.scales.tables.layouts`):
-``entries`` (ids, counts, strata, index_raw, index_cum, block_sums;
-:mod:`irscale.scales.tables.entries`, :mod:`irscale.scales.tables.entry_table`),
-``implicit`` (none), ``fraction`` (num, den, counts; attr run_space), ``formal``
-(keys, counts; attrs run_space, coords), ``oracle`` (none: rank oracles;
-:mod:`irscale.scales.tables.oracles`) and ``bounded`` (grids).
-
-Checksums. ``digests`` is the JSON object ``{dataset: [dtype, shape, sha256]}`` of
-*every* dataset of the table (its bytes little-endian, in C order), and ``checksum`` is
-the sha256 of :func:`canonical_attrs`: every attribute of the table but those that say
-when and by what it was written (:data:`UNCOVERED`: created, build_seconds,
-generator_version) and the checksum itself and ``complete``. So the checksum covers every
-dataset (through its digest, dtype and shape) and every attribute that decides an answer,
-and a rebuild of the same table gives the same checksum.
-
-A reader (:mod:`irscale.store.reader`) checks a table before it touches any data: the
-attributes against the checksum, then that the group holds exactly the datasets the
-digests name, each a hard link to a contiguous dataset inside the file (no external
-storage, no links to elsewhere, no chunked or virtual layout) of the dtype and shape its
-digest gives. It recomputes the digests of tables of less than
-:data:`VERIFY_ON_OPEN_BYTES` and of everything but the entries of bigger ones on open,
-and of every dataset with ``irscale info --verify``; the entries of a big table are
-verified block by block as lookups read them (``block_sums``,
-:func:`irscale.scales.tables.lookup_kernels.add_block_sums`). Anything else (another
-format version, a foreign file) is refused with the command that rebuilds the table.
+Every file is of the latest HDF5 file format (checksummed superblock and object headers)
+and its text attributes are fixed-length strings (held in the checksummed object header).
+A table has the attributes measure, family, params (JSON), rel (JSON), n, rb_dependent,
+layout, n_entries, n_runs, n_distinct, distinct_by_rb (JSON), rb_counts (JSON),
+implicit, tie_method, error_bound, min_gap, min_gap_exact, redecided,
+generator_version, created, build_seconds, format_version, digests, checksum, complete,
+and the contiguous datasets of its layout (:mod:`irscale.scales.tables.layouts`).
+``digests`` is the JSON object ``{dataset: [dtype, shape, sha256]}`` of every dataset
+(its bytes little-endian, in C order); ``checksum`` is the sha256 of
+:func:`canonical_attrs`, every attribute but :data:`UNCOVERED` (when and by what it was
+written), the checksum and ``complete``: it covers every dataset through its digest and
+every attribute that decides an answer, and a rebuild gives the same checksum. What a
+reader checks before it touches data: :mod:`irscale.store.reader`.
 """
 from __future__ import annotations
 
@@ -61,26 +34,21 @@ import numpy as np
 
 FORMAT_NAME = "irscale-tables"
 FORMAT_VERSION = 4
-#: Attributes the checksum of a table does not cover: when and by which version
-#: of irscale the table was written and how long it took (the checksum and ``complete``
-#: are left out too, being written after it).
+#: Attributes the checksum does not cover: when and by which irscale a table was written.
 UNCOVERED = frozenset({"created", "build_seconds", "generator_version"})
 _NOT_HASHED = UNCOVERED | {"checksum", "complete"}
-#: Tables whose datasets take fewer bytes than this are verified whole (every digest
-#: recomputed) the first time a reader opens them.
+#: Tables of fewer bytes are verified whole (every digest) when a reader opens them.
 VERIFY_ON_OPEN_BYTES = 64 << 20
 
 
 def table_name(measure: str, table_rb: tuple | None = None) -> str:
-    """Name of a table in the file: the canonical measure name, followed for tables of one
-    recall-base vector by that vector (``nDCG(b=2,gains=(0,1,2))@10 rb=(3,10)``)."""
-    if table_rb is None:
-        return str(measure)
-    return f"{measure} rb=({','.join(str(int(c)) for c in table_rb)})"
+    """The name of a table: the canonical measure name, and for tables of one recall-base
+    vector that vector (``nDCG(b=2,gains=(0,1,2))@10 rb=(3,10)``)."""
+    return str(measure) if table_rb is None else f"{measure} rb=({','.join(str(int(c)) for c in table_rb)})"
 
 
 def table_path(measure: str, table_rb: tuple | None = None) -> str:
-    """HDF5 path of a table inside the file."""
+    """HDF5 path of a table in a packed file."""
     return f"/tables/{table_name(measure, table_rb)}"
 
 
@@ -97,21 +65,18 @@ def _tagged(value: object) -> list:
         return ["int", str(value)]
     if isinstance(value, float):
         return ["float", value.hex() if math.isfinite(value) else repr(value)]
-    if isinstance(value, str):
-        return ["str", value]
-    return [type(value).__name__, repr(value)]
+    return ["str", value] if isinstance(value, str) else [type(value).__name__, repr(value)]
 
 
 def canonical_attrs(attrs: dict) -> bytes:
-    """The bytes the checksum of a table is the sha256 of: every attribute but
-    :data:`UNCOVERED`, ``checksum`` and ``complete``, sorted by name, each with its type
-    (attributes as decoded by the reader: str, int, float, bool)."""
+    """What the checksum is the sha256 of: the attributes (decoded) but those not hashed,
+    sorted by name, each with its type."""
     items = [[k, *_tagged(attrs[k])] for k in sorted(attrs) if k not in _NOT_HASHED]
     return json.dumps(items, ensure_ascii=True, separators=(",", ":")).encode()
 
 
 def table_checksum(attrs: dict) -> str:
-    """The checksum of a table from its (decoded) attributes."""
+    """The checksum of a table from its decoded attributes."""
     h = new_checksum()
     h.update(b"irscale-table-v4\0")
     h.update(canonical_attrs(attrs))
@@ -119,16 +84,9 @@ def table_checksum(attrs: dict) -> str:
 
 
 def decode_attrs(attrs: Mapping) -> dict:
-    """HDF5 attributes as Python values (bytes decoded, numpy scalars as Python scalars);
-    raises ValueError (UnicodeDecodeError) or OSError for damaged ones."""
-    out = {}
-    for k, v in attrs.items():
-        if isinstance(v, bytes):
-            v = v.decode()
-        elif isinstance(v, np.generic):
-            v = v.item()
-        out[k] = v
-    return out
+    """HDF5 attributes as Python values (bytes decoded, numpy scalars as Python scalars)."""
+    return {k: v.decode() if isinstance(v, bytes) else v.item() if isinstance(v, np.generic) else v
+            for k, v in attrs.items()}
 
 
 def digest_entry(dtype: np.dtype, shape: tuple, hexdigest: str) -> list:
@@ -154,31 +112,23 @@ def int_attr(value: int) -> int | str:
     return value if -_INT64 <= value <= _INT64 else str(value)
 
 
+_REAL = (int, float)
+
+
+def _get(attrs: Mapping, key: str, kinds: tuple, default: object = ...) -> object:
+    v = attrs.get(key, default)
+    if not isinstance(v, kinds) or isinstance(v, bool) and bool not in kinds:
+        raise ValueError(f"attr {key} is {v!r}")
+    return v
+
+
 def _int(attrs: Mapping, key: str, default: object = ...) -> int:
     v = attrs.get(key, default)
-    if isinstance(v, str) and _DECIMAL.fullmatch(v):
-        return int(v)
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise ValueError(f"attr {key} is {v!r}")
-    return v
+    return int(v) if isinstance(v, str) and _DECIMAL.fullmatch(v) else _get(attrs, key, (int,), default)
 
 
-def _text(attrs: Mapping, key: str, default: object = ...) -> str:
-    v = attrs.get(key, default)
-    if not isinstance(v, str):
-        raise ValueError(f"attr {key} is {v!r}")
-    return v
-
-
-def _real(attrs: Mapping, key: str, default: object = ...) -> float:
-    v = attrs.get(key, default)
-    if not isinstance(v, (int, float)) or isinstance(v, bool):
-        raise ValueError(f"attr {key} is {v!r}")
-    return float(v)
-
-
-def _json(attrs: Mapping, key: str, default: str, kind: type) -> object:
-    value = json.loads(_text(attrs, key, default))
+def _json(attrs: Mapping, key: str, default: str, kind: type | tuple) -> object:
+    value = json.loads(_get(attrs, key, (str,), default))
     if not isinstance(value, kind):
         raise ValueError(f"attr {key} is {attrs.get(key)!r}")
     return value
@@ -232,22 +182,22 @@ class TableInfo(Mapping):
         (whether the values are right is checked when the table is opened)."""
         counts = _json(attrs, "rb_counts", "null", (list, type(None)))
         rb_counts = None if counts is None else _ints(counts, "rb_counts")
-        seconds = _real(attrs, "build_seconds", -1.0)
-        measure = _text(attrs, "measure")
+        seconds = float(_get(attrs, "build_seconds", _REAL, -1.0))
+        measure = _get(attrs, "measure", (str,))
         layout = attrs.get("layout") or ("implicit" if attrs.get("implicit") else "entries")
         return cls(
             name=table_name(measure, rb_counts), measure=measure, rb_counts=rb_counts,
-            family=_text(attrs, "family", measure.split("(")[0].split("@")[0]),
+            family=_get(attrs, "family", (str,), measure.split("(")[0].split("@")[0]),
             params=_json(attrs, "params", "{}", dict), rel=_ints(_json(attrs, "rel", "[]", list), "rel"),
-            n=_int(attrs, "n"), layout=_text({"layout": layout}, "layout"), n_entries=_int(attrs, "n_entries"),
+            n=_int(attrs, "n"), layout=_get({"layout": layout}, "layout", (str,)), n_entries=_int(attrs, "n_entries"),
             n_runs=_int(attrs, "n_runs"), n_distinct=_int(attrs, "n_distinct"),
             distinct_by_rb=_ints(_json(attrs, "distinct_by_rb", "[]", list), "distinct_by_rb"),
-            implicit=bool(attrs.get("implicit", False)), tie_method=_text(attrs, "tie_method"),
-            error_bound=_real(attrs, "error_bound"), min_gap=_real(attrs, "min_gap"),
+            implicit=bool(attrs.get("implicit", False)), tie_method=_get(attrs, "tie_method", (str,)),
+            error_bound=float(_get(attrs, "error_bound", _REAL)), min_gap=float(_get(attrs, "min_gap", _REAL)),
             min_gap_exact=str(attrs.get("min_gap_exact", "")), redecided=_int(attrs, "redecided", 0),
-            format_version=_int(attrs, "format_version"), generator_version=_text(attrs, "generator_version"),
-            created=_text(attrs, "created"), build_seconds=seconds if seconds >= 0 else None,
-            checksum=_text(attrs, "checksum"), path=path, attrs=dict(attrs))
+            format_version=_int(attrs, "format_version"), generator_version=_get(attrs, "generator_version", (str,)),
+            created=_get(attrs, "created", (str,)), build_seconds=seconds if seconds >= 0 else None,
+            checksum=_get(attrs, "checksum", (str,)), path=path, attrs=dict(attrs))
 
     def _keys(self) -> list[str]:
         fields = [f.name for f in dataclasses.fields(self) if f.name != "attrs"]

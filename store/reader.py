@@ -1,20 +1,16 @@
-"""Reading a store: a store folder (:mod:`irscale.store.folder`: one file per table) or a
-packed file (one HDF5 file of many tables, what ``irscale pack`` writes), table listing,
-tables read by their layouts (memory-mapped) and their scales. Readers take no lock and
-write nothing.
+"""Reading a store (a store folder, or a packed file): listing, tables read by their
+layouts, memory-mapped, and their scales. Readers take no lock and write nothing.
 
 Our files are trusted to be ours, and checked before any data is touched
-(:func:`_checked`, :mod:`irscale.store.format`): the latest HDF5 file format (whose
-metadata libhdf5 checks against their checksums), fixed-size scalar attributes that match
-the table's checksum, and exactly the datasets its digests name, each contiguous, inside
-the file, of the dtype and shape its digest gives. Each file is opened once and its
-datasets memory-mapped from that descriptor: a table replaced meanwhile (a commit renames
-a new file into place) is read whole from the old file or the new one. Then the layout
-validates the table (``validate``); tables of less than
-:data:`~irscale.store.format.VERIFY_ON_OPEN_BYTES` are verified whole (every digest and
-the layout's deep checks). Damage raises :class:`~irscale.errors.CorruptStoreError`
-naming the table and the command that rebuilds it; a file of another format is refused in
-one line saying to rebuild it.
+(:func:`_checked`): the latest HDF5 file format (libhdf5 checks its metadata against
+their checksums), scalar attributes of fixed-size types that match the table's checksum,
+and exactly the datasets its digests name, each a hard link to a contiguous dataset
+inside the file of the dtype and shape its digest gives. A file is opened once and its
+datasets are memory-mapped from that descriptor, so a table replaced meanwhile (a commit
+renames a new file into place) is read whole from the old file or the new one. Then the
+layout validates the table; tables of less than ``VERIFY_ON_OPEN_BYTES`` are verified
+whole. Damage raises :class:`~irscale.errors.CorruptStoreError` naming the table and the
+command that rebuilds it; a file of another format is refused in one line saying so.
 """
 from __future__ import annotations
 
@@ -41,17 +37,8 @@ from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.layouts import stored_layout
 from irscale.scales.tables.scale import Scale, Table
 from irscale.store import folder
-from irscale.store.format import (
-    FORMAT_NAME,
-    FORMAT_VERSION,
-    VERIFY_ON_OPEN_BYTES,
-    TableInfo,
-    decode_attrs,
-    little_endian_bytes,
-    new_checksum,
-    table_checksum,
-    table_name,
-)
+from irscale.store import format as fmt
+from irscale.store.format import VERIFY_ON_OPEN_BYTES, TableInfo, table_name
 
 #: What h5py and numpy raise on damaged HDF5 structures, attributes or datasets.
 DAMAGE = (OSError, KeyError, ValueError, TypeError, RuntimeError, IndexError, OverflowError, AttributeError)
@@ -76,7 +63,7 @@ def _reason(e: BaseException) -> str:
 def _open(path: Path) -> tuple[BinaryIO, h5py.File] | None:
     """The regular file ``path`` opened once (None when there is none: a FIFO or a device
     is not opened for reading) and HDF5 reading it from that descriptor; refuses (_RefusedError)
-    a file that is not HDF5 of the latest format."""
+    a file of an older HDF5 format (_DamagedError: not HDF5 at all)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -91,7 +78,7 @@ def _open(path: Path) -> tuple[BinaryIO, h5py.File] | None:
             f = h5py.File(fh, "r")
         except OSError as e:
             if "signature" in str(e):
-                raise _RefusedError("not an HDF5 file") from None
+                raise _DamagedError("not an HDF5 file") from None
             raise
         if f.id.get_create_plist().get_version()[0] < 2:
             f.close()
@@ -115,7 +102,7 @@ def _attrs(g: h5py.Group) -> dict:
         if aid.shape != () or t.get_class() not in _ATTR_CLASSES or (
                 isinstance(t, h5py.h5t.TypeStringID) and t.is_variable_str()):
             raise _DamagedError(f"attr {key} is not of a type irscale writes")
-    return decode_attrs(g.attrs)
+    return fmt.decode_attrs(g.attrs)
 
 
 def _checked(g: h5py.Group, size: int) -> tuple[dict, dict[str, tuple]]:
@@ -124,13 +111,13 @@ def _checked(g: h5py.Group, size: int) -> tuple[dict, dict[str, tuple]]:
     _RefusedError for a table of another format version (its attributes unchecked)."""
     a = _attrs(g)
     version = a.get("format_version")
-    if version != FORMAT_VERSION or isinstance(version, bool):
-        newer = isinstance(version, int) and version > FORMAT_VERSION
+    if version != fmt.FORMAT_VERSION or isinstance(version, bool):
+        newer = isinstance(version, int) and version > fmt.FORMAT_VERSION
         raise _RefusedError(f"table format version {version}" + (", newer than this irscale knows; upgrade irscale"
                                                             if newer else ", of an older irscale"))
     if a.get("complete") is not True:
         raise _DamagedError("incomplete (attr complete is not true)")
-    if a.get("checksum") != table_checksum(a):
+    if a.get("checksum") != fmt.table_checksum(a):
         raise _DamagedError("checksum mismatch (the sha256 of its attributes differs from the stored checksum)")
     try:
         digests = json.loads(a["digests"])
@@ -192,11 +179,11 @@ class _Source:
 
 def _digest(arr: np.ndarray) -> str:
     """sha256 of an array's bytes (little-endian, C order), 64 MiB at a time."""
-    h = new_checksum()
+    h = fmt.new_checksum()
     flat = arr.reshape(-1)
     step = max(1, (64 << 20) // max(1, arr.dtype.itemsize))
     for i in range(0, flat.shape[0], step):
-        h.update(little_endian_bytes(flat[i:i + step]))
+        h.update(fmt.little_endian_bytes(flat[i:i + step]))
     return h.hexdigest()
 
 
@@ -229,11 +216,11 @@ class Store:
                                  f"'irscale pack')")
             f = self._packed[1]
             self.attrs = _attrs(f)
-            if self.attrs.get("format") != FORMAT_NAME:
+            if self.attrs.get("format") != fmt.FORMAT_NAME:
                 raise _RefusedError("an HDF5 file but not an irscale store")
-            if self.attrs.get("format_version") != FORMAT_VERSION:
+            if self.attrs.get("format_version") != fmt.FORMAT_VERSION:
                 raise _RefusedError(f"of table format version {self.attrs.get('format_version')}, this irscale "
-                               f"reads {FORMAT_VERSION}")
+                               f"reads {fmt.FORMAT_VERSION}")
             if set(f) - {"tables"} or not isinstance(f.get("tables", getlink=True), (h5py.HardLink, type(None))):
                 raise _DamagedError(f"objects {sorted(set(f) - {'tables'})} irscale does not write")
         except BaseException as e:

@@ -1,11 +1,8 @@
-"""Writing tables into a store: each table one HDF5 file of the store folder, written
-aside, flushed and renamed into place (:mod:`irscale.store.folder`): a crash or kill at
-any moment leaves the old table or the new one, never a half-written table, and the
-other tables are not touched. :func:`write_table` writes a table into an HDF5 group (a
-table file's root, or a group of a packed file: :mod:`irscale.store.pack`). Every file
-is written in the latest HDF5 file format (:data:`LIBVER`), text attributes as
-fixed-length strings: all of its metadata carry checksums.
-"""
+"""Writing tables: :func:`write_table` writes a table into an HDF5 group (a table file's
+root, or a group of a packed file), :func:`commit` commits table files to a store folder
+(:mod:`irscale.store.folder`: written aside, flushed, renamed). Every file is of the
+latest HDF5 format (:data:`LIBVER`), text attributes fixed-length: all metadata carry
+checksums."""
 from __future__ import annotations
 
 import contextlib

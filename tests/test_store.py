@@ -303,6 +303,7 @@ def test_stored_bytes_are_the_bytes_the_store_writes(tmp_path, name):
         written = sum(a.nbytes for d, a in arrays.items() if d not in ("index_raw", "index_cum"))
     assert table.stored_bytes() == written
 
+@pytest.mark.slow      # about 8 s
 def test_stored_block_index_equals_recomputed(tmp_path):
     """The index written with a table (streamed over buckets) equals the one computed from
     the whole arrays, so lazy lookups need not read a table to index it."""

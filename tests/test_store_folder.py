@@ -60,6 +60,7 @@ def test_readers_write_nothing(tmp_path):
     assert _ranks(path) == want and _snapshot(path) == before
 
 
+@pytest.mark.slow      # about 10 s
 def test_a_read_only_store_reads_and_serves(tmp_path):
     """The store's files readable and nothing writable by the reader: a child that cannot
     write (another user when the tests run as root, else the folder made read-only)."""
@@ -144,6 +145,7 @@ def test_a_writer_killed_at_many_random_moments(tmp_path):
     assert irscale.build_store(path, "AP@11").verify()
 
 
+@pytest.mark.slow      # about 18 s
 def test_eight_builds_of_different_tables_at_once(tmp_path):
     path = tmp_path / "s"
     irscale.build_store(path, "P@4")

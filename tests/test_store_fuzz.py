@@ -358,18 +358,7 @@ def _fuzz(stores, version: str, big: bool, seed: int, n: int, verify_every: int 
     return summary
 
 
-#: Cases of the default fuzz test (the issue's damages, about 60, then random ones), and how often ``info --verify`` runs on them.
-CASES = 65
 VERIFY_EVERY = 4
-
-
-def test_damaged_stores_as_shipped(stores):
-    """Small tables are verified whole when opened: every damage ends in a StoreError or
-    the right answers, and info --verify exits 0 or 2 (2 wherever the answers were not
-    right)."""
-    s = _fuzz(stores, "v4", big=False, seed=13, n=CASES, verify_every=VERIFY_EVERY)
-    assert s["problems"] == [] and s["wrong"] == 0 and s["crashes"] == 0 and s["foreign"] == 0
-    assert s["errors"] > s["cases"] // 2                          # the damages matter
 
 
 @pytest.mark.slow
@@ -377,7 +366,7 @@ def test_damaged_stores_structural_validation_only(stores):
     """As for tables of 64 MiB or more (not verified whole on opening): the attributes and
     the block index are still verified, and lookups verify the blocks of entries they
     read against their block sums, so never a wrong answer either."""
-    s = _fuzz(stores, "v4", big=True, seed=21, n=120, verify_every=VERIFY_EVERY)
+    s = _fuzz(stores, "v4", big=True, seed=21, n=90, verify_every=VERIFY_EVERY)
     assert s["problems"] == [] and s["wrong"] == 0 and s["crashes"] == 0 and s["foreign"] == 0
     assert s["errors"] > s["cases"] // 2
 
@@ -389,9 +378,10 @@ MANY = int(os.environ.get("IRSCALE_FUZZ_CASES", "300"))
 
 @pytest.mark.slow
 def test_damaged_stores_many(stores):
-    """MANY damaged stores (300), every one verified with info --verify too: 0 wrong, 0
-    crashes, 0 other exceptions, 0 hangs (a worker that hangs fails the test by its
-    time limit)."""
+    """MANY damaged stores (300; small tables verified whole on opening, as shipped),
+    every one verified with info --verify too: 0 wrong, 0 crashes, 0 other exceptions, 0
+    hangs (a worker that hangs fails the test by its time limit). The folder fuzz of the
+    issue (300 stores, 150 manifests) is ``scripts/fuzz_store.py``."""
     s = _fuzz(stores, "v4", big=False, seed=1013, n=MANY)
     assert s["cases"] == MANY and s["problems"] == [] and s["crashes"] == 0 and s["foreign"] == 0
     assert s["wrong"] == 0
@@ -472,17 +462,6 @@ def test_text_in_the_global_heap_is_refused_unread(tmp_path):
     code = f"import irscale\ntry:\n    irscale.open_store({str(file)!r})\nexcept irscale.StoreError as e:\n    print(e)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "not of a type irscale writes" in done.stdout, done
-
-
-@pytest.mark.slow    # about a minute; scripts/fuzz_store.py --cases 300 --manifests 150 runs the issue's fuzz
-def test_damaged_store_folders_many(tmp_path):
-    """100 damaged stores and 50 manifests (seed 2 once hung HDF5 on a damaged global
-    heap, before text attributes became fixed-length strings under HDF5's checksums):
-    nothing but clear errors naming the damaged table and the command that rebuilds it,
-    or the answers of the undamaged store."""
-    out = fuzz_folders(tmp_path, "--cases", "100", "--manifests", "50", "--seed", "2")
-    assert out["bad"] == []
-    assert out["store"]["clear"] > 50 and out["manifest"]["clear"] > 15
 
 
 if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "worker":

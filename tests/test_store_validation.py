@@ -251,6 +251,7 @@ def test_damaged_hdf5_metadata_gives_one_line(built, tmp_path):
     assert codes == {0, 2}
 
 
+@pytest.mark.slow      # about 6 s
 def test_kernels_never_index_with_a_stored_value(tmp_path):
     """The lookup kernels on a table whose run ids lie outside the run space (0xFFFFFF00)
     and whose strata bytes exceed N: a status or a sentinel, never a crash (in a
@@ -452,8 +453,8 @@ def test_a_table_replaced_while_it_is_read_is_read_from_one_file(tmp_path):
     thread.start()
     try:
         answers = [irscale.open_store(path).scale("RBP(p=0.8)@10").rank_ids([0, 5, 100, 1023]).tolist()
-                   for _ in range(300)]
+                   for _ in range(120)]
     finally:
         stop.set()
         thread.join()
-    assert answers == [want] * 300
+    assert answers == [want] * 120
