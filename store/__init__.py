@@ -1,10 +1,8 @@
 """The table store, a folder of immutable table files (:mod:`.folder`): table format
 (:mod:`.format`), writer (:mod:`.writer`), reader (:mod:`.reader`, also of packed
-single-file stores), pack and unpack (:mod:`.pack`), filling a store with the tables it
-lacks (:mod:`.fill`) and the HTTP lookup service (:mod:`.service`).
-
-The names below are imported on first use (PEP 562): reading a store does not load the
-build machinery (numba, joblib) that filling one needs."""
+files), pack and unpack (:mod:`.pack`), filling a store with the tables it lacks
+(:mod:`.fill`, :mod:`.fill_bounded`). The names below are imported on first use (PEP
+562): reading a store does not load the build machinery that filling one needs."""
 from __future__ import annotations
 
 import importlib

@@ -267,11 +267,10 @@ class Store:
             f.close()
             fh.close()
 
-    def tables(self, skip_damaged: bool = False, screened: bool = False) -> list[TableInfo]:
+    def tables(self, skip_damaged: bool = False) -> list[TableInfo]:
         """Metadata (:class:`~irscale.store.format.TableInfo`) of every table, sorted by
         measure name. A table that fails its checks raises CorruptStoreError naming it
-        (``skip_damaged``: is left out; :meth:`verify_each` reports it). ``screened`` is
-        ignored (kept for callers of an older irscale)."""
+        (``skip_damaged``: is left out; :meth:`verify_each` reports it)."""
         out, damaged = self._listing()
         if damaged and not skip_damaged:
             name, problem = damaged[0]
