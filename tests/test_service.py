@@ -396,8 +396,11 @@ def test_answers_come_from_the_snapshot_opened_at_start(tmp_path):
     with TestClient(create_app(path)) as c:
         before = c.get("/v1/tables").json()
         irscale.build_store(path, "DCG(b=2)@4", n_jobs=1)
+        irscale.build_store(path, "AP@4", n_jobs=1, rebuild=True)       # its file replaced
         assert c.get("/v1/tables").json() == before
-        assert _rank(c, measure="AP@4", rb=2, values=[1.0])["rank"] == [10]
+        for _ in range(3):
+            assert _rank(c, measure="AP@4", rb=2, values=[1.0])["rank"] == [10]
+            assert _rank(c, measure="AP@4", rb=3, runs=[[1, 1, 1, 0]])["rank"] == [14]
         _assert_error(c.post("/v1/rank", json={"measure": "DCG(b=2)@4", "runs": [[1, 0, 0, 0]]}), 404,
                       "TableNotFoundError")
     with TestClient(create_app(path)) as c:
