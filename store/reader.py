@@ -113,8 +113,8 @@ def _checked(g: h5py.Group, size: int) -> tuple[dict, dict[str, tuple]]:
     version = a.get("format_version")
     if version != fmt.FORMAT_VERSION or isinstance(version, bool):
         newer = isinstance(version, int) and version > fmt.FORMAT_VERSION
-        raise _RefusedError(f"table format version {version}" + (", newer than this irscale knows; upgrade irscale"
-                                                            if newer else ", of an older irscale"))
+        raise _RefusedError(f"table format version {version}, "
+                            + ("newer than this irscale knows; upgrade irscale" if newer else "of an older irscale"))
     if a.get("complete") is not True:
         raise _DamagedError("incomplete (attr complete is not true)")
     if a.get("checksum") != fmt.table_checksum(a):
@@ -136,9 +136,9 @@ def _checked(g: h5py.Group, size: int) -> tuple[dict, dict[str, tuple]]:
         plist = ds.id.get_create_plist()
         if plist.get_layout() != h5py.h5d.CONTIGUOUS or plist.get_external_count():
             raise _DamagedError(f"dataset {name} is not contiguous in the file")
-        if ds.dtype != dtype or ds.shape != shape or dtype.kind not in "biuf" or dtype.str[1:] != ds.dtype.str[1:]:
+        if ds.dtype.str != dtype.str or ds.shape != shape or dtype.kind not in "biuf":
             raise _DamagedError(f"dataset {name} is {ds.dtype.str} {list(ds.shape)}, its digest says "
-                           f"{dtype.str} {list(shape)}")
+                                f"{dtype.str} {list(shape)}")
         nbytes = dtype.itemsize * math.prod(shape)
         offset = ds.id.get_offset() if nbytes else 0
         if nbytes and (offset is None or offset + nbytes > size or ds.id.get_storage_size() != nbytes):
@@ -220,7 +220,7 @@ class Store:
                 raise _RefusedError("an HDF5 file but not an irscale store")
             if self.attrs.get("format_version") != fmt.FORMAT_VERSION:
                 raise _RefusedError(f"of table format version {self.attrs.get('format_version')}, this irscale "
-                               f"reads {fmt.FORMAT_VERSION}")
+                                    f"reads {fmt.FORMAT_VERSION}")
             if set(f) - {"tables"} or not isinstance(f.get("tables", getlink=True), (h5py.HardLink, type(None))):
                 raise _DamagedError(f"objects {sorted(set(f) - {'tables'})} irscale does not write")
         except BaseException as e:
