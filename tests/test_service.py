@@ -388,6 +388,22 @@ def test_runs_as_long_as_the_measure_takes(client):
                   "runs[0] has length 101", "N = 100")
 
 
+def test_rank_oracles_beyond_the_tables_largest_n(tmp_path):
+    """Runs of N = 36 (a rank oracle's, beyond the tables' N = 32) are ranked as the scale
+    ranks them; the view of its 2^36 values is sampled in as many windows as the limit allows."""
+    path, measure = tmp_path / "store", "RBP(p=0.8)@36"
+    irscale.build_store(path, measure, n_jobs=1)
+    scale = irscale.open_store(path).scale(measure)
+    runs = [[1] + [0] * 35, [0] * 36, [0, 1] * 18]
+    with TestClient(create_app(path)) as c:
+        answer = _rank(c, measure=measure, runs=runs)
+        assert answer["rank"] == scale.rank_runs(runs).tolist() and answer["scale"] == "exact: rank oracle"
+        view = c.get("/v1/table", params={"measure": measure, "points": 10}).json()
+        assert view["k"] == 2 ** 36 and view["gaps"]["sampled"] and 0 < view["gaps"]["used"] < 64 * 4095
+        _assert_error(c.post("/v1/rank", json={"measure": measure, "runs": [[0] * 36] * 200_000}), 422,
+                      "RequestError", "200000 runs of RBP(p=0.8)@36 (exact: rank oracle)", "send at most")
+
+
 def test_answers_come_from_the_snapshot_opened_at_start(tmp_path):
     """A table added (or rebuilt) while the service runs changes nothing it answers; a new
     service sees it."""

@@ -14,6 +14,7 @@ import numpy as np
 import pydantic_core
 
 import irscale
+import irscale.service.views as views
 from irscale.errors import IrscaleError, IrscaleWarning, MeasureError, StoreError, TableNotFoundError
 from irscale.errors import ValueNotInScaleError as NotAValue
 from irscale.scales.measures.parse import parse_measure
@@ -24,7 +25,7 @@ from irscale.service.errors import RequestError
 from irscale.service.intake import parse_request, runs_array
 from irscale.service.limits import DEFAULT_MAX_ITEMS, DEFAULT_MAX_SECONDS
 from irscale.service.models import TableModel
-from irscale.service.views import gap_plan, table_view
+from irscale.service.views import gap_plan
 
 log = logging.getLogger("irscale.service")
 #: Fields of a table's record in GET /v1/tables (those of TableInfo.to_json, and names, rb_dependent).
@@ -38,14 +39,15 @@ def unit_cost(scale: Scale) -> float:
     return max(2.0, 2 ** ((n - 26) / 2)) if layout == "oracle" else 2.0 + n / 50 * (layout == "closed")
 
 
-def cost(scale: Scale, items: int = 0, points: int | None = None, listed: bool = False) -> float:
+def cost(scale: Scale, items: int = 0, points: int | None = None, listed: bool = False,
+         windows: int | None = None) -> float:
     """Estimated seconds of one core to rank ``items`` values or runs of ``scale`` (``listed``:
     runs the scale checks list by list, 3 us + 0.7 us per degree), or (with ``points``) to
     compute its view: the ranks it reads (:func:`~irscale.service.views.gap_plan`) and, for a
     closed form, its run count (a sum of N + 1 integers of up to N bits)."""
     if points is None:
         return items * (unit_cost(scale) + listed * (3 + 0.7 * scale.measure.n)) * 1e-6
-    plan, read = gap_plan(scale)
+    plan, read = gap_plan(scale, windows)
     k, n = int(scale.k), scale.measure.n
     ranks = 2 * min(points, k) + (read / 20 if plan == "stream" else read)
     closed = 2.5e-5 * k * n * n if getattr(scale.table, "layout", "") == "closed" else 0.0
@@ -118,8 +120,8 @@ class LookupService:
 
     def _check_cost(self, scale: Scale, need: float, what: str, advice: str) -> None:
         if need > self.max_seconds:
-            raise RequestError(f"{what} of {scale.measure} ({kind_of_scale(scale)}) needs about {need:.3g} s of "
-                               f"work; this service does at most {self.max_seconds:g} s per request: {advice}")
+            raise RequestError(f"{what} of {scale.measure} ({kind_of_scale(scale)}) would take about {need:.3g} s "
+                               f"of work; this service does at most {self.max_seconds:g} s per request: {advice}")
 
     def rank(self, body: bytes) -> bytes:
         """The JSON of a RankResponse to a POST /v1/rank body (JSON bytes)."""
@@ -148,9 +150,11 @@ class LookupService:
     def view(self, measure: str, rb: Any, points: int, bins: int, gaps: str) -> bytes:
         """The JSON of a TableViewResponse (GET /v1/table), its work estimated first."""
         scale = self.scale(measure, rb)
-        self._check_cost(scale, cost(scale, points=points), "the view",
+        # slow scales (rank oracles at large N) have their gaps sampled in fewer windows
+        windows = max(1, min(views.GAP_WINDOWS, int(self.max_seconds * 5e5 / views.GAP_WINDOW / unit_cost(scale))))
+        self._check_cost(scale, cost(scale, points=points, windows=windows), "the view",
                          "ask for fewer points, or rank values and runs with POST /v1/rank")
-        return table_view(scale, points, bins, gaps)
+        return views.table_view(scale, points, bins, gaps, windows)
 
 
 def _rb(scale: Scale) -> Any:

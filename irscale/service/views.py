@@ -21,17 +21,18 @@ GAP_WINDOWS = 64
 GAP_WINDOW = 4096
 
 
-def gap_plan(scale: Scale) -> tuple[str, int]:
+def gap_plan(scale: Scale, windows: int | None = None) -> tuple[str, int]:
     """How the gaps of ``scale`` are read, and how many values that reads: ``"all"`` (every
-    rank located), ``"stream"`` (the stored entries streamed once) or ``"sampled"``."""
+    rank located), ``"stream"`` (the stored entries streamed once) or ``"sampled"`` (in
+    ``windows`` windows, default :data:`GAP_WINDOWS`)."""
     k, layout = int(scale.k), getattr(scale.table, "layout", "")
     stored = k if layout == "implicit" else int(scale.table.n_entries)     # oracles and closed forms store none
     if k <= GAP_WINDOWS * GAP_WINDOW:
         return "all", k
-    return ("stream", stored) if 0 < stored <= VIEW_EXACT_VALUES else ("sampled", GAP_WINDOWS * GAP_WINDOW)
+    return ("stream", stored) if 0 < stored <= VIEW_EXACT_VALUES else ("sampled", (windows or GAP_WINDOWS) * GAP_WINDOW)
 
 
-def table_view(scale: Scale, points: int, bins: int, gaps: str) -> bytes:
+def table_view(scale: Scale, points: int, bins: int, gaps: str, windows: int | None = None) -> bytes:
     """The JSON of a :class:`~irscale.service.models.TableViewResponse` of ``scale``:
     the values at the first and last rank of ``min(points, K)`` bins of consecutive ranks,
     read with :meth:`~irscale.scales.tables.scale.Scale.values_of_ranks` (a few pages of the
@@ -45,20 +46,20 @@ def table_view(scale: Scale, points: int, bins: int, gaps: str) -> bytes:
     return pydantic_core.to_json({
         "measure": str(scale.measure), "rb": rb, "k": k, "n_runs": int(scale.n_runs), "points": m,
         "exact": m == k, "rank_lo": lo.tolist(), "rank_hi": hi.tolist(), "value_lo": values[:m].tolist(),
-        "value_hi": values[m:].tolist(), "gaps": gap_histogram(scale, bins, gaps)})
+        "value_hi": values[m:].tolist(), "gaps": gap_histogram(scale, bins, gaps, windows)})
 
 
-def gap_histogram(scale: Scale, bins: int, kind: str) -> dict:
+def gap_histogram(scale: Scale, bins: int, kind: str, windows: int | None = None) -> dict:
     """The histogram of the gaps between consecutive distinct values of ``scale`` (see
     :class:`~irscale.service.models.GapHistogram`), read as :func:`gap_plan` says."""
-    k = int(scale.k)
-    plan, _ = gap_plan(scale)
+    k, windows = int(scale.k), windows or GAP_WINDOWS
+    plan, _ = gap_plan(scale, windows)
     if plan == "all":
         gaps = np.diff(scale.values_of_ranks(np.arange(1, k + 1, dtype=np.int64)))
     elif plan == "sampled":
-        starts = np.linspace(1, k - GAP_WINDOW + 1, GAP_WINDOWS).astype(np.int64)
+        starts = np.linspace(1, k - GAP_WINDOW + 1, windows).astype(np.int64)
         ranks = (starts[:, None] + np.arange(GAP_WINDOW, dtype=np.int64)[None, :]).reshape(-1)
-        gaps = np.diff(scale.values_of_ranks(ranks).reshape(GAP_WINDOWS, GAP_WINDOW), axis=1).reshape(-1)
+        gaps = np.diff(scale.values_of_ranks(ranks).reshape(windows, GAP_WINDOW), axis=1).reshape(-1)
     else:
         parts, last = [], None
         for block, _ in scale.value_blocks():
