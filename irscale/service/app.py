@@ -139,7 +139,7 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
         return await answered(request, service.rank, b"".join(chunks))
 
     @app.get("/v1/tables", response_model=TablesResponse, summary="List the tables")
-    def tables() -> Response:
+    async def tables() -> Response:
         """The store's format and the metadata of every table served (those of ``irscale info
         --json``, with the names ir_measures and trec_eval give each measure)."""
         return _json(service.tables_json)
@@ -169,7 +169,7 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
                               tuple(counts) if isinstance(counts, list) else counts, points, bins, gaps)
 
     @app.get("/", include_in_schema=False)
-    def page(request: Request) -> HTMLResponse:
+    async def page(request: Request) -> HTMLResponse:
         """The page for research use (:func:`page_html`)."""
         return HTMLResponse(page_html(request.scope.get("root_path", "").rstrip("/")))
 
