@@ -99,9 +99,9 @@ def test_transform_past_n40(tmp_path):
             assert np.allclose(want_hi, at.scaled_hi, rtol=1e-12, atol=1e-300)
 
 
-def test_without_the_option_nothing_is_bounded_and_the_warning_says_how(tmp_path):
+def test_with_no_bounded_nothing_is_bounded_and_the_warning_says_how(tmp_path):
     qrels, runs, _ = _data(tmp_path)
-    scores, said = _quiet(irscale.transform, qrels, runs, "DCG(b=2)@45,P@45", tmp_path / "s.h5")
+    scores, said = _quiet(irscale.transform, qrels, runs, "DCG(b=2)@45,P@45", tmp_path / "s.h5", bounded=False)
     assert "scaled_lo" not in scores and scores.loc[scores.measure == "DCG(b=2)@45", "scaled"].isna().all()
     assert any("DCG" in s and "--bounded" in s for s in said)
 
@@ -171,7 +171,7 @@ def test_cli_transform_compare_lookup(tmp_path, capsys):
     assert [float(r[5]) for r in rows[1:]] == pytest.approx(hi, abs=1e-9)
     assert all(float(r[4]) <= float(r[3]) <= float(r[5]) for r in rows[1:])
     assert main(["lookup", str(missing), "RBP(p=0.8)@60", "0.3", "--bounded", "--nearest"]) == 2
-    assert main(["lookup", str(missing), "DCG(b=2)@60", "0.3"]) == 2
+    assert main(["lookup", str(missing), "DCG(b=2)@60", "0.3", "--no-bounded"]) == 2
     assert "--bounded" in capsys.readouterr().err
     assert not missing.exists()
 

@@ -217,8 +217,12 @@ def test_bounded_scales_past_n40(tmp_path):
     want = _transform(qrels, run, "nDCG(b=2)@50", store, bounded=True, error=1e-2)
     assert [got[(str(measure), q)] for q in "123"] == want["scaled"].tolist()
     assert all(0 < v < 1 for v in want["scaled"]) and not store.exists()
+    plain = Scaled("nDCG(b=2)@50", store=store)         # a bounded scale within the build limit, unasked
+    auto = _per_query(plain.iter_calc(qrels, run))
+    # both midpoints of intervals that hold the exact value, of widths <= 1e-2: within 1e-2
+    assert all(abs(auto[(str(plain), q)] - v) <= 1e-2 for q, v in zip("123", want["scaled"]))
     with pytest.raises(MeasureError, match="bounded=True"):
-        _per_query(Scaled("nDCG(b=2)@50", store=store).iter_calc(qrels, run))      # says how to get one
+        _per_query(Scaled("nDCG(b=2)@50", store=store, bounded=False).iter_calc(qrels, run))   # says how
 
 
 def test_ir_measures_conventions_for_topics(tmp_path):

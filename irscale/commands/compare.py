@@ -87,7 +87,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | No
             no_build: bool, rb_scale: str, vocabulary: str, midranks: bool, max_grade: int | None,
             rel_level: int | None, empty_topics: str, missing_topics: str, depth: int | None, run_names: str,
             permutations: int,
-            seed: int, bounded: bool, bound_error: float | None, jobs: int | None, quiet: bool) -> None:
+            seed: int, bounded: bool | None, bound_error: float | None, jobs: int | None, quiet: bool) -> None:
     """The leaderboard of RUNS: per measure, the systems' raw and interval-scaled means, their
     ranks, a confidence interval of the scaled mean, significance against --baseline (or
     between every pair) with a correction, and marks where the conclusion depends on the

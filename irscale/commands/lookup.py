@@ -21,14 +21,16 @@ import click
 
 from irscale.commands.options import bounded_options, parse_rbs, warnings_said
 from irscale.enumerate.lazy import lazy_module
-from irscale.errors import RecallBaseError, ValueNotInScaleError
+from irscale.errors import IrscaleError, RecallBaseError, ValueNotInScaleError, warn
 from irscale.scales.measures.user_names import read_stored
+from irscale.scales.tables.build_options import MAX_BUILD_SECONDS
 from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.scale import RTOL
 from irscale.store.location import default_store
 from irscale.store.reader import open_store
 
-bounded_scales = lazy_module("irscale.scales.tables.bounded")      # mpmath: when --bounded asks for it
+bounded_scales = lazy_module("irscale.scales.tables.bounded")      # mpmath: when a bounded scale is used
+bounded_plan = lazy_module("irscale.scales.tables.bounded_plan")
 
 
 def _looks_like_number(arg: str) -> bool:
@@ -114,11 +116,13 @@ def _tolerance(value: float | None, name: str) -> float | None:
                    "(raise), or warn and leave its row out (skip) or print it with rank 0 (zero).")
 @bounded_options
 def command(path: str, measure: str | None, values: tuple[str, ...], rb_text: str | None, atol: float | None,
-            rtol: float | None, nearest: bool, errors: str, bounded: bool, bound_error: float | None) -> None:
+            rtol: float | None, nearest: bool, errors: str, bounded: bool | None,
+            bound_error: float | None) -> None:
     """Print the unq rank of each raw VALUE of MEASURE, from the tables in PATH (P, R,
     F1, RR and Rprec need none: their scales are closed forms, PATH may not exist; nor do
-    bounded scales, with --bounded: their columns scaled_lo and scaled_hi hold the exact
-    scaled value, rank and scaled are the midpoints). Without PATH (``irscale lookup
+    bounded scales, past N = 40, where they fit the build limit or with --bounded: their
+    columns scaled_lo and scaled_hi hold the exact scaled value, rank and scaled are the
+    midpoints). Without PATH (``irscale lookup
     MEASURE VALUE...``: a measure is never a number) the default store every command
     uses ($IRSCALE_STORE, else ~/.cache/irscale/tables)."""
     if measure is None:
@@ -144,8 +148,9 @@ def command(path: str, measure: str | None, values: tuple[str, ...], rb_text: st
     store = open_store(path) if Path(path).exists() else None
     with warnings_said():
         m = read_stored(measure, [] if store is None else [t["measure"] for t in store.tables()], rb)
-    shown = bounded or bound_error is not None          # columns scaled_lo, scaled_hi
-    bounded = shown and m.bounded_only
+    auto = bounded is None and bound_error is None
+    shown = bounded is True or bound_error is not None or (auto and m.bounded_only)   # columns scaled_lo, scaled_hi
+    bounded = bounded is not False and m.bounded_only
     if bounded and nearest:
         raise click.UsageError("--nearest matches distinct values, which bounded scales do not list; without it, "
                                "scaled_lo..scaled_hi holds the scaled value of every value within the tolerance "
@@ -156,6 +161,14 @@ def command(path: str, measure: str | None, values: tuple[str, ...], rb_text: st
         open_store(path)                                # its error: no such file
     if bounded:
         provider = bounded_scales.BoundedScales(store, bound_error)     # a store's grids when it has them
+        if auto:                                        # within the build limit, planned before it starts
+            plan = bounded_plan.plan_bounded(provider, {m: [rb]}, MAX_BUILD_SECONDS)[m]
+            if plan.error is None:
+                raise IrscaleError(f"{m}: no exact scale exists at N = {m.n}, and {plan.reason} (limit "
+                                   f"{MAX_BUILD_SECONDS:.0f} s); --bounded --error E computes it whatever it takes")
+            if plan.error > bounded_plan.ERRORS[0]:
+                warn(f"{m}: bounded scale within {plan.error:g} in scaled units (within {bounded_plan.ERRORS[0]:g} "
+                     f"would take about {plan.narrowest_seconds:.0f} s: --error {bounded_plan.ERRORS[0]:g})")
         scale = provider.scale(m, rb)
         if scale is None:
             raise RecallBaseError(next(iter(provider.refused.values())))

@@ -82,7 +82,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
             store_path: str | None, out: str, rb_scale: str, raw_only: bool, midranks: bool, build_missing: bool,
             no_build: bool, max_grade: int | None, empty_topics: str, missing_topics: str, rel_level: int | None,
             run_depth: int | None, vocabulary: str,
-            run_names: str, standardize: str | None, reference: str | None, leave_one_out: bool, bounded: bool,
+            run_names: str, standardize: str | None, reference: str | None, leave_one_out: bool, bounded: bool | None,
             bound_error: float | None, jobs: int | None, quiet: bool) -> None:
     """Score TREC runs per topic and map the scores to their interval scales.
 

@@ -91,7 +91,7 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
             confirm: Callable[[str], bool] | None = None, n_jobs: int | None = None, empty_topics: str = "zero",
             missing_topics: str = "zero", rel_level: int | None = None, max_grade: int | None = None,
             run_names: str = "tag", midranks: bool = False, permutations: int = 1000, seed: int = 0,
-            progress: bool = False, bounded: bool = False, error: float | None = None, depth: int | None = None,
+            progress: bool = False, bounded: bool | None = None, error: float | None = None, depth: int | None = None,
             conventions: Conventions | None = None) -> Leaderboard:
     """The leaderboard of ``runs`` on ``qrels`` (:mod:`irscale.scales.analysis.leaderboard`):
     per measure and system the raw and interval-scaled means, ranks, a confidence interval,

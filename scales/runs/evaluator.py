@@ -46,6 +46,7 @@ from irscale.scales.runs.preflight import (
     warn_unscalable,
 )
 from irscale.scales.runs.scoring import score_judged
+from irscale.scales.tables.build_options import MAX_BUILD_SECONDS
 from irscale.scales.tables.closed import CLOSED_FORMS
 from irscale.scales.tables.units import duration, size
 from irscale.store.location import default_store
@@ -55,10 +56,13 @@ if TYPE_CHECKING:
 
 # certified rank intervals (mpmath, numba kernels): loaded when bounded scales are asked for
 bounded_scales = lazy_module("irscale.scales.tables.bounded")
+bounded_plan = lazy_module("irscale.scales.tables.bounded_plan")
 
-#: Builds estimated to take longer than this are asked for (``confirm``) or left out
-#: (the measure is then scored raw only, with the command that builds its scale).
-MAX_BUILD_SECONDS = 60.0
+
+def _no_exact(measure: Measure) -> str:
+    """Why ``measure`` has no exact scale (it has bounded ones), short."""
+    return f"no exact scale exists for {measure.name} at N = {measure.n}"
+
 
 
 class Evaluator:
@@ -88,8 +92,12 @@ class Evaluator:
     n_jobs, progress
         Workers building tables (default every core the process may use); progress bars.
     bounded, error
-        Scale RBP, DCG, nDCG and nDCG_trec past N = 40 by bounded scales (docs/bounded.md),
-        ``error`` their widest scaled interval (default 1e-4; implies ``bounded``).
+        Bounded scales (docs/bounded.md) of RBP, DCG, nDCG and nDCG_trec past N = 40, where
+        no exact scale exists. None (default): taken where they fit ``max_build_seconds``
+        (together with the builds), to the narrowest scaled interval of 1e-4, 1e-3, 1e-2
+        that fits, planned before any is computed (:mod:`~irscale.scales.tables.bounded_plan`),
+        else the measure is raw only, saying why; True: always, to ``error`` (default 1e-4;
+        ``error`` implies True) whatever it takes; False: never.
     midranks : bool
         Also fill the ``midrank`` column.
     """
@@ -98,7 +106,7 @@ class Evaluator:
                  conventions: Conventions | None = None, store: str | os.PathLike | Store | None = None, *,
                  names: str = DEFAULT_NAMES, raw_only: bool = False, build: bool = True,
                  max_build_seconds: float | None = MAX_BUILD_SECONDS, confirm: Callable[[str], bool] | None = None,
-                 n_jobs: int | None = None, progress: bool = False, bounded: bool = False,
+                 n_jobs: int | None = None, progress: bool = False, bounded: bool | None = None,
                  error: float | None = None, midranks: bool = False) -> None:
         if conventions is None:
             conventions = Conventions()
@@ -152,6 +160,7 @@ class Evaluator:
             self.store = open_or_none(self.path)
         self._hint = (q.path or "QRELS") + ("" if c.max_grade is None else f" --max-grade {c.max_grade}")
         self._bounded_tables = None
+        self.bounded_plans: dict = {}                     # measure -> BoundedPlan (bounded=None)
         self._provide(ready)
         warn_folded_levels(ready, q, c.max_grade, self.typed)
 
@@ -181,6 +190,11 @@ class Evaluator:
             return None
         return measure.scales_reason()
 
+    def _uses_bounds(self) -> bool:
+        """Whether some measure is scaled by a bounded scale (scores gain their intervals)."""
+        return self._bounded_tables is not None and (self.bounded is True or any(
+            p.error is not None for p in self.bounded_plans.values()))
+
     # -- resolving -----------------------------------------------------------------------
     def _at_depth(self, depth: int) -> dict[str, Measure]:
         """The waiting names read at ``depth`` (name -> measure), their scales provided."""
@@ -197,8 +211,13 @@ class Evaluator:
         return {n: names[n] for n in self._later if n in names}
 
     def _by_bounds(self, measure: Measure) -> bool:
-        """Whether ``measure`` is scaled by a bounded scale here."""
-        return self.bounded and bounded_scales.BoundedScales.covers(measure)
+        """Whether ``measure`` is scaled by a bounded scale here (or, unplanned, may be)."""
+        if self.bounded is False or measure in self.reasons:
+            return False
+        if self.bounded is True:
+            return bounded_scales.BoundedScales.covers(measure)
+        plan = self.bounded_plans.get(measure)
+        return measure.bounded_only and (plan is None or plan.error is not None)
 
     def _no_scale(self, measure: Measure, reason: str, command: str | None = None) -> None:
         self.reasons[measure] = reason
@@ -213,30 +232,58 @@ class Evaluator:
         missing and within the limits."""
         if not self.ranked or not measures:
             return
-        c = self.conventions
-        unscalable = [m for m in measures if not self._by_bounds(m)]     # bounded scales: below
+        covered = [m for m in measures if self._by_bounds(m)]
+        unscalable = [m for m in measures if m not in covered]
         for m in warn_unscalable(unscalable, self.typed):    # no scale exists: said once per reason
             self.reasons[m] = m.scales_reason()
         scalable = [m for m in unscalable if m not in self.reasons]
-        if self.bounded:
-            covered = [m for m in measures if self._by_bounds(m)]
-            if covered:
-                if self._bounded_tables is None:
-                    self._bounded_tables = bounded_scales.BoundedScales(self.store if self.store is not None
-                                                                         else CLOSED_FORMS, self.error)
-                self._bounded_tables.prepare(
-                    [(m, rb) for m in covered if self._bounded_tables.covers(m)
-                     for rb in ([m.common_rb()] if c.rb_scale == "common"
-                                else qrels_rbs(self.qrels, m, c.max_grade, c.rel_level))], self.progress)
+        spent = self._provide_tables(scalable)
+        if covered:
+            self._provide_bounded(covered, spent)
+
+    def _provide_bounded(self, covered: list[Measure], spent: float) -> None:
+        """The bounded scales of ``covered``: planned within what ``spent`` (seconds of
+        builds) leaves of the limit unless asked for (``bounded=True``), then computed."""
+        c = self.conventions
+        if self._bounded_tables is None:
+            self._bounded_tables = bounded_scales.BoundedScales(self.store if self.store is not None
+                                                                 else CLOSED_FORMS, self.error)
+        needs = {m: ([m.common_rb()] if c.rb_scale == "common" else qrels_rbs(self.qrels, m, c.max_grade, c.rel_level))
+                 for m in covered}
+        if self.bounded is None:
+            if not self.build:
+                for m in covered:
+                    self._no_scale(m, f"{_no_exact(m)}; its bounded scale is not computed with building turned "
+                                      f"off (--bounded computes it)")
+                return
+            limit = None if self.max_build_seconds is None else max(0.0, self.max_build_seconds - spent)
+            plans = bounded_plan.plan_bounded(self._bounded_tables, needs, limit)
+            self.bounded_plans.update(plans)
+            for m, p in plans.items():
+                if p.error is None:
+                    tail = "" if limit is None else f" (limit {duration(limit)})"
+                    self._no_scale(m, f"{_no_exact(m)}, and {p.reason}{tail}; --bounded --error E computes it "
+                                      f"whatever it takes")
+                elif p.error > bounded_plan.ERRORS[0]:
+                    warn(f"{label(m, self.typed)}: bounded scale within {p.error:g} in scaled units (within "
+                         f"{bounded_plan.ERRORS[0]:g} would take about {duration(p.narrowest_seconds)}: "
+                         f"--error {bounded_plan.ERRORS[0]:g})")
+            needs = {m: rbs for m, rbs in needs.items() if plans[m].error is not None}
+        self._bounded_tables.prepare([(m, rb) for m, rbs in needs.items() for rb in rbs], self.progress)
+
+    def _provide_tables(self, scalable: list[Measure]) -> float:
+        """The store's tables of ``scalable``, built now where missing and within the
+        limit; the estimated seconds of what was built."""
+        c = self.conventions
         missing = missing_tables(self.store, table_needs(self.qrels, scalable, c.rb_scale, c.max_grade,
                                                          c.rel_level))
         if not missing:
-            return
+            return 0.0
         if not self.build:
             for m, rbs in missing.items():
                 self._no_scale(m, f"not in the store {self.path} (building was turned off)",
                                build_command(self.path, {m: rbs}, self._hint))
-            return
+            return 0.0
         plans = {m: plan_build({m: rbs}, self.n_jobs) for m, rbs in missing.items()}
         limit = self.max_build_seconds
         now, total, large = {}, 0.0, []
@@ -258,16 +305,18 @@ class Evaluator:
             seconds, stored, _ = plans[m]
             self._no_scale(m, f"building its scale would take about {duration(seconds)} and {size(stored)} "
                               f"(limit {duration(limit)})", build_command(self.path, {m: missing[m]}, self._hint))
-        if now:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                self.store = build_tables(self.path, now, self.n_jobs, self.progress)
-            except BuildTooLargeError as e:               # the disk or the memory: these measures show raw
-                self.store = open_or_none(self.path)
-                for m in now:
-                    if self.store is None or missing_tables(self.store, {m: now[m]}):
-                        self._no_scale(m, f"its tables do not fit here ({str(e)[:160]})",
-                                       build_command(self.path, {m: now[m]}, self._hint))
+        if not now:
+            return 0.0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.store = build_tables(self.path, now, self.n_jobs, self.progress)
+        except BuildTooLargeError as e:               # the disk or the memory: these measures show raw
+            self.store = open_or_none(self.path)
+            for m in now:
+                if self.store is None or missing_tables(self.store, {m: now[m]}):
+                    self._no_scale(m, f"its tables do not fit here ({str(e)[:160]})",
+                                   build_command(self.path, {m: now[m]}, self._hint))
+        return sum(plans[m][0] for m in now)
 
     # -- scoring -------------------------------------------------------------------------
     def evaluate(self, runs: RunsInput, run_names: str = "tag") -> pd.DataFrame:
@@ -305,7 +354,7 @@ class Evaluator:
                 self._bounded_tables.exact, self._bounded_tables.path = tables, getattr(tables, "path", None)
                 tables = self._bounded_tables
         return score_judged(judged, measures, tables, c.rb_scale, self.midranks, c.empty_topics, c.missing_topics,
-                            c.rel_level, bounds=self.bounded and self.ranked, unscaled=self.reasons)
+                            c.rel_level, bounds=self.ranked and self._uses_bounds(), unscaled=self.reasons)
 
 
 __all__ = ["MAX_BUILD_SECONDS", "Evaluator"]

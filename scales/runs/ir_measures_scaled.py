@@ -164,10 +164,11 @@ class Scaled(IrMeasure):
     build_missing : bool
         Build tables missing from the store when estimated to take a minute at most
         (default); False: never build.
-    bounded : bool
-        Scale RBP, DCG and nDCG past N = 40, where no exact scale exists, by bounded scales
-        (the midpoint of a certified interval; docs/bounded.md); ``error``: the widest
-        interval (default 1e-4; implies ``bounded``).
+    bounded : bool, optional
+        RBP, DCG and nDCG past N = 40, where no exact scale exists, by bounded scales (the
+        midpoint of a certified interval; docs/bounded.md): None (default) where they fit
+        the build limit (:class:`~irscale.scales.runs.evaluator.Evaluator`), True always,
+        False never; ``error``: the widest interval (default 1e-4; implies True).
     """
 
     __name__ = "Scaled"
@@ -184,7 +185,9 @@ class Scaled(IrMeasure):
                                   desc="topics without relevant documents: scored 0 or left out"),
         "build_missing": ParamInfo(dtype=bool, default=True,
                                    desc="build missing tables (estimated within a minute); False: never build"),
-        "bounded": ParamInfo(dtype=bool, default=False, desc="bounded scales past N = 40 (midpoints of intervals)"),
+        "bounded": ParamInfo(dtype=bool, default=None,
+                             desc="bounded scales past N = 40 (midpoints of intervals): None where they fit the "
+                                  "build limit, True always, False never"),
         "error": ParamInfo(dtype=float, default=None, desc="widest scaled interval of a bounded scale"),
     }
     DEFAULT = math.nan      # a topic without a value (see the module docstring)
@@ -214,7 +217,8 @@ class Scaled(IrMeasure):
             if name in params and params[name] not in info.choices:
                 raise IrscaleError(f"Scaled: {name} must be one of {', '.join(info.choices)}, got {params[name]!r}")
         for name in ("build_missing", "bounded"):
-            if name in params and not isinstance(params[name], bool):
+            unset = name == "bounded" and params.get(name, False) is None           # bounded: None is auto
+            if name in params and not isinstance(params[name], bool) and not unset:
                 raise IrscaleError(f"Scaled: {name} must be True or False, got {params[name]!r}")
         error = params.get("error")
         if error is not None and (isinstance(error, bool) or not isinstance(error, (int, float)) or not 0 < error < 1):
@@ -245,8 +249,9 @@ class Scaled(IrMeasure):
         return self._reading(top_level, depth)[0]
 
     def _scaled(self, measure: IrscaleMeasure) -> bool:
-        """Whether ``measure`` has a scale here: an exact one, or a bounded one when asked for."""
-        return measure.has_scales or measure.bounded_only and (self["bounded"] or self["error"] is not None)
+        """Whether ``measure`` has a scale here: an exact one, or a bounded one unless refused."""
+        refused = self["bounded"] is False and self["error"] is None
+        return measure.has_scales or measure.bounded_only and not refused
 
     def _reading(self, top_level: int | None, depth: int | None) -> tuple[IrscaleMeasure, int | None]:
         """(irscale measure, relevance threshold for transform's ``rel_level``): ir_measures'

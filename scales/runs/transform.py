@@ -61,7 +61,7 @@ def transform(qrels: QrelsInput, runs: RunsInput,
               rel_level: int | None = None, depth: int | None = None, run_names: str = "tag",
               names: str = DEFAULT_NAMES, n_jobs: int | None = None,
               progress: bool = False, standardize: str | Iterable[str] | None = None,
-              reference: pd.DataFrame | None = None, leave_one_out: bool = False, bounded: bool = False,
+              reference: pd.DataFrame | None = None, leave_one_out: bool = False, bounded: bool | None = None,
               error: float | None = None, conventions: Conventions | None = None, build: bool = True,
               max_build_seconds: float | None = MAX_BUILD_SECONDS) -> pd.DataFrame:
     """Raw and interval-scaled per-topic scores of TREC runs.

@@ -135,6 +135,7 @@ class BoundedScales:
         self.exact, self.error, self.path = exact, error, getattr(exact, "path", None)
         self._tables: dict = {}
         self.refused: dict = {}                   # (measure, rb) -> why it has no bounded scale
+        self.errors: dict = {}                    # measure -> its own error (a plan's), else ``error``
 
     @staticmethod
     def covers(measure: Measure) -> bool:
@@ -176,17 +177,30 @@ class BoundedScales:
         rb = self._key_rb(measure, rb)
         if (measure, rb) in self.refused:
             return None
-        key = (measure, measure.table_rb(rb))
-        if key not in self._tables:
-            find = getattr(self.exact, "bounded_table", None)           # a store may hold its grids
-            stored = find(measure, key[1]) if find is not None else None
-            self._tables[key] = (bounded_table(measure, key[1], error=self.error) if stored is None
-                                 else stored.with_settings(error=self.error))
         try:
-            return self._tables[key].scale(rb)
+            return self.table(measure, rb).scale(rb)
         except RecallBaseError as e:
             self.refused[(measure, rb)] = str(e)
             return None
+
+    def set_error(self, measure: Measure, error: float) -> None:
+        """Scale ``measure`` to ``error`` (a plan's choice; its grids counted so far kept)."""
+        self.errors[measure] = error
+        for key, table in self._tables.items():
+            if key[0] == measure:
+                self._tables[key] = table.with_settings(error=error)
+
+    def table(self, measure: Measure, rb: RecallBase = None) -> BoundedTable:
+        """The bounded table of ``measure`` serving ``rb`` (a store's grids when it has them),
+        made once: its scales are computed when asked for."""
+        key = (measure, measure.table_rb(self._key_rb(measure, rb)))
+        if key not in self._tables:
+            find = getattr(self.exact, "bounded_table", None)           # a store may hold its grids
+            stored = find(measure, key[1]) if find is not None else None
+            error = self.errors.get(measure, self.error)
+            self._tables[key] = (bounded_table(measure, key[1], error=error) if stored is None
+                                 else stored.with_settings(error=error))
+        return self._tables[key]
 
 
 class BoundedScale(Scale):
@@ -206,18 +220,22 @@ class BoundedScale(Scale):
         # an interval holds one or two ranks whatever the grid (the cell of a value and the next)
         target = max(DEFAULT_ERROR if error is None else float(error), FEW_RANKS / max(self.k - 1, 1))
         stored = table.stored.get(table.grid_key(self.rb))
-        if stored is not None and cells is None:
+        if stored is not None and cells is None:      # a store's grid, or a plan's probe: refined from it
             self.grid, self._bound = stored, table.recorded.get(table.grid_key(self.rb))
             if self.error_bound <= target:
                 return
-        if cells is not None:
+            scale = self.grid.scale
+        elif cells is not None:
             self._count(max(1, math.ceil(cells / prob.top)), threads, max_bytes)
             return
-        scale = self._count(max(1, math.ceil(FIRST_CELLS / prob.top)), threads, max_bytes)
-        for _ in range(64):
+        else:
+            scale = self._count(max(1, math.ceil(FIRST_CELLS / prob.top)), threads, max_bytes)
+        for tries in range(64):
             if self.error_bound <= target:
                 break
-            scale = self._count(max(scale + 1, math.ceil(scale * self.error_bound / target * GROWTH)), threads,
+            # a predicted grid that missed (widths are whole ranks near the target): 1.5 times more at least
+            least = scale + 1 if tries == 0 else math.ceil(scale * 1.5)
+            scale = self._count(max(least, math.ceil(scale * self.error_bound / target * GROWTH)), threads,
                                 max_bytes)
 
     def _count(self, scale: int, threads: int, max_bytes: int) -> int:

@@ -8,6 +8,11 @@ from pathlib import Path
 from irscale.enumerate.fanout import Fanout
 from irscale.scales.measures.keys import METHODS
 
+#: The build limit of every entry point (seconds): scales estimated to take longer together
+#: (tables built, bounded scales computed) are left out, their measures scored raw only,
+#: with the command that makes them.
+MAX_BUILD_SECONDS = 60.0
+
 #: What ``layout`` takes: each measure's default (its rank oracle where it prefers one, else its
 #: table; a table whenever an enumeration ``method`` is named), its table, or its rank oracle.
 LAYOUT_CHOICES = ("auto", "table", "oracle")
