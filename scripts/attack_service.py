@@ -14,7 +14,8 @@ probe on a new connection, 5 s timeout):
 Attacks: a 19 MiB body whose ``rb`` is a list of 5 million strings; 10^6 unknown keys; a
 field name of 60 MB (issue 32: the answer must be under 1 KiB);
 10^6 runs of length 30 (P@30, within the 64 MiB body limit: a legitimate batch, 200),
-the same with the last run one degree short (422); deeply nested JSON (10^5 levels);
+the same with the last run one degree short (422); deeply nested JSON (10^5 levels); 60
+MiB of empty runs (413, after parsing);
 ``--half-open`` connections that send part of a request head and hold (then: are they
 all closed by the proxy after its client_header_timeout?), and a few that send a head and
 part of the body (the proxy closes them after its client_body_timeout, answering nothing
@@ -191,6 +192,15 @@ def attack_runs_last_bad(port, args):
     return status, f"{len(body) / 2 ** 20:.1f} MiB: " + json.loads(answer)["error"]["message"][:60], answer
 
 
+def attack_empty_runs(port, args):
+    """60 MiB of empty runs: parsed whole (about 1.8 GB and 25 s of one gunicorn worker, the
+    other answering meanwhile), then refused for their number (413)."""
+    n = args.scale(21_000_000)
+    body = b'{"measure": "P@30", "runs": [' + b"[]," * n + b"[]]}"
+    status, answer = _post(port, body)
+    return status, f"{len(body) / 2 ** 20:.1f} MiB of []", answer
+
+
 def attack_deep(port, args):
     depth = args.scale(100_000)
     body = b'{"measure": "P@30", "runs": ' + b"[" * depth + b"]" * depth + b"}"
@@ -313,6 +323,7 @@ ATTACKS = [  # (name, function, expected status)
     ("10^6 runs of length 30", attack_runs, 200),
     ("10^6 runs, last one short", attack_runs_last_bad, 422),
     ("nested 10^5 deep", attack_deep, 422),
+    ("2.1 * 10^7 empty runs (60 MiB)", attack_empty_runs, 413),
     ("half-open connections", None, 200),
     ("partial bodies", attack_partial_body, 408),
     ("bodies in 1-byte chunks", attack_trickled_bodies, 200),

@@ -246,7 +246,7 @@ def test_attack_script_passes(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "attack_service.py"), "--quick", "--half-open", "300",
                         "--partial-bodies", "5"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "all 17 attacks answered as expected" in r.stdout
+    assert "all 18 attacks answered as expected" in r.stdout
 
 
 # -- big batches: runs read straight from the bytes, the same answers and errors -----------------------
