@@ -149,3 +149,26 @@ def test_auto_intervals_hold_exact_ranks_of_random_runs(seed):
     lo, hi = scale.rank_bounds_runs(runs)
     want = exact.rank_runs(runs)
     assert all(int(a) <= int(w) <= int(b) for a, w, b in zip(lo, want, hi))
+
+
+def test_explain_says_every_scale_in_the_order_typed(tmp_path, capsys):
+    qrels, runs, _ = _data(tmp_path)
+    typed = ["RBP(p=0.8)@60", "AP@100", "P@10", "nDCG(b=2)@20", "AP@5"]
+    ev, _ = _quiet(Evaluator, qrels, ",".join(typed), store=tmp_path / "s")
+    _quiet(ev.evaluate, runs)
+    said = ev.explain()
+    assert list(said) == typed
+    kinds = {name: what.split(":")[0] for name, what in said.items()}
+    assert kinds == {"RBP(p=0.8)@60": "bounded", "AP@100": "raw only", "P@10": "exact", "nDCG(b=2)@20": "exact",
+                     "AP@5": "exact"}
+    assert "(built now)" in said["AP@5"] and str(tmp_path / "s") in said["AP@5"]
+    assert main(["compare", "--qrels", str(qrels), "--runs", str(runs), "-m", ",".join(typed), "--store",
+                 str(tmp_path / "s"), "--explain", "-q"]) == 0
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "scale of " in line]
+    assert [line.split("scale of ")[1].split(": ")[0] for line in lines] == typed
+    assert "trec_eval -c" in err and "(built now)" not in err        # built by the first: in the store now
+    out = tmp_path / "o.csv"
+    assert main(["transform", "--qrels", str(qrels), "--runs", str(runs), "-m", "AP@100,P@10", "--store",
+                 str(tmp_path / "s"), "--out", str(out), "--explain", "-q"]) == 0
+    assert len([line for line in capsys.readouterr().err.splitlines() if "scale of " in line]) == 2

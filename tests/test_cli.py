@@ -93,7 +93,7 @@ def test_user_errors(store, tmp_path, capsys):
     _error(capsys, ["info", str(tmp_path / "junk.h5")], "not an HDF5 file")
     with h5py.File(tmp_path / "foreign.h5", "w") as f:
         f["a"] = 1
-    _error(capsys, ["lookup", str(tmp_path / "foreign.h5"), "P@5", "0.2"], "not an irscale table file")
+    _error(capsys, ["lookup", str(tmp_path / "foreign.h5"), "P@5", "0.2"], "foreign.h5")   # one line naming it
     _error(capsys, ["build", "-m", "AP@5", "--out", "/proc/irscale-test.h5"], "cannot write /proc/irscale-test.h5")
     _error(capsys, ["nosuchcommand"], "No such command")
     _error(capsys, ["build", "--measures", "P@5"], "--out")

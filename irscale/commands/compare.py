@@ -11,7 +11,14 @@ import sys
 
 import click
 
-from irscale.commands.options import ManyValues, bounded_options, check_jobs, jobs_option, warnings_said
+from irscale.commands.options import (
+    ManyValues,
+    bounded_options,
+    check_jobs,
+    jobs_option,
+    say_scales,
+    warnings_said,
+)
 from irscale.enumerate.lazy import lazy_module
 from irscale.scales.measures.aliases import DEFAULT_NAMES, NAMES
 
@@ -80,6 +87,9 @@ MAX_BUILD_SECONDS = 60.0
               help="Seed of --test randomisation and tukey-hsd.")
 @bounded_options
 @jobs_option("Workers building missing scales")
+@click.option("--explain", is_flag=True,
+              help="Say on stderr, per measure, what its scale is and why, at length (what the one-line warnings "
+                   "leave out: the build limit, the plan of a bounded scale, the command that builds a table).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings (the table is printed).")
 def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | None, store_path: str | None,
             test: str, correction: str, alpha: float, confidence: float, outs: tuple[str, ...], plot_path: str | None,
@@ -87,7 +97,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | No
             no_build: bool, rb_scale: str, vocabulary: str, midranks: bool, max_grade: int | None,
             rel_level: int | None, empty_topics: str, missing_topics: str, depth: int | None, run_names: str,
             permutations: int,
-            seed: int, bounded: bool | None, bound_error: float | None, jobs: int | None, quiet: bool) -> None:
+            seed: int, bounded: bool | None, bound_error: float | None, jobs: int | None, explain: bool,
+            quiet: bool) -> None:
     """The leaderboard of RUNS: per measure, the systems' raw and interval-scaled means, their
     ranks, a confidence interval of the scaled mean, significance against --baseline (or
     between every pair) with a correction, and marks where the conclusion depends on the
@@ -127,6 +138,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: str, baseline: str | No
             depth=depth, run_names=run_names, midranks=midranks, permutations=permutations, seed=seed,
             progress=not quiet,
             bounded=bounded, error=bound_error)
+    if explain:
+        say_scales(board.scales, board.conventions)
     for out in outs:                         # files first: a reader of stdout that leaves early loses none
         board.save(out)
         click.echo(f"{out}: written", err=True)

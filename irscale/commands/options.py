@@ -163,3 +163,11 @@ def print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(x) for x in col) for col in zip(header, *rows)]
     for row in [header] + rows:
         click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
+def say_scales(scales: dict[str, str], conventions: str | None) -> None:
+    """``--explain``: the conventions, then per measure what its scale is and why, on stderr."""
+    if conventions:
+        click.echo(f"irscale: {conventions}", err=True)
+    for name, what in scales.items():
+        click.echo(f"irscale: scale of {name}: {what}", err=True)

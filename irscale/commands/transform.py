@@ -9,6 +9,7 @@ from irscale.commands.options import (
     check_jobs,
     jobs_option,
     measure_names,
+    say_scales,
     warnings_said,
 )
 from irscale.enumerate.lazy import lazy_module
@@ -77,13 +78,16 @@ MISSING_TOPICS = ("zero", "skip")
 @click.option("--leave-one-out", is_flag=True, help="ECDF of each run without its own score (Urbano et al.).")
 @bounded_options
 @jobs_option("Workers building missing tables")
+@click.option("--explain", is_flag=True,
+              help="Say on stderr, per measure, what its scale is and why, at length (what the one-line warnings "
+                   "leave out: the build limit, the plan of a bounded scale, the command that builds a table).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bars and no warnings.")
 def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str | None, depth: int | None,
             store_path: str | None, out: str, rb_scale: str, raw_only: bool, midranks: bool, build_missing: bool,
             no_build: bool, max_grade: int | None, empty_topics: str, missing_topics: str, rel_level: int | None,
             run_depth: int | None, vocabulary: str,
             run_names: str, standardize: str | None, reference: str | None, leave_one_out: bool, bounded: bool | None,
-            bound_error: float | None, jobs: int | None, quiet: bool) -> None:
+            bound_error: float | None, jobs: int | None, explain: bool, quiet: bool) -> None:
     """Score TREC runs per topic and map the scores to their interval scales.
 
     Writes one row per (run, topic, measure): run, topic, measure, n, rb, raw, rank, k,
@@ -108,6 +112,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
                            run_names=run_names, names=vocabulary, n_jobs=jobs, progress=not quiet,
                            standardize=standardize, reference=ref, leave_one_out=leave_one_out,
                            bounded=bounded, error=bound_error)
+    if explain:
+        say_scales(scores.attrs.get("scales", {}), scores.attrs.get("conventions"))
     scores_files.write_scores(scores, out)
     if raw_only:
         what = "raw scores"

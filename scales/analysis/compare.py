@@ -153,6 +153,7 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
                                             for n, r in reasons.items()})
     board.store = None if evaluator.path is None else str(evaluator.path)
     board.conventions = conventions.describe()
+    board.scales = evaluator.explain()
     return board
 
 

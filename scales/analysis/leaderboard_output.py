@@ -100,6 +100,8 @@ class Leaderboard:
     permutations: int | None = None
     seed: int | None = None
     conventions: str | None = None
+    #: per measure (as asked for), what its scale is and why, at length (``--explain``)
+    scales: dict[str, str] = dataclasses.field(default_factory=dict, repr=False)
 
     @property
     def runs(self) -> list[str]:

@@ -48,6 +48,7 @@ from irscale.scales.runs.preflight import (
 from irscale.scales.runs.scoring import score_judged
 from irscale.scales.tables.build_options import MAX_BUILD_SECONDS
 from irscale.scales.tables.closed import CLOSED_FORMS
+from irscale.scales.tables.layouts import scale_kind
 from irscale.scales.tables.units import duration, size
 from irscale.store.location import default_store
 
@@ -161,6 +162,8 @@ class Evaluator:
         self._hint = (q.path or "QRELS") + ("" if c.max_grade is None else f" --max-grade {c.max_grade}")
         self._bounded_tables = None
         self.bounded_plans: dict = {}                     # measure -> BoundedPlan (bounded=None)
+        self.built: set[Measure] = set()                  # measures whose tables were built here
+        self._depth: int | None = None                    # the depth of the runs evaluated last
         self._provide(ready)
         warn_folded_levels(ready, q, c.max_grade, self.typed)
 
@@ -189,6 +192,39 @@ class Evaluator:
         if self._by_bounds(measure):
             return None
         return measure.scales_reason()
+
+    def explain(self, depth: int | None = None) -> dict[str, str]:
+        """Per measure (by the name it was asked for, in the order typed; ``depth``: the
+        runs' depth, for names that rank the whole run), what its scale is and why, at
+        length: the details the one-line warnings leave out (``--explain``)."""
+        out = {}
+        for m in self.measures(self._depth if depth is None else depth):
+            out[self.label(m)] = self._explain(m)
+        return out
+
+    def _explain(self, m: Measure) -> str:
+        why = self.scale_reason(m)
+        if why is not None:
+            command = self.commands.get(m)
+            return f"raw only: {why}" + (f"; build it with: {command}" if command else "")
+        plan = self.bounded_plans.get(m)
+        if plan is not None and plan.error is not None:
+            first = bounded_plan.ERRORS[0]
+            wider = (f"; within {first:g} it would take about {duration(plan.narrowest_seconds)} (--error {first:g})"
+                     if plan.error > first else "")
+            return (f"bounded: certified intervals at most {plan.error:g} wide in scaled units, the narrowest of "
+                    f"{', '.join(f'{e:g}' for e in bounded_plan.ERRORS)} that fits the build limit (planned before "
+                    f"any was computed: about {duration(plan.seconds)}, grids of {size(plan.bytes)} at most){wider}; "
+                    f"no exact scale exists at N = {m.n} (docs/bounded.md)")
+        if self._by_bounds(m):
+            return (f"bounded: certified intervals at most {self.error or bounded_plan.ERRORS[0]:g} wide in scaled "
+                    f"units, asked for (--bounded) (docs/bounded.md)")
+        kind = scale_kind(m) or "exact"
+        if kind == "exact: closed form":
+            return f"{kind}: ranks counted by formula, no table (docs/exactness.md)"
+        if kind == "exact: rank oracle":
+            return f"{kind}: ranks counted from the measure's structure, no table (docs/exactness.md)"
+        return f"{kind} in {self.path}" + (" (built now)" if m in self.built else "")
 
     def _uses_bounds(self) -> bool:
         """Whether some measure is scaled by a bounded scale (scores gain their intervals)."""
@@ -310,6 +346,7 @@ class Evaluator:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.store = build_tables(self.path, now, self.n_jobs, self.progress)
+            self.built.update(now)
         except BuildTooLargeError as e:               # the disk or the memory: these measures show raw
             self.store = open_or_none(self.path)
             for m in now:
@@ -328,8 +365,8 @@ class Evaluator:
         ready = self.measures()
         depth = c.depth if c.depth is not None else None if self._later else max(m.n for m in ready)
         run_list = read_runs(runs, depth, progress=self.progress, run_names=run_names)
-        ms = self.measures(runs_depth(run_list) if c.depth is None else c.depth)
-        return self.score(run_list, ms)
+        self._depth = runs_depth(run_list) if c.depth is None else c.depth
+        return self.score(run_list, self.measures(self._depth))
 
     def score(self, run_list: list, measures: list[Measure]) -> pd.DataFrame:
         """Per-topic scores of runs already read (:func:`~irscale.scales.runs.inputs.read_runs`)."""

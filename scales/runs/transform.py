@@ -176,6 +176,7 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     out = evaluator.evaluate(runs, run_names=run_names)
     out = out if methods is None else standardize_scores(out, methods, reference, leave_one_out)
     out.attrs["conventions"] = conventions.describe()         # the trec_eval command line the raw scores equal
+    out.attrs["scales"] = evaluator.explain()                 # what each measure's scale is, and why
     return out
 
 
