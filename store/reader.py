@@ -221,8 +221,9 @@ class Store:
             if self.attrs.get("format_version") != fmt.FORMAT_VERSION:
                 raise _RefusedError(f"of table format version {self.attrs.get('format_version')}, this irscale "
                                     f"reads {fmt.FORMAT_VERSION}")
-            if set(f) - {"tables"} or not isinstance(f.get("tables", getlink=True), (h5py.HardLink, type(None))):
-                raise _DamagedError(f"objects {sorted(set(f) - {'tables'})} irscale does not write")
+            if set(f) != {"tables"} or not isinstance(f.get("tables", getlink=True), h5py.HardLink):
+                raise _DamagedError(f"objects {sorted(set(f))}, not the group tables irscale writes")
+            self._group = f["tables"]            # (h5py's get() would take damage for absence)
         except BaseException as e:
             if self._packed is not None:
                 self._packed[1].close()
@@ -242,18 +243,18 @@ class Store:
         """The names of the tables stored (complete or not, sound or not)."""
         if self._packed is None:
             return list(folder.table_files(self.path))
-        tables = self._packed[1].get("tables")
-        return sorted(tables) if isinstance(tables, h5py.Group) else []
+        return sorted(self._group)
 
     @contextlib.contextmanager
     def _opened(self, name: str) -> Iterator[tuple[h5py.Group, BinaryIO, int] | None]:
         """The table group called ``name``, the file it is in and its size (None without it)."""
         if self._packed is not None:
-            fh, f = self._packed
-            tables = f.get("tables")
-            link = None if tables is None or "/" in name else tables.get(name, getlink=True)
+            fh, tables = self._packed[0], self._group
+            link = None if "/" in name else tables.get(name, getlink=True)
             if link is not None and not isinstance(link, h5py.HardLink):
                 raise _DamagedError("a link to elsewhere")
+            if link is None and name in list(tables):        # listed, not found: damage
+                raise _DamagedError("listed, but not found by its name")
             yield None if link is None else (tables[name], fh, os.fstat(fh.fileno()).st_size)
             return
         opened = _open(self.path / folder.file_of(name))
@@ -283,6 +284,8 @@ class Store:
         for name in self.names():
             try:
                 with self._opened(name) as opened:
+                    if opened is None and self._packed is not None:
+                        raise _DamagedError("listed, but not found by its name")
                     if opened is None:
                         continue                      # removed since it was listed
                     g, _, size = opened
