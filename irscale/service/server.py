@@ -3,7 +3,9 @@
 clients, floods and worker memory are the deployment's (docs/service.md, "Deployment")."""
 from __future__ import annotations
 
+import contextlib
 import os
+import resource
 import socket
 
 import uvicorn
@@ -36,6 +38,11 @@ def serve(store_path: str | os.PathLike, host: str = "127.0.0.1", port: int = 80
     :class:`~irscale.errors.IrscaleError` (the command line prints one line, exit 2)."""
     store = irscale.open_store(store_path)
     _check_can_listen(host, port)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)    # room for the connections and the table files
+    want = max_connections + 256 if hard == resource.RLIM_INFINITY else min(hard, max_connections + 256)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
     app = create_app(store, max_items=max_items, max_body_bytes=max_body_bytes, threads=threads,
                      max_seconds=max_seconds)
     uvicorn.run(app, host=host, port=port, log_level=log_level, limit_concurrency=max_connections,
