@@ -96,13 +96,17 @@ def _open(path: Path) -> tuple[BinaryIO, h5py.File] | None:
 def _attrs(g: h5py.Group) -> dict:
     """The attributes of ``g``, decoded after a check of their types (scalars of numbers
     or fixed-length text only: nothing outside the checksummed object header is read)."""
-    for key in g.attrs:
-        aid = g.attrs.get_id(key)
+    out, attrs = {}, g.attrs
+    for key in attrs:
+        aid = attrs.get_id(key)
         t = aid.get_type()
         if aid.shape != () or t.get_class() not in _ATTR_CLASSES or (
                 isinstance(t, h5py.h5t.TypeStringID) and t.is_variable_str()):
             raise _DamagedError(f"attr {key} is not of a type irscale writes")
-    return fmt.decode_attrs(g.attrs)
+        value = np.empty((), dtype=aid.dtype)
+        aid.read(value)
+        out[key] = value[()]
+    return fmt.decode_attrs(out)
 
 
 def _checked(g: h5py.Group, size: int) -> tuple[dict, dict[str, tuple]]:
