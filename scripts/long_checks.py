@@ -1,0 +1,50 @@
+"""The long versions of test checks that CI runs at a smaller size (to keep ``pytest
+--runslow`` within its time): each runs the same test, with the environment variable
+that the test documents set, through pytest.
+
+    python scripts/long_checks.py            # every long check
+    python scripts/long_checks.py --list     # what they are
+    python scripts/long_checks.py oracles    # one (or several) by name
+
+Exit status: pytest's (0 when every check passes).
+"""
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: name -> (environment variable set to 1, pytest node ids, what it checks beyond CI)
+CHECKS = {
+    "oracles": ("IRSCALE_ORACLE_EVERY_RB", ["tests/test_oracles.py::test_oracle_equals_table_at_n20"],
+                "rank oracles equal tables at N = 20 for every recall base 1..21 (CI: 1, 2, 10, 19, 20, 21)"),
+}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help=f"checks to run (default: all): {', '.join(CHECKS)}")
+    parser.add_argument("--list", action="store_true", help="list the checks and exit")
+    args = parser.parse_args(argv)
+    if args.list:
+        for name, (env, nodes, what) in CHECKS.items():
+            print(f"{name}: {what}\n    {env}=1 pytest --runslow {' '.join(nodes)}")
+        return 0
+    unknown = [n for n in args.names if n not in CHECKS]
+    if unknown:
+        parser.error(f"unknown check(s) {', '.join(unknown)}; known: {', '.join(CHECKS)}")
+    chosen = args.names or list(CHECKS)
+    env = dict(os.environ)
+    nodes = []
+    for name in chosen:
+        var, ids, _ = CHECKS[name]
+        env[var] = "1"
+        nodes += ids
+    return subprocess.run([sys.executable, "-m", "pytest", "--runslow", "-q", "-p", "no:cacheprovider", *nodes],
+                          cwd=ROOT, env=env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
