@@ -55,11 +55,10 @@ def cost(scale: Scale, items: int = 0, points: int | None = None, listed: bool =
 
 
 class LookupService:
-    """The lookups behind the HTTP API, on the snapshot of ``store`` (a path, opened
-    read-only, or an open store) taken here: every table is opened (memory-mapped) and its
-    scale prepared, so requests never open a file (tables per recall-base vector excepted)
-    and a store changed later is seen after a restart only. At most ``max_items`` values or
-    runs per request, and ``max_seconds`` of estimated work (:func:`cost`); thread-safe."""
+    """The lookups behind the HTTP API on the snapshot of ``store`` (a path, or an open
+    store) taken here: every table opened (memory-mapped) and its scale prepared, so that a
+    store changed later is seen after a restart only. At most ``max_items`` values or runs
+    and ``max_seconds`` of estimated work (:func:`cost`) per request; thread-safe."""
 
     def __init__(self, store: Any, max_items: int = DEFAULT_MAX_ITEMS, max_seconds: float = DEFAULT_MAX_SECONDS):
         self.store = store if isinstance(store, irscale.Store) else irscale.open_store(store)
@@ -163,9 +162,8 @@ def _rb(scale: Scale) -> Any:
 
 def _rank_values(scale: Scale, values: np.ndarray, rtol: float | None, atol: float | None,
                  decimals: int | None) -> np.ndarray:
-    """Ranks of a batch of values (Scale.rank: a value beyond the ends of the scale by more
-    than its tolerance is none of its values); ValueNotInScaleError names the first
-    rejected index, with a hint to send ``decimals`` for a value within the range."""
+    """Ranks of a batch of values (Scale.rank); ValueNotInScaleError names the first rejected
+    index, with a hint to send ``decimals`` for a value within the range."""
     rtol = RTOL if rtol is None else rtol
     ranks = scale.rank(values, rtol=rtol, atol=atol, errors="zero", decimals=decimals)
     rejected = np.flatnonzero(ranks == 0)

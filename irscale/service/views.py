@@ -1,6 +1,5 @@
-"""GET /v1/table: its parameters' names and ``rb`` checked (:func:`check_view_names`,
-:func:`view_rb`; FastAPI checks the others) and the bounded view of one
-scale they ask for (:func:`table_view`), whatever the size of its table."""
+"""GET /v1/table: its parameters checked (:func:`check_view_names`, :func:`view_rb`; FastAPI
+checks the others) and the bounded view of one scale (:func:`table_view`)."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,11 +10,9 @@ from irscale.service.errors import RequestError
 from irscale.service.errors import short as _short
 from irscale.service.limits import MAX_QUOTED, MAX_RB_ITEMS, VIEW_PARAMETERS
 
-#: Scales of at most GAP_WINDOWS * GAP_WINDOW values (each located in the table), or of
-#: tables of at most VIEW_EXACT_VALUES stored entries (streamed once), have every gap
-#: counted; the others (rank oracles and closed forms included: nothing is enumerated),
-#: the gaps within :data:`GAP_WINDOWS` windows of :data:`GAP_WINDOW` consecutive ranks,
-#: evenly spaced over the ranks.
+#: Every gap is counted for scales of at most GAP_WINDOWS * GAP_WINDOW values, or tables of
+#: at most VIEW_EXACT_VALUES stored entries (streamed once); else (rank oracles and closed
+#: forms included: nothing is enumerated) those within GAP_WINDOWS evenly spaced windows.
 VIEW_EXACT_VALUES = 1 << 22
 GAP_WINDOWS = 64
 GAP_WINDOW = 4096
@@ -33,10 +30,9 @@ def gap_plan(scale: Scale, windows: int | None = None) -> tuple[str, int]:
 
 
 def table_view(scale: Scale, points: int, bins: int, gaps: str, windows: int | None = None) -> bytes:
-    """The JSON of a :class:`~irscale.service.models.TableViewResponse` of ``scale``:
-    the values at the first and last rank of ``min(points, K)`` bins of consecutive ranks,
-    read with :meth:`~irscale.scales.tables.scale.Scale.values_of_ranks` (a few pages of the
-    table per rank), and the histogram of the gaps (:func:`gap_histogram`)."""
+    """The JSON of a :class:`~irscale.service.models.TableViewResponse` of ``scale``: the
+    values at the first and last rank of ``min(points, K)`` bins of consecutive ranks, and
+    the histogram of the gaps (:func:`gap_histogram`)."""
     k = int(scale.k)
     m = min(points, k)
     cuts = (np.arange(m + 1, dtype=np.int64) * k) // m      # bin i: ranks cuts[i] + 1 .. cuts[i + 1]
