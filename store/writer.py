@@ -24,21 +24,11 @@ from irscale.errors import StoreError
 from irscale.scales.tables.layouts import LAYOUTS
 from irscale.scales.tables.scale import Table
 from irscale.store import folder
-from irscale.store.format import (
-    FORMAT_NAME,
-    FORMAT_VERSION,
-    decode_attrs,
-    digest_entry,
-    int_attr,
-    little_endian_bytes,
-    new_checksum,
-    table_checksum,
-    table_name,
-)
+from irscale.store import format as fmt
+from irscale.store.format import table_name
 from irscale.version import __version__
 
-#: HDF5 file format of table files: the latest, whose superblock and object headers carry
-#: checksums, so that HDF5 refuses damaged metadata instead of parsing it.
+#: HDF5 file format of every file written: the latest (checksummed metadata).
 LIBVER = "latest"
 
 
@@ -48,7 +38,7 @@ def _now() -> str:
 
 def write_root_attrs(f: h5py.File) -> None:
     """A packed file's identity: format name and version, generator, creation time."""
-    for key, value in {"format": FORMAT_NAME, "format_version": FORMAT_VERSION, "generator": "irscale",
+    for key, value in {"format": fmt.FORMAT_NAME, "format_version": fmt.FORMAT_VERSION, "generator": "irscale",
                        "generator_version": __version__, "created": _now()}.items():
         f.attrs[key] = stored(value)
 
@@ -70,7 +60,7 @@ class _GroupSink:
 
     def dataset(self, name: str, dtype, shape: tuple, pieces) -> None:
         ds = self.group.create_dataset(name, shape=shape, dtype=dtype)
-        h = new_checksum()
+        h = fmt.new_checksum()
         pos = 0
         hashed = None
         # a thread digests each piece (hashlib releases the GIL) while this one makes and
@@ -81,7 +71,7 @@ class _GroupSink:
                 ds[pos:pos + arr.shape[0]] = arr
                 if hashed is not None:
                     hashed.result()
-                hashed = digest.submit(h.update, little_endian_bytes(arr))
+                hashed = digest.submit(h.update, fmt.little_endian_bytes(arr))
                 pos += arr.shape[0]
                 if self.bar is not None:
                     self.bar.update(arr.nbytes)
@@ -89,13 +79,13 @@ class _GroupSink:
                 hashed.result()
         if pos != shape[0]:
             raise RuntimeError(f"dataset {name}: {pos} rows written, {shape[0]} declared")
-        self.digests[name] = digest_entry(ds.dtype, ds.shape, h.hexdigest())
+        self.digests[name] = fmt.digest_entry(ds.dtype, ds.shape, h.hexdigest())
 
     def array(self, name: str, data: np.ndarray) -> None:
         ds = self.group.create_dataset(name, data=data)
-        h = new_checksum()
-        h.update(little_endian_bytes(np.asarray(data, dtype=ds.dtype)))
-        self.digests[name] = digest_entry(ds.dtype, ds.shape, h.hexdigest())
+        h = fmt.new_checksum()
+        h.update(fmt.little_endian_bytes(np.asarray(data, dtype=ds.dtype)))
+        self.digests[name] = fmt.digest_entry(ds.dtype, ds.shape, h.hexdigest())
 
     def attrs(self, **attrs) -> None:
         self.collected.update(attrs)
@@ -112,7 +102,7 @@ def write_table(g: h5py.Group, table: Table, build_seconds: float | None = None,
         "measure": str(m), "family": m.name,
         "params": json.dumps({k: _jsonable(v) for k, v in m.param_values().items()}),
         "rel": json.dumps(list(range(m.levels))), "n": m.n, "rb_dependent": bool(m.rb_dependent),
-        "layout": table.layout, "n_entries": int(table.n_entries), "n_runs": int_attr(table.n_runs),
+        "layout": table.layout, "n_entries": int(table.n_entries), "n_runs": fmt.int_attr(table.n_runs),
         "tie_method": cert.method, "error_bound": float(cert.error_bound), "min_gap": float(cert.min_gap),
         "min_gap_exact": cert.min_gap_exact, "redecided": int(cert.redecided),
         "generator_version": __version__, "created": _now(),
@@ -120,33 +110,28 @@ def write_table(g: h5py.Group, table: Table, build_seconds: float | None = None,
         "rb_counts": json.dumps(None if table.table_rb is None else list(table.table_rb)),
     }
     attrs.update(sink.collected)
-    attrs["format_version"] = FORMAT_VERSION
+    attrs["format_version"] = fmt.FORMAT_VERSION
     attrs["digests"] = json.dumps(dict(sorted(sink.digests.items())), separators=(",", ":"))
     for k, v in attrs.items():
         g.attrs[k] = stored(v)
-    g.attrs["checksum"] = stored(table_checksum(decode_attrs(g.attrs)))   # of the attributes as readers decode them
+    g.attrs["checksum"] = stored(fmt.table_checksum(fmt.decode_attrs(g.attrs)))   # as readers decode them
     g.attrs["complete"] = True  # last: marks the table as usable
 
 
 def stored(value: object) -> object:
-    """An attribute as written: text as a fixed-length string, held in the attribute's own
-    message, which HDF5 checksums (variable-length text lies in a global heap that has no
-    checksum, where damage can hang HDF5); readers decode both (:func:`decode_attrs`)."""
+    """An attribute as written: text as a fixed-length string, in the checksummed object
+    header (variable-length text lies in the global heap, which has no checksum)."""
     return np.bytes_(value.encode()) if isinstance(value, str) else value
 
 
 def table_bytes(table: Table) -> int:
-    """Upper estimate of the bytes of ``table``'s file: its arrays, the block index (about
-    5 %), HDF5 metadata and room to spare."""
+    """Upper estimate of the bytes of ``table``'s file (arrays, block index, metadata)."""
     return int(table.stored_bytes() * 1.1) + (1 << 20)
 
 
 def _reserve(path: Path, size: int) -> None:
-    """Allocate ``size`` bytes of disk for ``path`` before HDF5 writes into it: a disk that
-    cannot hold the table fails here, cleanly (ENOSPC, or EFBIG under a file-size limit),
-    instead of in the middle of the HDF5 library, which does not survive a failed write
-    well. HDF5 trims the file to what it uses when it closes it. File systems without
-    fallocate skip the reservation."""
+    """Allocate ``size`` bytes of disk for ``path`` before HDF5 writes into it: no room fails
+    here, cleanly (ENOSPC, EFBIG), not in the middle of HDF5 (trimmed when it closes)."""
     fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
     try:
         os.posix_fallocate(fd, 0, size)
@@ -158,9 +143,8 @@ def _reserve(path: Path, size: int) -> None:
 
 
 def finish_hdf5(f: h5py.File, close: bool = True) -> None:
-    """Flush (``close``: close) the HDF5 file ``f``, which writes what HDF5 still holds of
-    it; a failure is an OSError of the errno HDF5 names (h5py raises RuntimeError: "Can't
-    decrement id ref count (unable to extend file properly, errno = 28, ...)")."""
+    """Flush (``close``: close) the HDF5 file ``f``; a failure is an OSError of the errno
+    HDF5 names (h5py raises RuntimeError: "... errno = 28, ...")."""
     name = Path(f.filename).name
     try:
         f.close() if close else f.flush()
@@ -172,10 +156,8 @@ def finish_hdf5(f: h5py.File, close: bool = True) -> None:
 
 @contextlib.contextmanager
 def hdf5_written(tmp: Path, mode: str = "w") -> Iterator[h5py.File]:
-    """The HDF5 file ``tmp`` opened for writing in the latest format (objects created under
-    an older bound get object headers of version 1, which have no checksum); when the
-    block ends, flushed, closed and synced to disk, every error of these failing it (a
-    failed close of the synced file too); when the block fails, closed quietly."""
+    """The HDF5 file ``tmp`` open for writing in the latest format; when the block ends,
+    flushed, closed and synced to disk, every error failing it; when it fails, closed."""
     f = h5py.File(tmp, mode, libver=LIBVER)
     try:
         yield f
