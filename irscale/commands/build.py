@@ -123,7 +123,8 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
         store = build_store(out, ms, rbs=rbs, n_jobs=jobs, progress=not quiet, rebuild=rebuild, backend=backend,
                             scheduler=scheduler, method=method, bucket_items=bucket_items,
                             rb_counts=vectors or None, wait=wait, layout=layout, report=report)
-    in_file = _count(len(store.tables()), "table")
+    tables = store.tables()                 # listed once: each table file's metadata checked
+    in_file = _count(len(tables), "table")
     built, found = len(report.built), len(report.found)
     if found and not built:
         what = f"the table of {report.found[0]} is" if found == 1 else f"all {found} tables"
@@ -131,7 +132,7 @@ def command(measures: str | None, preset: str | None, depth: int | None, rb_text
     elif found:
         click.echo(f"{out}: {_count(built, 'table')} built, {found} already built ({in_file} in the store)")
     else:
-        done = [t for t in store.tables() if t["measure"] in {str(m) for m in ms}]
+        done = [t for t in tables if t.measure in {str(m) for m in ms}]
         click.echo(f"{out}: {_count(len(done), 'table')} for {_count(len(ms), 'measure')} ({in_file} in the store)")
 
 
