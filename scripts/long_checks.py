@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CHECKS = {
     "oracles": ("IRSCALE_ORACLE_EVERY_RB", ["tests/test_oracles.py::test_oracle_equals_table_at_n20"],
                 "rank oracles equal tables at N = 20 for every recall base 1..21 (CI: 1, 2, 10, 19, 20, 21)"),
+    "rprec": ("IRSCALE_RPREC_EVERY_RB", ["tests/test_rprec.py::test_transform_with_tables_on_trec8_n20"],
+              "Rprec@20 through stored tables of all 44 recall bases of TREC-8 (CI: 8 of them, 12 topics)"),
 }
 
 
