@@ -138,7 +138,9 @@ def _checked(g: h5py.Group, size: int) -> tuple[dict, dict[str, tuple]]:
         if not isinstance(ds, h5py.Dataset):
             raise _DamagedError(f"{name} is not a dataset")
         plist = ds.id.get_create_plist()
-        if plist.get_layout() != h5py.h5d.CONTIGUOUS or plist.get_external_count():
+        if plist.get_external_count():
+            raise _DamagedError(f"dataset {name} is stored outside the file (external storage)")
+        if plist.get_layout() != h5py.h5d.CONTIGUOUS:
             raise _DamagedError(f"dataset {name} is not contiguous in the file")
         if ds.dtype.str != dtype.str or ds.shape != shape or dtype.kind not in "biuf":
             raise _DamagedError(f"dataset {name} is {ds.dtype.str} {list(ds.shape)}, its digest says "
