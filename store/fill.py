@@ -122,9 +122,8 @@ def _missing(store: Store | None, requested: dict, rebuild: bool, layouts: dict 
 
 @contextlib.contextmanager
 def _writes_fail_with_efbig() -> Iterator[None]:
-    """Ignore SIGXFSZ while building, so that a write beyond the file-size limit fails with
-    EFBIG (reported as DiskFullError) instead of killing the process with a core dump.
-    CPython ignores it already; an embedding program may not. Main thread only."""
+    """Ignore SIGXFSZ while building (main thread only): a write beyond the file-size limit
+    fails with EFBIG (DiskFullError) instead of killing the process."""
     try:
         before = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     except (ValueError, AttributeError, OSError):   # not the main thread, or no SIGXFSZ
@@ -137,10 +136,9 @@ def _writes_fail_with_efbig() -> Iterator[None]:
 
 
 def _build(store: Store, ms: list[Measure], wanted: dict, existed: bool, **how: object) -> None:
-    """Build and commit the ``wanted`` tables (the caller holds their locks). When it
-    stops early (a full disk, Ctrl-C), its error says what this build kept: the tables it
-    committed, counted as they are committed and, for tables the store lacked before, also
-    found in the store (so that a Ctrl-C just after a commit still counts it)."""
+    """Build and commit the ``wanted`` tables (the caller holds their locks); stopped early
+    (a full disk, Ctrl-C), its error says what it kept: the tables it committed, or that
+    the store gained (a Ctrl-C just after a commit)."""
     todo = [m for m in ms if wanted[m]]
     if not todo:
         return
@@ -172,10 +170,8 @@ def _build(store: Store, ms: list[Measure], wanted: dict, existed: bool, **how: 
 def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list, done: list[str], n_jobs: int,
                       progress: bool, method: str, backend: str | None, scheduler: str | None,
                       bucket_items: int | None, layout: str) -> None:
-    """The work of :func:`_build`: estimates, then each table committed as soon as it is
-    built. Its build time is the time since the table before (of tables that come from one
-    enumeration pass, the first carries the pass), plus for a measure's first table the
-    seconds of its checkpoints, which are deleted once its tables are committed."""
+    """Estimates, then each table committed as soon as it is built; its build time is the
+    time since the table before, plus for a measure's first table its checkpoints' seconds."""
     wd = workdir_for(path)
     fanout = Fanout(n_jobs, backend)
     plans = [estimate(m, t, fanout.workers, method, layout) for m, t in pairs]     # they refuse what cannot fit
@@ -230,8 +226,7 @@ def _in_store(store: Store, pairs: list) -> set[str]:
 
 def check_room(path: Path, tables: list) -> None:
     """Refuse (DiskFullError) a commit whose table files cannot fit on the disk or exceed
-    the process's file-size limit: HDF5 does not survive a failed write well (an exception
-    from the middle of the library, or a crash), so such a commit must not start."""
+    the process's file-size limit: such a commit must not start."""
     sizes = [table_bytes(t) for t in tables]
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     if limit != resource.RLIM_INFINITY and sizes and max(sizes) > limit:
@@ -248,9 +243,8 @@ def check_room(path: Path, tables: list) -> None:
 
 
 def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool = False) -> None:
-    """:func:`~irscale.store.writer.commit` after :func:`check_room`, with a full disk or
-    a file-size limit met while writing reported as DiskFullError (h5py raises RuntimeError
-    or OSError); a failed commit leaves no temporary file."""
+    """:func:`~irscale.store.writer.commit` after :func:`check_room`; a full disk or a
+    file-size limit met while writing is DiskFullError."""
     check_room(path, tables)
     try:
         commit(path, tables, build_seconds, progress=progress)
@@ -317,9 +311,8 @@ def kept_message(path: Path, wd: Path, committed: int, why: str = "", existed: b
 
 
 def interrupted_message(path: Path, wd: Path, committed: int, existed: bool = True, left: int = 1) -> str:
-    """What an interrupted build leaves and, when it leaves something to resume from
-    (committed tables, finished checkpoints) and tables to build (``left``), how to resume
-    it. ``existed``: whether the store existed when the build started."""
+    """What an interrupted build leaves and, when there is something to resume from and
+    ``left`` tables to build, how to resume it."""
     parts = [f"{status.label}: {status.done} of {status.total} buckets, {size(status.bytes)}"
              for _, status in _checkpoints(wd).values() if status.done]
     saved = f"; checkpoints in {wd} ({'; '.join(parts)})" if parts else ""
