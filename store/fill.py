@@ -56,25 +56,18 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
                 scheduler: str | None = None, bucket_items: int | None = None,
                 rb_counts: tuple[int, ...] | list[tuple[int, ...]] | dict[str, list[tuple[int, ...]]] | None = None,
                 wait: float | None = None, layout: str = "auto", report: BuildReport | None = None) -> Store:
-    """Build the tables of ``measures`` (names, Measure objects or a comma-separated
-    string) that the store folder at ``path`` lacks (all of them with ``rebuild``), and
-    return the store.
-
-    One table per measure serves every recall base (``rbs``, a request or a dict from
-    measure name to one, is validated only), but for measures with a table per recall-base
-    vector, whose tables are the vectors of ``rb_counts`` (a tuple, a list of them, or a
-    dict from measure name to such a list; default the all-runs vector). Each table is
-    committed as soon as it is built, big tables checkpoint finished buckets in
-    :func:`workdir_for` (the same call resumes them, bit-identically), and a build holds
-    the lock of each table it writes: a build of a table another build is writing waits
-    for it (``wait`` seconds at most, then StoreBusyError; None: as long as it takes),
-    then builds what is still missing. A full disk or a file-size limit stops it with
-    DiskFullError saying what it kept. ``n_jobs``: workers (None: the cores this process
-    may use); ``backend``: ``"loky"``, ``"threading"`` or ``"dask"`` (a cluster at
-    ``scheduler``, else a local one); ``method``: ``"auto"``, ``"split"`` or
-    ``"generic"``; ``layout``: ``"auto"``, ``"table"`` or ``"oracle"`` (a table stored in
-    another layout than one asked for is replaced); ``report``: a BuildReport to fill.
-    """
+    """Build the tables of ``measures`` (names, Measure objects, or a comma-separated
+    string) that the store folder at ``path`` lacks (all with ``rebuild``); returns the
+    store. One table per measure serves every recall base (``rbs`` is validated only), but
+    measures with a table per recall-base vector get one per vector of ``rb_counts`` (a
+    tuple, a list, or a dict from measure name to a list; default the all-runs vector).
+    Each table is committed as soon as it is built; big tables checkpoint in
+    :func:`workdir_for` (the same call resumes, bit-identically); a table another build is
+    writing is waited for (``wait`` seconds, then StoreBusyError; None: as long as it
+    takes); a full disk or file-size limit is DiskFullError saying what was kept.
+    ``n_jobs``, ``backend`` (loky, threading, dask at ``scheduler``), ``method`` (auto,
+    split, generic), ``layout`` (auto, table, oracle: a table stored in another layout
+    than one asked for is replaced); ``report``: a BuildReport to fill."""
     path = Path(path)
     ms = parse_measures(measures)
     for m in ms:
