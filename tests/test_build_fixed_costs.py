@@ -119,7 +119,7 @@ def test_a_commit_replaces_only_its_tables_files(tmp_path):
     assert {k: v for k, v in after.items() if k != "AP@8.h5"} == {k: v for k, v in before.items() if k != "AP@8.h5"}
     assert np.array_equal(np.asarray(old.ids), ids)                     # the old file, still mapped
     assert sorted(irscale.open_store(path).verify_each()) == [("AP@8", None), ("P@6", None), ("RR@6", None)]
-    assert sorted(p.name for p in path.iterdir() if not p.name.startswith(".lock-")) == [
+    assert sorted(p.name for p in path.iterdir() if not p.name.startswith(".")) == [
         "AP@8.h5", "P@6.h5", "RR@6.h5", "irscale-store.json"]
 
 

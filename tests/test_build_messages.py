@@ -89,7 +89,7 @@ def test_interrupting_the_build_of_a_new_store_says_nothing_was_written(tmp_path
 
 def _contents(store) -> dict:
     """The store folder's files (lock files apart) and their bytes."""
-    return {p.name: p.read_bytes() for p in store.iterdir() if not p.name.startswith(".lock-")}
+    return {p.name: p.read_bytes() for p in store.iterdir() if not p.name.startswith(".")}
 
 
 def test_interrupting_a_build_of_an_existing_store_says_it_is_unchanged(tmp_path, monkeypatch):
