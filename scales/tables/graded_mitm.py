@@ -1,0 +1,471 @@
+"""Graded rank oracles for count vectors that bound several grades: meet in the middle with
+Pareto-minimal count vectors.
+
+The measure. A graded DCG with integer gains ``gains[0..G]`` and a logarithmic discount
+(trec_eval's 1/log2(k + 1) of nDCG_trec, or the Jarvelin-Kekalainen discount of DCG(b) and
+nDCG(b)) over runs of N grades, restricted to the runs *feasible* for a count vector
+c = (c_1..c_G): at most c_g documents of grade g (c_g >= N bounds nothing). nDCG at c is
+that DCG divided by a positive constant (the ideal DCG of c), so it has the same ranks.
+
+Groups. The discount of rank k is ``coef_k * X_m`` with coef_k rational and
+X_m = ln(base) / ln(m), m not a perfect power (X = 1 for the rational ranks:
+:func:`~irscale.scales.measures.keys.log_discount`). The ranks of one m form a *group*
+(trec, N = 20: {1, 3, 7, 15} (k + 1 = 2, 4, 8, 16), {2, 8} (3, 9) and 14 single ranks). With
+L_i the lcm of the denominators of group i's coefficients, a run's *part* in group i is the
+integer t_i = sum_{k in i} gains[r_k] * coef_k * L_i, and DCG = sum_i (X_{m_i} / L_i) t_i.
+Under the independence assumption of docs/exactness.md (1 and the X_m linearly independent
+over the rationals) two runs have equal values exactly when their tuples of parts are equal.
+So the distinct feasible values are the distinct *feasible tuples*: the tuples t that at
+least one feasible run realises, and the unq rank of a feasible run with tuple t_q is
+1 + #{feasible tuples t : V(t) < V(t_q)}.
+
+Feasibility with several realisations. A tuple may be realised by runs with different count
+vectors (gains (0,1,2,3): grade 1 at rank 1 and grade 2 at rank 3 give the same part 12 in
+the group {1, 3, 7, 15}); it is feasible when SOME realisation fits c, and is one value
+however many fit. Only the bounded grades matter (D: the g with c_g < N); a count vector is
+over D, and box = {v : v <= c}. For an option t_i of group i let R_i(t_i) be the count
+vectors of its realisations (assignments of grades to the group's ranks with part t_i) and
+P_i(t_i) = min(R_i(t_i) & box), its Pareto-minimal elements in the box (an antichain).
+
+Lemma 1. t is feasible iff there are v_i in P_i(t_i) with sum_i v_i <= c.
+Proof. The groups partition the ranks, so a run realising t is one realisation rho_i of each
+t_i, chosen independently, and its count vector is sum_i cnt(rho_i). If it fits c, every
+cnt(rho_i) <= c (counts are >= 0) lies in R_i & box and dominates some v_i in P_i (finite
+sets have minimal elements below each element); sum v_i <= sum cnt(rho_i) <= c. Conversely
+each v_i is the count vector of a realisation rho_i, and the run of the rho_i fits c.
+
+The sides. The groups are split into sides A and B; an *entry* of a side is a tuple of
+options of its groups (a partial tuple), with P(e) = min((P_1(e_1) (+) P_2(e_2) (+) ...) & box)
+((+): Minkowski sum), computed group by group as min((P (+) P_i) & box): equal to the
+definition because the box is down-closed, so every element of X (+) Y in the box dominates
+an element of min(X) (+) min(Y) that is in the box too. Entries with P(e) empty are
+infeasible with anything and dropped. Each tuple t is exactly one pair (a, b), its
+restrictions to the two sides, and by Lemma 1 (applied to the two sides as two groups) it is
+feasible iff F(P(a), P(b)): some u in P(a) and v in P(b) have u + v <= c. F depends on the
+two antichains only: entries are interned by antichain (*classes*), F is a matrix of classes,
+and A's classes with equal rows of F share one *row*: the list of B entries feasible with
+them, sorted by value.
+
+Counting once. K = sum over A entries of the length of its row's list: every feasible tuple
+is one pair (a, b) with b in the list of a's row, counted once, since feasibility is a
+predicate of the pair (whichever realisations witness it, however many count vectors they
+have), never a sum over realisations. The rank of a feasible run counts, in the same way, the
+pairs whose value is below its own.
+
+Floats and ties (as :mod:`~irscale.scales.tables.oracle_form` decides them). Each option's
+value (X_m / L) t is correctly rounded to float64, an entry's value is the float sum of its
+options', and a pair's float value S = s_a + s_b lies within ``bound`` = 2 (q + 3) u s_max
+of the exact V (q groups, u = 2^-53, s_max the largest |value|). A query (the run's own pair,
+float y) counts the pairs with s_b < fl(y - M - s_a) as below and lists the pairs with
+fl(y - M - s_a) <= s_b <= fl(y + M - s_a), ``M`` = 2 bound + 8 u s_max: the first are below
+V_q and every pair in neither set is above it (the subtractions err by at most u s_max). A
+listed pair equal to the run's own is its tuple; any other is decided by its exact value in
+:data:`~irscale.scales.measures.keys.MP_DIGITS` digits (a sum of integers times the X_m / L),
+and two different tuples whose values agree to MP_DIGITS - 10 digits raise
+:class:`~irscale.errors.CertificationError` (the independence assumption failing), never a
+silent tie.
+
+Kernels: :mod:`irscale.scales.tables.graded_mitm_kernels`; plain-Python reference from the
+definition (every run enumerated): tests/graded_reference.py.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+
+from irscale.enumerate.lazy import lazy_module
+from irscale.errors import CertificationError, MeasureError, RunError
+from irscale.scales.measures.keys import MP_DIGITS, U, log_discount
+
+mk = lazy_module("irscale.scales.tables.graded_mitm_kernels")
+
+#: Largest side B (entries) a split may build ...
+B_LIMIT = 1 << 22
+#: ... and largest number of list elements over all rows (about 14 bytes each).
+ROW_BUDGET = 1 << 25
+#: Largest side A (entries).
+A_LIMIT = 1 << 25
+#: Band pairs a query keeps in its first scan (queries with more are scanned again).
+CAP = 8
+
+Discount = tuple[Fraction, "int | None"]
+
+
+def trec_discounts(n: int) -> tuple[list[Discount], int]:
+    """trec_eval's discount 1/log2(k + 1) of ranks 1..n in formal form, and its base (2)."""
+    return [log_discount(2, k + 1) for k in range(1, n + 1)], 2
+
+
+def jk_discounts(b: int, n: int) -> tuple[list[Discount], int]:
+    """The Jarvelin-Kekalainen discount of base b (1 below rank b, ln b / ln k from b on)."""
+    return [(Fraction(1), None) if k < b else log_discount(b, k) for k in range(1, n + 1)], b
+
+
+def discounts_of_measure(measure: object) -> tuple[list[Discount], int]:
+    """The formal discounts of a logarithmic irscale measure (DCG, nDCG, nDCG_trec), read from
+    its exact key (:class:`~irscale.scales.measures.keys.FormalLogKey`): rank k's weight of
+    grade g is gains[g] * (coef_k * denom) shifted into its coordinate's field."""
+    spec, gains = measure.spec, tuple(measure.gains)
+    top = next((g for g, x in enumerate(gains) if x), None)
+    if top is None or not hasattr(spec, "coords"):
+        raise MeasureError(f"{measure}: not a logarithmic measure with a nonzero gain")
+    out = []
+    for k in range(1, measure.n + 1):
+        c = spec.coordinate_of_rank(k)
+        unit = (spec.weights[k - 1][top] >> spec.offsets[c]) // gains[top]
+        out.append((Fraction(unit, spec.denoms[c]), spec.coords[c]))
+    return out, spec.base
+
+
+def _pareto(vectors: set) -> tuple:
+    """The Pareto-minimal vectors of a set (componentwise <=), sorted."""
+    kept: list = []
+    for v in sorted(vectors, key=lambda x: (sum(x), x)):
+        if not any(all(a <= b for a, b in zip(u, v)) for u in kept):
+            kept.append(v)
+    return tuple(sorted(kept))
+
+
+class _Group:
+    """One group of ranks: ``keys`` (the distinct parts t, sorted), ``floats`` (their values
+    (X_m / L) t, correctly rounded), ``classes`` (the antichain class of each option)."""
+
+    def __init__(self, ranks: list[int], m: int | None, weights: list[int], L: int, keys: list[int],
+                 floats: np.ndarray, classes: np.ndarray):
+        self.ranks, self.m, self.weights, self.L = ranks, m, weights, L
+        self.keys = np.array(keys, np.int64)
+        self.floats, self.classes = floats, classes
+
+    def __len__(self) -> int:
+        return self.keys.shape[0]
+
+
+class _Side:
+    """Entries of one side sorted by value: ``s``, ``code`` (mixed radix over the side's
+    groups, first most significant), ``cls`` (antichain class); ``by_code``: positions in
+    code order, for finding a run's entry."""
+
+    def __init__(self, groups: list[int], radices: list[int], s: np.ndarray, code: np.ndarray, cls: np.ndarray):
+        order = np.argsort(s, kind="stable")
+        self.groups, self.radices = groups, radices
+        self.s, self.code, self.cls = s[order], code[order], cls[order]
+        self.by_code = np.argsort(self.code, kind="stable")
+        self.sorted_codes = self.code[self.by_code]
+
+    def __len__(self) -> int:
+        return self.s.shape[0]
+
+    def find(self, codes: np.ndarray) -> np.ndarray:
+        """Positions of the entries with these codes (-1 for codes not present)."""
+        at = np.searchsorted(self.sorted_codes, codes)
+        at = np.minimum(at, max(len(self) - 1, 0))
+        ok = self.sorted_codes[at] == codes if len(self) else np.zeros(codes.shape[0], bool)
+        return np.where(ok, self.by_code[at], -1)
+
+    def digits(self, pos: np.ndarray) -> np.ndarray:
+        """The option of every group of the entries at ``pos`` (int64 (len, groups))."""
+        rest = self.code[np.asarray(pos, np.int64)]
+        out = np.zeros((rest.shape[0], len(self.radices)), np.int64)
+        for j in range(len(self.radices) - 1, -1, -1):
+            out[:, j] = rest % self.radices[j]
+            rest = rest // self.radices[j]
+        return out
+
+
+class GradedMitm:
+    """The rank oracle of a graded logarithmic DCG over the runs of N grades feasible for
+    the count vector ``counts`` (c_1..c_G; see the module docstring). ``discounts``: per rank
+    (coef, m) (:func:`trec_discounts`, :func:`jk_discounts`), with X_m = ln(base) / ln(m).
+    ``b_limit``, ``row_budget``: the largest side B and the most list elements a split may
+    have (the smallest side A within them is chosen)."""
+
+    def __init__(self, n: int, gains: Sequence[int], counts: Sequence[int], discounts: list[Discount], base: int,
+                 *, b_limit: int = B_LIMIT, row_budget: int = ROW_BUDGET):
+        self.n, self.gains, self.base = n, tuple(int(g) for g in gains), base
+        self.levels = len(self.gains)
+        if len(counts) != self.levels - 1 or any(c < 0 for c in counts) or len(discounts) != n:
+            raise MeasureError(f"counts {tuple(counts)} for {self.levels} levels, or {len(discounts)} discounts "
+                               f"for N = {n}")
+        self.counts = tuple(min(int(c), n) for c in counts)
+        self.dims = [g for g in range(1, self.levels) if self.counts[g - 1] < n]     # the bounded grades
+        self.cap = tuple(self.counts[g - 1] for g in self.dims)
+        self._ac: list[tuple] = []
+        self._ac_id: dict[tuple, int] = {}
+        self._comb: dict[tuple[int, int], int] = {}
+        self.empty, self.zero = self._intern(()), self._intern((tuple(0 for _ in self.dims),))
+        with mpmath.workdps(MP_DIGITS + 10):
+            lb = mpmath.log(base)
+            self._x = {m: (mpmath.mpf(1) if m is None else lb / mpmath.log(m))
+                       for m in {m for _, m in discounts}}
+        by_m: dict = {}
+        for k, (coef, m) in enumerate(discounts, start=1):
+            by_m.setdefault(m, []).append((k, coef))
+        self.groups = [self._group(by_m[m], m) for m in sorted(by_m, key=lambda x: (x is not None, x or 0))]
+        smax = sum(float(np.abs(g.floats).max()) for g in self.groups)
+        self.smax = smax
+        self.bound = 2 * (len(self.groups) + 3) * U * smax
+        self.margin = 2 * self.bound + 8 * U * smax + 4 * np.nextafter(0, 1)
+        self._split(b_limit, row_budget)
+
+    # -- groups and antichains -------------------------------------------------------------
+    def _intern(self, ac: tuple) -> int:
+        got = self._ac_id.get(ac)
+        if got is None:
+            got = self._ac_id[ac] = len(self._ac)
+            self._ac.append(ac)
+        return got
+
+    def _fits(self, v: tuple) -> bool:
+        return all(a <= b for a, b in zip(v, self.cap))
+
+    def _combine(self, i: int, j: int) -> int:
+        """The class of min((P_i (+) P_j) & box)."""
+        got = self._comb.get((i, j))
+        if got is None:
+            sums = {tuple(a + b for a, b in zip(u, v)) for u in self._ac[i] for v in self._ac[j]}
+            got = self._comb[(i, j)] = self._intern(_pareto({v for v in sums if self._fits(v)}))
+        return got
+
+    def _group(self, ranks: list[tuple[int, Fraction]], m: int | None) -> _Group:
+        """Options of a group: every assignment of grades to its ranks by a dynamic programme
+        over them, merged by equal part, each with the Pareto-minimal count vectors (in the
+        box) of its realisations."""
+        L = math.lcm(*(coef.denominator for _, coef in ranks))
+        weights = [int(coef * L) for _, coef in ranks]
+        unit = [tuple(int(d == g) for d in self.dims) for g in range(self.levels)]
+        states: dict[int, set] = {0: {tuple(0 for _ in self.dims)}}
+        for w in weights:
+            nxt: dict[int, set] = {}
+            for key, vecs in states.items():
+                for g in range(self.levels):
+                    got = nxt.setdefault(key + self.gains[g] * w, set())
+                    for v in vecs:
+                        u = tuple(a + b for a, b in zip(v, unit[g]))
+                        if self._fits(u):
+                            got.add(u)
+            states = {key: set(_pareto(v)) for key, v in nxt.items()}
+        keys = sorted(states)
+        if max(abs(k) for k in keys) >= 1 << 62:
+            raise MeasureError("gains too large for 64-bit parts")
+        with mpmath.workdps(MP_DIGITS + 10):
+            floats = np.array([float(self._x[m] * key / L) for key in keys], np.float64)
+        classes = np.array([self._intern(_pareto(states[key])) for key in keys], np.int64)
+        return _Group([k for k, _ in ranks], m, weights, L, keys, floats, classes)
+
+    # -- sides ------------------------------------------------------------------------------
+    def _side(self, idx: list[int]) -> _Side:
+        s, code, cls = np.zeros(1), np.zeros(1, np.int64), np.array([self.zero], np.int64)
+        radices = []
+        for i in idx:
+            g = self.groups[i]
+            m = len(g)
+            ucls, inv = np.unique(cls, return_inverse=True)
+            table = np.array([[self._combine(int(a), int(b)) for b in g.classes] for a in ucls], np.int64)
+            cls = table[inv.reshape(-1)].reshape(-1)
+            s = (s[:, None] + g.floats[None, :]).reshape(-1)
+            code = (code[:, None] * m + np.arange(m)[None, :]).reshape(-1)
+            keep = cls != self.empty
+            s, code, cls = s[keep], code[keep], cls[keep]
+            radices.append(m)
+        return _Side(idx, radices, s, code, cls)
+
+    def _order(self) -> list[int]:
+        """Groups in the order sides take them: several ranks first (they hold the several
+        realisations), then by decreasing span of values (B gets the narrow bottom ranks)."""
+        spans = [float(g.floats.max() - g.floats.min()) for g in self.groups]
+        return sorted(range(len(self.groups)), key=lambda i: (len(self.groups[i].ranks) == 1, -spans[i], i))
+
+    def _split(self, b_limit: int, row_budget: int) -> None:
+        order = self._order()
+        sizes = [len(self.groups[i]) for i in order]
+        for j in range(1, len(order) + 1):
+            size_b = math.prod(sizes[j:])
+            if size_b > b_limit and j < len(order):
+                continue
+            if math.prod(sizes[:j]) > A_LIMIT:
+                break
+            self.A, self.B = self._side(sorted(order[:j])), self._side(sorted(order[j:]))
+            if self._rows(row_budget):
+                return
+        raise MeasureError(f"no split of the {len(order)} groups fits {A_LIMIT} A entries and {row_budget} "
+                           f"list elements")
+
+    def _rows(self, budget: int) -> bool:
+        """The feasibility matrix of the sides' classes, its distinct rows and their lists of
+        B entries (False when the lists would exceed ``budget`` elements)."""
+        ua, rowsel = np.unique(self.A.cls, return_inverse=True)
+        ub, bsel = np.unique(self.B.cls, return_inverse=True)
+        vecs = [(j, v) for j, b in enumerate(ub) for v in self._ac[b]]
+        V = np.array([v for _, v in vecs], np.int64).reshape(len(vecs), len(self.dims))
+        owner = np.array([j for j, _ in vecs], np.int64)
+        cap = np.array(self.cap, np.int64)
+        F = np.zeros((ua.shape[0], ub.shape[0]), bool)
+        for i, a in enumerate(ua):
+            for u in self._ac[a]:
+                fits = (V + np.array(u, np.int64) <= cap).all(axis=1)
+                F[i, owner[fits]] = True
+        rows, of_class = np.unique(F, axis=0, return_inverse=True)
+        per_row = rows[:, bsel.reshape(-1)]                       # (rows, B entries)
+        lengths = per_row.sum(axis=1)
+        if int(lengths.sum()) > budget:
+            return False
+        self.rowA = of_class.reshape(-1)[rowsel.reshape(-1)].astype(np.int32)
+        xs, pos, idx, offs, lmin, lmax, linv = [], [], [], [0], [], [], []
+        for r in range(rows.shape[0]):
+            sel = np.flatnonzero(per_row[r])
+            x = self.B.s[sel]
+            bi, xmin, inv = mk.bucket_index(x, max(1, x.shape[0] // 2))
+            xs.append(x)
+            pos.append(sel.astype(np.int32))
+            idx.append(bi)
+            offs.append(offs[-1] + bi.shape[0])
+            lmin.append(xmin)
+            lmax.append(float(x[-1]) if x.shape[0] else 0.0)
+            linv.append(inv)
+        self.Lx, self.Lpos = np.concatenate(xs), np.concatenate(pos)
+        self.Loff = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        self.Bidx, self.Bidx_off = np.concatenate(idx), np.array(offs, np.int64)
+        self.Lmin, self.Lmax, self.Linv = (np.array(v, np.float64) for v in (lmin, lmax, linv))
+        return True
+
+    # -- answers -----------------------------------------------------------------------------
+    @property
+    def k(self) -> int:
+        """The number of distinct values of the runs feasible for the count vector."""
+        return int(mk.feasible_pairs(self.rowA, self.Loff))
+
+    def parts(self, runs: np.ndarray) -> np.ndarray:
+        """Option index in every group of each run (int64 (runs, groups)); raises
+        :class:`~irscale.errors.RunError` for runs that are not feasible."""
+        runs = np.asarray(runs)
+        if runs.ndim != 2 or runs.shape[1] != self.n or (runs.size and (runs.min() < 0 or runs.max() >= self.levels)):
+            raise RunError(f"runs must be grades 0..{self.levels - 1} of shape (runs, {self.n})")
+        runs = runs.astype(np.int64)
+        for g in range(1, self.levels):
+            have = (runs == g).sum(axis=1)
+            bad = np.flatnonzero(have > self.counts[g - 1])
+            if bad.size:
+                i = int(bad[0])
+                raise RunError(f"run {i} has {int(have[i])} documents of grade {g}, more than the topic's "
+                               f"{self.counts[g - 1]}: it cannot occur for this topic")
+        gains = np.array(self.gains, np.int64)
+        out = np.zeros((runs.shape[0], len(self.groups)), np.int64)
+        for i, g in enumerate(self.groups):
+            key = sum(gains[runs[:, k - 1]] * w for k, w in zip(g.ranks, g.weights))
+            out[:, i] = np.searchsorted(g.keys, key)
+        return out
+
+    def _entries(self, side: _Side, parts: np.ndarray) -> np.ndarray:
+        code = np.zeros(parts.shape[0], np.int64)
+        for j, i in enumerate(side.groups):
+            code = code * side.radices[j] + parts[:, i]
+        pos = side.find(code)
+        if (pos < 0).any():
+            raise RuntimeError("a feasible run's partial tuple is missing from its side")
+        return pos
+
+    def rank_runs(self, runs: np.ndarray) -> np.ndarray:
+        """Unq ranks (1..K, int64) of feasible runs (uint8 (runs, N) of grades)."""
+        parts = self.parts(runs)
+        if parts.shape[0] == 0:
+            return np.zeros(0, np.int64)
+        qa, qb = self._entries(self.A, parts), self._entries(self.B, parts)
+        y = self.A.s[qa] + self.B.s[qb]
+        below, starts, pa, pb = self._scan(y - self.margin, y + self.margin)
+        ranks = below + 1
+        for q in range(y.shape[0]):
+            seen = False
+            for j in range(starts[q], starts[q + 1]):
+                if pa[j] == qa[q] and pb[j] == qb[q]:
+                    seen = True
+                elif self._less(int(pa[j]), int(pb[j]), int(qa[q]), int(qb[q])):
+                    ranks[q] += 1
+            if not seen:
+                raise RuntimeError(f"run {q}: its own value is missing from the band of its query")
+        return ranks
+
+    def _scan(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per query: the pairs counted below ``lo`` and the band pairs up to ``hi`` (module
+        docstring), as (counts, starts, A entries, B entries) in the callers' order."""
+        order = np.argsort(lo, kind="stable")
+        los, his = np.ascontiguousarray(lo[order]), np.ascontiguousarray(hi[order])
+        nq = los.shape[0]
+        args = (self.A.s, self.rowA, self.Lx, self.Lpos, self.Loff, self.Bidx, self.Bidx_off, self.Lmin,
+                self.Lmax, self.Linv)
+        counts, sizes = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
+        pa, pb = np.zeros(nq * CAP, np.int64), np.zeros(nq * CAP, np.int64)
+        mk.scan_many(los, his, *args, CAP, counts, sizes, pa, pb)
+        lists_a, lists_b = [], []
+        redo = np.flatnonzero(sizes > CAP)
+        extra = {}
+        if redo.size:
+            big = int(sizes[redo].max())
+            c2, s2 = np.zeros(redo.size, np.int64), np.zeros(redo.size, np.int64)
+            a2, b2 = np.zeros(redo.size * big, np.int64), np.zeros(redo.size * big, np.int64)
+            mk.scan_many(los[redo], his[redo], *args, big, c2, s2, a2, b2)
+            extra = {int(q): (a2[j * big:j * big + s2[j]], b2[j * big:j * big + s2[j]]) for j, q in enumerate(redo)}
+        out_counts = np.zeros(nq, np.int64)
+        out_counts[order] = counts
+        sizes_o = np.zeros(nq, np.int64)
+        sizes_o[order] = sizes
+        at = np.zeros(nq, np.int64)
+        at[order] = np.arange(nq)
+        for q in range(nq):
+            j = int(at[q])
+            if j in extra:
+                lists_a.append(extra[j][0])
+                lists_b.append(extra[j][1])
+            else:
+                n = int(sizes[j])
+                lists_a.append(pa[j * CAP:j * CAP + n])
+                lists_b.append(pb[j * CAP:j * CAP + n])
+        starts = np.concatenate(([0], np.cumsum(sizes_o))).astype(np.int64)
+        return out_counts, starts, np.concatenate(lists_a), np.concatenate(lists_b)
+
+    def exact_value(self, a: int, b: int) -> mpmath.mpf:
+        """The exact value of the pair (A entry a, B entry b) in MP_DIGITS digits."""
+        return self._value(self._pair_keys(a, b))
+
+    def _pair_keys(self, a: int, b: int) -> list[int]:
+        keys = [0] * len(self.groups)
+        for side, pos in ((self.A, a), (self.B, b)):
+            for i, o in zip(side.groups, side.digits(np.array([pos]))[0]):
+                keys[i] = int(self.groups[i].keys[o])
+        return keys
+
+    def _value(self, keys: list[int]) -> mpmath.mpf:
+        with mpmath.workdps(MP_DIGITS):
+            return mpmath.fsum(self._x[g.m] * key / g.L for g, key in zip(self.groups, keys))
+
+    def _less(self, a: int, b: int, qa: int, qb: int) -> bool:
+        """Whether the pair (a, b) has a smaller value than the pair (qa, qb) (different tuples)."""
+        ka, kq = self._pair_keys(a, b), self._pair_keys(qa, qb)
+        with mpmath.workdps(MP_DIGITS):
+            diff = mpmath.fsum(self._x[g.m] * mpmath.mpf(x - z) / g.L for g, x, z in zip(self.groups, ka, kq) if x != z)
+            if abs(diff) <= mpmath.mpf(10) ** (-(MP_DIGITS - 10)) * max(1.0, self.smax):
+                raise CertificationError(f"tuples {ka} and {kq} have values equal to {MP_DIGITS - 10} digits: "
+                                         f"cannot certify the rank")
+            return bool(diff < 0)
+
+    def rank_values(self, raw: np.ndarray, atol: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """Per raw value x (unnormalised DCG, float): the number of distinct feasible values
+        below x - atol - margin, and how many lie within atol + margin of x (1: x is that
+        value, unq rank = count + 1; 0: x is no value; more: ambiguous at this tolerance)."""
+        x = np.asarray(raw, np.float64).reshape(-1)
+        t = atol + self.margin
+        below, starts, _, _ = self._scan(x - t, x + t)
+        return below, np.diff(starts)
+
+    def split_sizes(self) -> tuple[int, int, int, int]:
+        """(|A|, |B|, rows, list elements) of the split chosen."""
+        return len(self.A), len(self.B), int(self.Lmin.shape[0]), int(self.Lx.shape[0])
+
+
+def oracle_of_measure(measure: object, counts: Sequence[int], **kwargs: int) -> GradedMitm:
+    """The oracle of an irscale DCG, nDCG or nDCG_trec measure for the count vector ``counts``."""
+    discounts, base = discounts_of_measure(measure)
+    return GradedMitm(measure.n, measure.gains, counts, discounts, base, **kwargs)

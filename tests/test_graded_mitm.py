@@ -1,0 +1,247 @@
+"""The graded meet-in-the-middle oracle (scales/tables/graded_mitm.py) against the plain-Python
+reference from the definition (tests/graded_reference.py: every run enumerated, keyed by its
+exact tuple of group sums, feasible runs kept per count vector), against irscale's tables of
+graded nDCG, and its kernel against a plain-Python twin."""
+import itertools
+import random
+
+import graded_reference as gr
+import mpmath
+import numpy as np
+import pytest
+
+import irscale
+from irscale.errors import RunError
+from irscale.scales.tables import graded_mitm as gm
+from irscale.scales.tables import graded_mitm_kernels as mk
+
+_REFS: dict = {}
+
+
+def _ref(n, gains, kind="trec"):
+    key = (n, tuple(gains), kind)
+    if key not in _REFS:
+        _REFS[key] = gr.Reference(n, gains, kind)
+    return _REFS[key]
+
+
+def _oracle(n, gains, counts, kind="trec", **kw):
+    d, b = gm.trec_discounts(n) if kind == "trec" else gm.jk_discounts(int(kind), n)
+    return gm.GradedMitm(n, gains, counts, d, b, **kw)
+
+
+def _check(ref, counts, kind="trec", **kw):
+    """K and the rank of every feasible run equal the reference's."""
+    o = _oracle(ref.n, ref.gains, counts, kind, **kw)
+    k, ranks = ref.scale(counts)
+    idx = sorted(ranks)
+    runs = np.array([ref.runs[i] for i in idx], np.uint8)
+    assert o.k == k, counts
+    assert o.rank_runs(runs).tolist() == [ranks[i] for i in idx], counts
+    return o
+
+
+def _vectors(n, grades):
+    return list(itertools.product(range(n + 1), repeat=grades))
+
+
+@pytest.mark.parametrize("n,gains", [(6, (0, 1, 2, 3)), (5, (0, 1, 3, 7)), (5, (0, 1, 1, 2)), (5, (0, 0, 1, 3)),
+                                     (4, (0, 2, 3, 5))])
+def test_every_count_vector_with_4_levels(n, gains):
+    ref = _ref(n, gains)
+    several = 0
+    for vec in _vectors(n, 3):
+        _check(ref, vec)
+        several += sum(c < n for c in vec) >= 2
+    assert several > 0
+
+
+def test_every_count_vector_with_6_levels_at_n4():
+    ref = _ref(4, (0, 1, 2, 3, 4, 5))
+    for vec in _vectors(4, 5):
+        _check(ref, vec)
+
+
+def test_count_vectors_with_6_levels_at_n5():
+    """A sample of 300 vectors by default (all 7,776: the slow test below)."""
+    ref = _ref(5, (0, 1, 2, 3, 4, 5))
+    rng = random.Random(5)
+    for vec in [(5,) * 5, (0,) * 5] + [tuple(rng.randint(0, 5) for _ in range(5)) for _ in range(300)]:
+        _check(ref, vec)
+
+
+@pytest.mark.slow
+def test_every_count_vector_with_6_levels_at_n5():
+    ref = _ref(5, (0, 1, 2, 3, 4, 5))
+    for vec in _vectors(5, 5):
+        _check(ref, vec)
+
+
+@pytest.mark.parametrize("b", [2, 3])
+def test_jarvelin_kekalainen_discount(b):
+    ref = _ref(6, (0, 1, 2, 3), b)
+    rng = random.Random(b)
+    for vec in [(6, 6, 6), (2, 1, 0)] + [tuple(rng.randint(0, 6) for _ in range(3)) for _ in range(60)]:
+        _check(ref, vec, b)
+
+
+def test_random_count_vectors_at_n8():
+    ref = _ref(8, (0, 1, 2, 3))
+    rng = random.Random(8)
+    for vec in [(8, 8, 8), (3, 2, 1)] + [tuple(rng.randint(0, 8) for _ in range(3)) for _ in range(6)]:
+        _check(ref, vec)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [9, 10])
+def test_random_count_vectors_at_n9_n10(n):
+    ref = _ref(n, (0, 1, 2, 3))
+    rng = random.Random(n)
+    for vec in [(n, n, n), (n // 2, n // 3, 2)] + [tuple(rng.randint(0, n) for _ in range(3)) for _ in range(6)]:
+        _check(ref, vec)
+
+
+def test_the_split_does_not_change_the_answers():
+    """Every split the limits allow (B of one group up to B of all but one; rows budgets that
+    refuse the first splits) gives the same K and ranks."""
+    ref = _ref(6, (0, 1, 2, 3))
+    seen = set()
+    for b_limit in (1, 4, 16, 64, 256, 4096, 1 << 20):
+        for vec in [(2, 1, 1), (6, 3, 0), (1, 6, 2), (6, 6, 6)]:
+            o = _check(ref, vec, b_limit=b_limit)
+            seen.add(o.split_sizes()[:2])
+    assert len(seen) >= 5
+    o = _check(ref, (2, 1, 1), row_budget=50)
+    assert o.split_sizes()[3] <= 50
+
+
+def test_a_value_of_several_realisations_is_counted_once():
+    """gains (0,1,2,3): grade 1 at rank 1 and grade 2 at rank 3 give the same part 12 in the
+    group {1, 3}; for c = (1, 1, 0) the runs tie, for (0, 1, 0) only the second is feasible and
+    the value is there still, for (1, 0, 0) only the first."""
+    first, second = [1, 0, 0], [0, 0, 2]
+    for counts, runs in [((1, 1, 0), [first, second]), ((0, 1, 0), [second]), ((1, 0, 0), [first])]:
+        o = _oracle(3, (0, 1, 2, 3), counts)
+        ref = _ref(3, (0, 1, 2, 3))
+        k, ranks = ref.scale(counts)
+        assert o.k == k
+        got = o.rank_runs(np.array(runs, np.uint8)).tolist()
+        assert got == [ranks[ref.runs.index(tuple(r))] for r in runs]
+    o = _oracle(3, (0, 1, 2, 3), (1, 1, 0))
+    a, b = o.rank_runs(np.array([first, second], np.uint8)).tolist()
+    assert a == b
+
+
+def test_infeasible_runs_are_refused():
+    o = _oracle(6, (0, 1, 2, 3), (6, 2, 1))
+    with pytest.raises(RunError, match="grade 3"):
+        o.rank_runs(np.array([[3, 3, 0, 0, 0, 0]], np.uint8))
+    with pytest.raises(RunError, match="grades 0..3"):
+        o.rank_runs(np.array([[4, 0, 0, 0, 0, 0]], np.uint8))
+    assert o.rank_runs(np.array([[3, 2, 2, 1, 1, 1]], np.uint8)).tolist() == [o.k]
+
+
+def test_raw_values_are_ranked_from_the_definition():
+    """Raw DCG values from the definition (mpmath, rounded to float) get the rank of their run,
+    and one value within the margin; values between two neighbours none."""
+    ref = _ref(6, (0, 1, 2, 3))
+    o = _oracle(6, (0, 1, 2, 3), (3, 2, 1))
+    k, ranks = ref.scale((3, 2, 1))
+    idx = sorted(ranks)
+    raw = np.array([float(ref.values[ref.key_of_run[i]]) for i in idx])
+    below, near = o.rank_values(raw)
+    assert (below + 1).tolist() == [ranks[i] for i in idx] and (near == 1).all()
+    vals = np.unique(raw)
+    below, near = o.rank_values((vals[:-1] + vals[1:]) / 2)
+    assert (near == 0).all() and (below == np.arange(1, vals.size)).all()
+
+
+@pytest.mark.parametrize("name,gains", [("nDCG_trec(gains=(0,1,2,3))@6", (0, 1, 2, 3)),
+                                        ("nDCG(b=2,gains=(0,1,3,4))@5", (0, 1, 3, 4))])
+def test_equals_irscale_tables(name, gains):
+    """The feasible-runs tables of irscale (layout table) for vectors bounding several grades,
+    and the oracles it has for the others: same K and ranks on every feasible run."""
+    m = irscale.parse_measure(name)
+    n = m.n
+    runs = np.array(list(itertools.product(range(4), repeat=n)), np.uint8)
+    rng = random.Random(n)
+    vectors = [(n, n, n), (2, 1, 1), (n, 1, 0)] + [tuple(rng.randint(0, n) for _ in range(3)) for _ in range(10)]
+    for vec in vectors:
+        if sum(vec) == 0:
+            continue
+        feasible = runs[((runs[:, :, None] == np.arange(1, 4)).sum(axis=1) <= np.array(vec)).all(axis=1)]
+        t = irscale.scale(name, rb=vec, layout="table")
+        o = gm.oracle_of_measure(m, vec)
+        assert o.k == t.k
+        assert np.array_equal(o.rank_runs(feasible), t.rank_runs(feasible))
+
+
+# -- the kernel against its plain-Python twin ---------------------------------------------------
+def scan_reference(los, his, sA, rowA, lists):
+    """Per query: the pairs (a, l) with lists[rowA[a]][l] < los - sA[a] (float subtraction),
+    and the band pairs (a, B entry) with los - sA[a] <= value <= his - sA[a]."""
+    counts, bands = [], []
+    for lo, hi in zip(los, his):
+        c, band = 0, set()
+        for a, s in enumerate(sA):
+            for x, pos in lists[rowA[a]]:
+                if x < lo - s:
+                    c += 1
+                elif x <= hi - s:
+                    band.add((a, pos))
+        counts.append(c)
+        bands.append(band)
+    return counts, bands
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_scan_kernel_equals_its_python_twin(seed):
+    rng = np.random.default_rng(seed)
+    sA = np.sort(np.round(rng.random(40) * 8, 1))
+    rows = 3
+    rowA = rng.integers(0, rows, 40).astype(np.int32)
+    B = np.sort(np.round(rng.random(50) * 5, 1))            # ties on purpose
+    lists = []
+    for r in range(rows):
+        sel = np.flatnonzero(rng.random(50) < [0.0, 0.5, 1.0][r])
+        lists.append([(float(B[p]), int(p)) for p in sel])
+    Lx = np.array([x for li in lists for x, _ in li], np.float64)
+    Lpos = np.array([p for li in lists for _, p in li], np.int32)
+    Loff = np.concatenate(([0], np.cumsum([len(li) for li in lists]))).astype(np.int64)
+    idx, offs, lmin, lmax, linv = [], [0], [], [], []
+    for li in lists:
+        x = np.array([v for v, _ in li], np.float64)
+        bi, xmin, inv = mk.bucket_index(x, max(1, x.shape[0] // 2))
+        idx.append(bi)
+        offs.append(offs[-1] + bi.shape[0])
+        lmin.append(xmin)
+        lmax.append(float(x[-1]) if x.size else 0.0)
+        linv.append(inv)
+    los = np.sort(np.round(rng.random(150) * 14 - 0.5, 1))
+    his = los + rng.choice([0.0, 0.1, 0.3], los.shape[0])
+    cap = 4
+    nq = los.shape[0]
+    counts, sizes = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
+    pa, pb = np.zeros(nq * cap, np.int64), np.zeros(nq * cap, np.int64)
+    mk.scan_many(los, his, sA, rowA, Lx, Lpos, Loff, np.concatenate(idx), np.array(offs, np.int64),
+                 np.array(lmin), np.array(lmax), np.array(linv), cap, counts, sizes, pa, pb)
+    want_counts, want_bands = scan_reference(los, his, sA, rowA, lists)
+    assert counts.tolist() == want_counts
+    assert sizes.tolist() == [len(b) for b in want_bands]
+    for q in range(nq):
+        got = {(int(pa[q * cap + j]), int(pb[q * cap + j])) for j in range(min(cap, int(sizes[q])))}
+        assert got <= want_bands[q] and len(got) == min(cap, len(want_bands[q]))
+    assert mk.feasible_pairs(rowA, Loff) == sum(len(lists[r]) for r in rowA)
+
+
+def test_exact_values_of_pairs_are_the_definition():
+    """The exact value the oracle decides ties with is sum_k gains[r_k] / log2(k + 1)."""
+    o = _oracle(6, (0, 1, 2, 3), (6, 6, 6))
+    rng = np.random.default_rng(0)
+    runs = rng.integers(0, 4, (20, 6)).astype(np.uint8)
+    parts = o.parts(runs)
+    qa, qb = o._entries(o.A, parts), o._entries(o.B, parts)
+    with mpmath.workdps(50):
+        for run, a, b in zip(runs, qa, qb):
+            want = mpmath.fsum(int(g) / mpmath.log(k + 1, 2) for k, g in enumerate(run.tolist(), start=1))
+            assert abs(o.exact_value(int(a), int(b)) - want) < mpmath.mpf(10) ** -45
