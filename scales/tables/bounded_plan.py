@@ -8,8 +8,9 @@ counted. A plan counts one small grid per recall base (the *probe*, :data:`PROBE
 cells: tens of milliseconds at N = 100, under a second at N = 1000), keeps it (the scale
 is refined from it, nothing is counted twice) and predicts from it the grid of each error
 in :data:`ERRORS`: its memory exactly (:func:`~irscale.scales.tables.bounded_grid.grid_bytes`),
-its time as the probe's scaled by the cells, times :data:`MARGIN` (measured: the
-prediction is within 0.6-1.3 times the time taken, 2 cores, N = 100 and 1000). The
+its time as the probe's scaled by the cells, times :data:`MARGIN` (measured by
+``scripts/bench_bounded_plan.py``, 2 cores, load 1.5-2.6: the time taken is 0.4-0.6 of the
+prediction, N = 50 and 100: a plan errs towards leaving a scale out). The
 narrowest error whose scales fit the limit together is chosen; probing stops once the
 probes alone take a quarter of the limit.
 """
