@@ -43,11 +43,11 @@ infeasible with anything and dropped. Each tuple t is exactly one pair (a, b), i
 restrictions to the two sides, and by Lemma 1 (applied to the two sides as two groups) it is
 feasible iff F(P(a), P(b)): some u in P(a) and v in P(b) have u + v <= c. F depends on the
 two antichains only: entries are interned by antichain (*classes*), F is a matrix of classes,
-and A's classes with equal rows of F share one *row*: the list of B entries feasible with
-them, sorted by value.
+and A's classes with equal rows of F share one *row*, with its feasible B entries counted per
+block of B (sorted by value) so that a count below any bound is a block count and a short scan.
 
-Counting once. K = sum over A entries of the length of its row's list: every feasible tuple
-is one pair (a, b) with b in the list of a's row, counted once, since feasibility is a
+Counting once. K = sum over A entries of the number of B entries feasible for its row: every
+feasible tuple is one pair (a, b) with F(a's row, b's class) = 1, counted once, since feasibility is a
 predicate of the pair (whichever realisations witness it, however many count vectors they
 have), never a sum over realisations. The rank of a feasible run counts, in the same way, the
 pairs whose value is below its own.
@@ -83,12 +83,17 @@ from irscale.scales.measures.keys import MP_DIGITS, U, log_discount
 
 mk = lazy_module("irscale.scales.tables.graded_mitm_kernels")
 
-#: Largest side B (entries) a split may build ...
-B_LIMIT = 1 << 22
-#: ... and largest number of list elements over all rows (about 14 bytes each).
-ROW_BUDGET = 1 << 25
+#: Largest side B (entries, about 12 bytes each) a split may build ...
+B_LIMIT = 1 << 24
+#: ... and the most bytes the rows' block counts over B may take (16 bytes per row and block
+#: of 64 entries).
+ROW_BUDGET = 1 << 28
+#: Entries of B per bucket of its index.
+BUCKET_ENTRIES = 4
 #: Largest side A (entries).
 A_LIMIT = 1 << 25
+#: Batches of fewer queries times A entries than this are scanned in one thread.
+PARALLEL_WORK = 1 << 22
 #: Band pairs a query keeps in its first scan (queries with more are scanned again).
 CAP = 8
 
@@ -146,25 +151,22 @@ class _Group:
 
 class _Side:
     """Entries of one side sorted by value: ``s``, ``code`` (mixed radix over the side's
-    groups, first most significant), ``cls`` (antichain class); ``by_code``: positions in
-    code order, for finding a run's entry."""
+    groups, first most significant), ``cls`` (antichain class); ``at_code``: the position of
+    the entry of each code (-1: dropped), for finding a run's entry."""
 
     def __init__(self, groups: list[int], radices: list[int], s: np.ndarray, code: np.ndarray, cls: np.ndarray):
-        order = np.argsort(s, kind="stable")
+        order = np.argsort(s)
         self.groups, self.radices = groups, radices
         self.s, self.code, self.cls = s[order], code[order], cls[order]
-        self.by_code = np.argsort(self.code, kind="stable")
-        self.sorted_codes = self.code[self.by_code]
+        self.at_code = np.full(math.prod(radices), -1, np.int32 if len(order) < 1 << 31 else np.int64)
+        self.at_code[self.code] = np.arange(len(order))
 
     def __len__(self) -> int:
         return self.s.shape[0]
 
     def find(self, codes: np.ndarray) -> np.ndarray:
         """Positions of the entries with these codes (-1 for codes not present)."""
-        at = np.searchsorted(self.sorted_codes, codes)
-        at = np.minimum(at, max(len(self) - 1, 0))
-        ok = self.sorted_codes[at] == codes if len(self) else np.zeros(codes.shape[0], bool)
-        return np.where(ok, self.by_code[at], -1)
+        return self.at_code[codes].astype(np.int64)
 
     def digits(self, pos: np.ndarray) -> np.ndarray:
         """The option of every group of the entries at ``pos`` (int64 (len, groups))."""
@@ -180,8 +182,8 @@ class GradedMitm:
     """The rank oracle of a graded logarithmic DCG over the runs of N grades feasible for
     the count vector ``counts`` (c_1..c_G; see the module docstring). ``discounts``: per rank
     (coef, m) (:func:`trec_discounts`, :func:`jk_discounts`), with X_m = ln(base) / ln(m).
-    ``b_limit``, ``row_budget``: the largest side B and the most list elements a split may
-    have (the smallest side A within them is chosen)."""
+    ``b_limit``, ``row_budget``: the largest side B and the most bytes of block counts a split may
+    take (the smallest side A within them is chosen)."""
 
     def __init__(self, n: int, gains: Sequence[int], counts: Sequence[int], discounts: list[Discount], base: int,
                  *, b_limit: int = B_LIMIT, row_budget: int = ROW_BUDGET):
@@ -263,9 +265,10 @@ class GradedMitm:
         for i in idx:
             g = self.groups[i]
             m = len(g)
-            ucls, inv = np.unique(cls, return_inverse=True)
-            table = np.array([[self._combine(int(a), int(b)) for b in g.classes] for a in ucls], np.int64)
-            cls = table[inv.reshape(-1)].reshape(-1)
+            table = np.full((len(self._ac), m), self.empty, np.int64)
+            for a in np.flatnonzero(np.bincount(cls)):
+                table[a] = [self._combine(int(a), int(b)) for b in g.classes]
+            cls = table[cls].reshape(-1)
             s = (s[:, None] + g.floats[None, :]).reshape(-1)
             code = (code[:, None] * m + np.arange(m)[None, :]).reshape(-1)
             keep = cls != self.empty
@@ -292,51 +295,42 @@ class GradedMitm:
             if self._rows(row_budget):
                 return
         raise MeasureError(f"no split of the {len(order)} groups fits {A_LIMIT} A entries and {row_budget} "
-                           f"list elements")
+                           f"bytes of block counts")
 
     def _rows(self, budget: int) -> bool:
-        """The feasibility matrix of the sides' classes, its distinct rows and their lists of
-        B entries (False when the lists would exceed ``budget`` elements)."""
-        ua, rowsel = np.unique(self.A.cls, return_inverse=True)
-        ub, bsel = np.unique(self.B.cls, return_inverse=True)
+        """The feasibility matrix F of the sides' classes, its distinct rows (one per set of A
+        classes with equal rows) and per row its block counts over B (False when they would
+        take more than ``budget`` bytes)."""
+        ua, rowsel = _classes(self.A.cls)
+        ub, bsel = _classes(self.B.cls)
         vecs = [(j, v) for j, b in enumerate(ub) for v in self._ac[b]]
         V = np.array([v for _, v in vecs], np.int64).reshape(len(vecs), len(self.dims))
         owner = np.array([j for j, _ in vecs], np.int64)
         cap = np.array(self.cap, np.int64)
-        F = np.zeros((ua.shape[0], ub.shape[0]), bool)
+        F = np.zeros((ua.shape[0], ub.shape[0]), np.uint8)
         for i, a in enumerate(ua):
             for u in self._ac[a]:
-                fits = (V + np.array(u, np.int64) <= cap).all(axis=1)
-                F[i, owner[fits]] = True
+                F[i, owner[(V + np.array(u, np.int64) <= cap).all(axis=1)]] = 1
         rows, of_class = np.unique(F, axis=0, return_inverse=True)
-        per_row = rows[:, bsel.reshape(-1)]                       # (rows, B entries)
-        lengths = per_row.sum(axis=1)
-        if int(lengths.sum()) > budget:
+        n = len(self.B)
+        blocks = (n >> 6) + 1
+        if rows.shape[0] * blocks * 16 > budget:
             return False
         self.rowA = of_class.reshape(-1)[rowsel.reshape(-1)].astype(np.int32)
-        xs, pos, idx, offs, lmin, lmax, linv = [], [], [], [0], [], [], []
-        for r in range(rows.shape[0]):
-            sel = np.flatnonzero(per_row[r])
-            x = self.B.s[sel]
-            bi, xmin, inv = mk.bucket_index(x, max(1, x.shape[0] // 2))
-            xs.append(x)
-            pos.append(sel.astype(np.int32))
-            idx.append(bi)
-            offs.append(offs[-1] + bi.shape[0])
-            lmin.append(xmin)
-            lmax.append(float(x[-1]) if x.shape[0] else 0.0)
-            linv.append(inv)
-        self.Lx, self.Lpos = np.concatenate(xs), np.concatenate(pos)
-        self.Loff = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
-        self.Bidx, self.Bidx_off = np.concatenate(idx), np.array(offs, np.int64)
-        self.Lmin, self.Lmax, self.Linv = (np.array(v, np.float64) for v in (lmin, lmax, linv))
+        self.F = np.ascontiguousarray(rows, np.uint8)
+        bcls = bsel.reshape(-1).astype(np.uint16 if ub.shape[0] < 1 << 16 else np.int32)
+        self.cm = np.zeros((rows.shape[0], blocks, 2), np.int64)
+        self.total = np.zeros(rows.shape[0], np.int64)
+        self.rmin, self.rmax = np.zeros(rows.shape[0]), np.zeros(rows.shape[0])
+        mk.block_counts(self.B.s, bcls, self.F, self.cm, self.total, self.rmin, self.rmax)
+        self.Bidx, self.bmin, self.binv = mk.bucket_index(self.B.s, max(1, n // BUCKET_ENTRIES))
         return True
 
     # -- answers -----------------------------------------------------------------------------
     @property
     def k(self) -> int:
         """The number of distinct values of the runs feasible for the count vector."""
-        return int(mk.feasible_pairs(self.rowA, self.Loff))
+        return int(mk.feasible_pairs(self.rowA, self.total))
 
     def parts(self, runs: np.ndarray) -> np.ndarray:
         """Option index in every group of each run (int64 (runs, groups)); raises
@@ -394,11 +388,12 @@ class GradedMitm:
         order = np.argsort(lo, kind="stable")
         los, his = np.ascontiguousarray(lo[order]), np.ascontiguousarray(hi[order])
         nq = los.shape[0]
-        args = (self.A.s, self.rowA, self.Lx, self.Lpos, self.Loff, self.Bidx, self.Bidx_off, self.Lmin,
-                self.Lmax, self.Linv)
+        args = (self.A.s, self.rowA, self.B.s, self.Bidx, self.bmin, self.binv, self.cm, self.total, self.rmin,
+                self.rmax)
         counts, sizes = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
         pa, pb = np.zeros(nq * CAP, np.int64), np.zeros(nq * CAP, np.int64)
-        mk.scan_many(los, his, *args, CAP, counts, sizes, pa, pb)
+        scan = mk.scan_many if nq * len(self.A) >= PARALLEL_WORK and nq > mk.CHUNK else mk.scan_serial
+        scan(los, his, *args, CAP, counts, sizes, pa, pb)
         lists_a, lists_b = [], []
         redo = np.flatnonzero(sizes > CAP)
         extra = {}
@@ -406,7 +401,7 @@ class GradedMitm:
             big = int(sizes[redo].max())
             c2, s2 = np.zeros(redo.size, np.int64), np.zeros(redo.size, np.int64)
             a2, b2 = np.zeros(redo.size * big, np.int64), np.zeros(redo.size * big, np.int64)
-            mk.scan_many(los[redo], his[redo], *args, big, c2, s2, a2, b2)
+            scan(los[redo], his[redo], *args, big, c2, s2, a2, b2)
             extra = {int(q): (a2[j * big:j * big + s2[j]], b2[j * big:j * big + s2[j]]) for j, q in enumerate(redo)}
         out_counts = np.zeros(nq, np.int64)
         out_counts[order] = counts
@@ -461,8 +456,17 @@ class GradedMitm:
         return below, np.diff(starts)
 
     def split_sizes(self) -> tuple[int, int, int, int]:
-        """(|A|, |B|, rows, list elements) of the split chosen."""
-        return len(self.A), len(self.B), int(self.Lmin.shape[0]), int(self.Lx.shape[0])
+        """(|A|, |B|, rows, bytes of the rows' block counts) of the split chosen."""
+        return len(self.A), len(self.B), int(self.F.shape[0]), int(self.cm.nbytes)
+
+
+def _classes(cls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The classes present (sorted) and the index of each entry's among them (np.unique with
+    return_inverse, in linear time for small class ids)."""
+    present = np.flatnonzero(np.bincount(cls))
+    index = np.zeros(int(cls.max()) + 1, np.int64)
+    index[present] = np.arange(present.shape[0])
+    return present, index[cls]
 
 
 def oracle_of_measure(measure: object, counts: Sequence[int], **kwargs: int) -> GradedMitm:

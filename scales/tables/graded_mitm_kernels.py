@@ -3,17 +3,19 @@
 The arrays they read (built there):
 
 * side A: ``sA`` (float64 partial raw values, sorted increasingly) and ``rowA`` (int32, the
-  row of each A entry: which list of B entries it is feasible with);
-* the lists of B, one per row, concatenated: ``Lx`` (float64 values, sorted within each
-  list), ``Lpos`` (int32: the B entry of each list element), ``Loff`` (int64, list rho is
-  ``Lx[Loff[rho]:Loff[rho + 1]]``), and per list a bucket index: ``Bidx`` from
-  ``Bidx_off[rho]`` (int64 starts: ``Bidx[Bidx_off[rho] + g]`` = the number of elements of the
-  list below ``Lmin[rho] + g / Linv[rho]``), ``Lmin``, ``Lmax`` (first and last value) and
-  ``Linv`` (buckets per unit of value, 0 for lists of one distinct value).
+  row of each A entry: which B classes it is feasible with);
+* side B: ``Bs`` (float64 values, sorted increasingly), ``Bcls`` (the class of each entry), a
+  bucket index ``Bidx`` (``Bidx[g]`` = the number of entries below ``bmin + g / binv``;
+  ``binv`` = 0 when every entry has one value);
+* rows: ``F`` (uint8 (rows, classes): 1 where the row's A entries are feasible with the
+  class), ``cm`` (int64 (rows, blocks, 2): per block j of 64 entries of B, the feasible entries
+  of the row before it, and a mask of the block's feasible entries, bit i for entry
+  64 j + i), ``total``, ``rmin``, ``rmax`` (per row: its feasible entries, their smallest and
+  largest value).
 
-For a query band [lo, hi] the *count* is the number of pairs (a, l) with
-``Lx[l] < fl(lo - sA[a])`` (l in a's list), the *band* the pairs with
-``fl(lo - sA[a]) <= Lx[l] <= fl(hi - sA[a])``. Plain-Python twins: tests/test_graded_mitm.py.
+For a query band [lo, hi] the *count* is the number of pairs (a, e), e feasible for a's row,
+with ``Bs[e] < fl(lo - sA[a])``, the *band* the feasible pairs with
+``fl(lo - sA[a]) <= Bs[e] <= fl(hi - sA[a])``. Plain-Python twins: tests/test_graded_mitm.py.
 """
 from __future__ import annotations
 
@@ -25,94 +27,158 @@ CHUNK = 64
 
 
 @nb.njit(cache=True, inline="always")
-def _start(Bidx, ib, nbk, n, lmin, linv, z):
-    """A start for the search of z in a list of n elements: the first element of z's bucket."""
-    g = (z - lmin) * linv
-    if not g >= 0.0:
-        return 0
-    if g >= nbk:
-        return n
-    return Bidx[ib + int(g)]
+def _popcount(x):
+    """The number of 1 bits of a uint64."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @nb.njit(cache=True, inline="always")
-def _below(Lx, lo, n, pos, z):
-    """From a start ``pos``, the number of elements of ``Lx[lo:lo + n]`` (sorted) below z."""
-    while pos > 0 and Lx[lo + pos - 1] >= z:
-        pos -= 1
-    while pos < n and Lx[lo + pos] < z:
-        pos += 1
-    return pos
+def _feasible(cm, r, e):
+    return (np.uint64(cm[r, e >> 6, 1]) >> np.uint64(e & 63)) & np.uint64(1)
 
 
 @nb.njit(cache=True)
-def _chunk(ch, los, his, sA, rowA, Lx, Lpos, Loff, Bidx, Bidx_off, Lmin, Lmax, Linv, cap, counts, sizes,
-           out_a, out_b):
-    """The queries ``ch * CHUNK ..`` of :func:`scan_many`."""
+def _chunk(ch, los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, out_a, out_b):
+    """The queries ``ch * CHUNK ..`` of :func:`scan_many`: per A entry, the bucket starts of
+    all of them first, then their positions, then the block counts (passes of independent
+    memory reads, which the processor overlaps)."""
     q0 = ch * CHUNK
     q1 = min(los.shape[0], q0 + CHUNK)
+    n = Bs.shape[0]
+    nbk = Bidx.shape[0] - 1
+    pos = np.zeros(CHUNK, np.int64)
+    end = np.zeros(CHUNK, np.int64)
+    todo = np.zeros(CHUNK, np.int64)
     for q in range(q0, q1):
         counts[q] = 0
         sizes[q] = 0
     for i in range(sA.shape[0]):
-        rho = rowA[i]
-        lo = Loff[rho]
-        n = Loff[rho + 1] - lo
-        if n == 0:
+        r = rowA[i]
+        t = total[r]
+        if t == 0:
             continue
         a = sA[i]
-        lmin, lmax = Lmin[rho], Lmax[rho]
-        ib = Bidx_off[rho]
-        nbk = Bidx_off[rho + 1] - ib - 1
-        linv = Linv[rho]
+        lmin, lmax = rmin[r], rmax[r]
+        m = 0
         for q in range(q0, q1):
             zl = los[q] - a
-            if zl > lmax:                   # the whole list is below
-                counts[q] += n
-                continue
+            if zl > lmax:                   # every feasible entry is below
+                counts[q] += t
+            elif his[q] - a >= lmin:        # else none below, none in the band
+                g = (zl - bmin) * binv
+                if not g >= 0.0:
+                    pos[m], end[m] = 0, 0
+                elif g >= nbk:
+                    pos[m], end[m] = n, n
+                else:
+                    pos[m], end[m] = Bidx[int(g)], Bidx[int(g) + 1]
+                todo[m] = q
+                m += 1
+        for j in range(m):
+            zl = los[todo[j]] - a
+            p, hi = pos[j], end[j]
+            while p < hi:                   # within the bucket, then fixed up (float edges)
+                mid = (p + hi) >> 1
+                if Bs[mid] < zl:
+                    p = mid + 1
+                else:
+                    hi = mid
+            while p > 0 and Bs[p - 1] >= zl:
+                p -= 1
+            while p < n and Bs[p] < zl:
+                p += 1
+            pos[j] = p
+        for j in range(m):
+            q = todo[j]
+            p = pos[j]
+            k = p >> 6
+            c = cm[r, k, 0]
+            off = p & 63
+            if off:
+                c += _popcount(np.uint64(cm[r, k, 1]) & ((np.uint64(1) << np.uint64(off)) - np.uint64(1)))
+            counts[q] += c
             zh = his[q] - a
-            if zh < lmin:                   # nothing below, nothing in the band
-                continue
-            k = _below(Lx, lo, n, _start(Bidx, ib, nbk, n, lmin, linv, zl), zl)
-            counts[q] += k
             s = sizes[q]
-            while k < n and Lx[lo + k] <= zh:
-                if s < cap:
-                    out_a[q * cap + s] = i
-                    out_b[q * cap + s] = Lpos[lo + k]
-                s += 1
-                k += 1
+            e = p
+            while e < n and Bs[e] <= zh:
+                if _feasible(cm, r, e):
+                    if s < cap:
+                        out_a[q * cap + s] = i
+                        out_b[q * cap + s] = e
+                    s += 1
+                e += 1
             sizes[q] = s
 
 
 @nb.njit(cache=True, parallel=True)
-def scan_many(los, his, sA, rowA, Lx, Lpos, Loff, Bidx, Bidx_off, Lmin, Lmax, Linv, cap, counts, sizes, out_a,
-              out_b):
+def scan_many(los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, out_a, out_b):
     """Per query q (queries in increasing order of ``los``): ``counts[q]``, the count of
     the module docstring at ``los[q]``, and the band [los[q], his[q]]: its number of pairs in
     ``sizes[q]`` and the first ``cap`` of them as (A entry, B entry) at ``out_a[q * cap:]``,
     ``out_b[q * cap:]``. Chunks of :data:`CHUNK` queries in parallel."""
     for ch in nb.prange((los.shape[0] + CHUNK - 1) // CHUNK):
-        _chunk(ch, los, his, sA, rowA, Lx, Lpos, Loff, Bidx, Bidx_off, Lmin, Lmax, Linv, cap, counts, sizes,
-               out_a, out_b)
+        _chunk(ch, los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, out_a, out_b)
 
 
 @nb.njit(cache=True)
-def feasible_pairs(rowA, Loff):
-    """K: the number of feasible pairs, sum over A entries of the length of their list."""
-    total = np.int64(0)
+def scan_serial(los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, out_a, out_b):
+    """:func:`scan_many` in one thread (small batches: no parallel start-up)."""
+    for ch in range((los.shape[0] + CHUNK - 1) // CHUNK):
+        _chunk(ch, los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, out_a, out_b)
+
+
+@nb.njit(cache=True, parallel=True)
+def block_counts(Bs, Bcls, F, cm, total, rmin, rmax):
+    """Per row r (entry e of B feasible for r when F[r, Bcls[e]]): ``cm[r, j]`` = (the feasible
+    entries before block j, the mask of block j's), ``total[r]`` all of them, ``rmin[r]``,
+    ``rmax[r]`` the values of the first and the last."""
+    n = Bcls.shape[0]
+    for r in nb.prange(F.shape[0]):
+        c = 0
+        first, last = -1, -1
+        mask = np.uint64(0)
+        for e in range(n):
+            if e & 63 == 0:
+                if e:
+                    cm[r, (e >> 6) - 1, 1] = np.int64(mask)
+                cm[r, e >> 6, 0] = c
+                mask = np.uint64(0)
+            if F[r, Bcls[e]]:
+                c += 1
+                mask |= np.uint64(1) << np.uint64(e & 63)
+                if first < 0:
+                    first = e
+                last = e
+        if n & 63 == 0:
+            if n:
+                cm[r, (n >> 6) - 1, 1] = np.int64(mask)
+            cm[r, n >> 6, 0] = c
+        else:
+            cm[r, n >> 6, 1] = np.int64(mask)
+        total[r] = c
+        rmin[r] = Bs[first] if first >= 0 else 0.0
+        rmax[r] = Bs[last] if last >= 0 else 0.0
+
+
+@nb.njit(cache=True)
+def feasible_pairs(rowA, total):
+    """K: the number of feasible pairs, sum over A entries of their row's feasible B entries."""
+    out = np.int64(0)
     for i in range(rowA.shape[0]):
-        total += Loff[rowA[i] + 1] - Loff[rowA[i]]
-    return total
+        out += total[rowA[i]]
+    return out
 
 
 def bucket_index(x: np.ndarray, buckets: int) -> tuple[np.ndarray, float, float]:
     """Bucket starts of a sorted array: ``idx[g]`` = number of elements below
     ``xmin + g / inv`` for g = 0..buckets; returns (idx, xmin, inv) (inv = 0: one value)."""
     if x.shape[0] == 0:
-        return np.zeros(buckets + 1, np.int64), 0.0, 0.0
+        return np.zeros(buckets + 1, np.int32), 0.0, 0.0
     xmin, xmax = float(x[0]), float(x[-1])
     width = (xmax - xmin) / buckets
     inv = 1.0 / width if width > 0 else 0.0
     edges = xmin + np.arange(buckets + 1, dtype=np.float64) * width if width > 0 else np.full(buckets + 1, xmin)
-    return np.searchsorted(x, edges, side="left").astype(np.int64), xmin, inv
+    return np.searchsorted(x, edges, side="left").astype(np.int32), xmin, inv
