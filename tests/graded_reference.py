@@ -94,7 +94,11 @@ class Reference:
 
     def scale(self, counts) -> tuple[int, dict[int, int]]:
         """(K, {run index: unq rank}) over the runs feasible for ``counts`` (c_1..c_G)."""
-        feasible = [i for i, h in enumerate(self.have) if all(a <= c for a, c in zip(h, counts))]
+        if not hasattr(self, "by_counts"):
+            self.by_counts: dict = {}
+            for i, h in enumerate(self.have):
+                self.by_counts.setdefault(h, []).append(i)
+        feasible = [i for h, runs in self.by_counts.items() if all(a <= c for a, c in zip(h, counts)) for i in runs]
         present = sorted({self.position[self.key_of_run[i]] for i in feasible})
         rank_of_position = {p: r for r, p in enumerate(present, start=1)}
         return len(present), {i: rank_of_position[self.position[self.key_of_run[i]]] for i in feasible}

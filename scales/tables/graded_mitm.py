@@ -98,6 +98,8 @@ PARALLEL_WORK = 1 << 22
 CAP = 8
 
 Discount = tuple[Fraction, "int | None"]
+#: Correctly rounded option values by (base, m, part, L).
+_FLOATS: dict[tuple, float] = {}
 
 
 def trec_discounts(n: int) -> tuple[list[Discount], int]:
@@ -224,6 +226,14 @@ class GradedMitm:
     def _fits(self, v: tuple) -> bool:
         return all(a <= b for a, b in zip(v, self.cap))
 
+    def _float(self, m: int | None, key: int, L: int) -> float:
+        """(X_m / L) key correctly rounded (from MP_DIGITS + 10 digits; cached)."""
+        got = _FLOATS.get((self.base, m, key, L))
+        if got is None:
+            with mpmath.workdps(MP_DIGITS + 10):
+                got = _FLOATS[(self.base, m, key, L)] = float(self._x[m] * key / L)
+        return got
+
     def _combine(self, i: int, j: int) -> int:
         """The class of min((P_i (+) P_j) & box)."""
         got = self._comb.get((i, j))
@@ -253,8 +263,7 @@ class GradedMitm:
         keys = sorted(states)
         if max(abs(k) for k in keys) >= 1 << 62:
             raise MeasureError("gains too large for 64-bit parts")
-        with mpmath.workdps(MP_DIGITS + 10):
-            floats = np.array([float(self._x[m] * key / L) for key in keys], np.float64)
+        floats = np.array([self._float(m, key, L) for key in keys], np.float64)
         classes = np.array([self._intern(_pareto(states[key])) for key in keys], np.int64)
         return _Group([k for k, _ in ranks], m, weights, L, keys, floats, classes)
 
@@ -322,7 +331,8 @@ class GradedMitm:
         self.cm = np.zeros((rows.shape[0], blocks, 2), np.int64)
         self.total = np.zeros(rows.shape[0], np.int64)
         self.rmin, self.rmax = np.zeros(rows.shape[0]), np.zeros(rows.shape[0])
-        mk.block_counts(self.B.s, bcls, self.F, self.cm, self.total, self.rmin, self.rmax)
+        fill = mk.block_counts if rows.shape[0] * n >= PARALLEL_WORK else mk.block_counts_serial
+        fill(self.B.s, bcls, self.F, self.cm, self.total, self.rmin, self.rmax)
         self.Bidx, self.bmin, self.binv = mk.bucket_index(self.B.s, max(1, n // BUCKET_ENTRIES))
         return True
 

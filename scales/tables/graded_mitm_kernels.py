@@ -130,37 +130,50 @@ def scan_serial(los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax,
         _chunk(ch, los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, out_a, out_b)
 
 
+@nb.njit(cache=True)
+def _block_row(r, Bs, Bcls, F, cm, total, rmin, rmax):
+    """Row r of :func:`block_counts`."""
+    n = Bcls.shape[0]
+    c = 0
+    first, last = -1, -1
+    mask = np.uint64(0)
+    for e in range(n):
+        if e & 63 == 0:
+            if e:
+                cm[r, (e >> 6) - 1, 1] = np.int64(mask)
+            cm[r, e >> 6, 0] = c
+            mask = np.uint64(0)
+        if F[r, Bcls[e]]:
+            c += 1
+            mask |= np.uint64(1) << np.uint64(e & 63)
+            if first < 0:
+                first = e
+            last = e
+    if n & 63 == 0:
+        if n:
+            cm[r, (n >> 6) - 1, 1] = np.int64(mask)
+        cm[r, n >> 6, 0] = c
+    else:
+        cm[r, n >> 6, 1] = np.int64(mask)
+    total[r] = c
+    rmin[r] = Bs[first] if first >= 0 else 0.0
+    rmax[r] = Bs[last] if last >= 0 else 0.0
+
+
 @nb.njit(cache=True, parallel=True)
 def block_counts(Bs, Bcls, F, cm, total, rmin, rmax):
     """Per row r (entry e of B feasible for r when F[r, Bcls[e]]): ``cm[r, j]`` = (the feasible
     entries before block j, the mask of block j's), ``total[r]`` all of them, ``rmin[r]``,
-    ``rmax[r]`` the values of the first and the last."""
-    n = Bcls.shape[0]
+    ``rmax[r]`` the values of the first and the last. Rows in parallel."""
     for r in nb.prange(F.shape[0]):
-        c = 0
-        first, last = -1, -1
-        mask = np.uint64(0)
-        for e in range(n):
-            if e & 63 == 0:
-                if e:
-                    cm[r, (e >> 6) - 1, 1] = np.int64(mask)
-                cm[r, e >> 6, 0] = c
-                mask = np.uint64(0)
-            if F[r, Bcls[e]]:
-                c += 1
-                mask |= np.uint64(1) << np.uint64(e & 63)
-                if first < 0:
-                    first = e
-                last = e
-        if n & 63 == 0:
-            if n:
-                cm[r, (n >> 6) - 1, 1] = np.int64(mask)
-            cm[r, n >> 6, 0] = c
-        else:
-            cm[r, n >> 6, 1] = np.int64(mask)
-        total[r] = c
-        rmin[r] = Bs[first] if first >= 0 else 0.0
-        rmax[r] = Bs[last] if last >= 0 else 0.0
+        _block_row(r, Bs, Bcls, F, cm, total, rmin, rmax)
+
+
+@nb.njit(cache=True)
+def block_counts_serial(Bs, Bcls, F, cm, total, rmin, rmax):
+    """:func:`block_counts` in one thread (small sides: no parallel start-up)."""
+    for r in range(F.shape[0]):
+        _block_row(r, Bs, Bcls, F, cm, total, rmin, rmax)
 
 
 @nb.njit(cache=True)
