@@ -19,6 +19,7 @@ import pytest
 
 import irscale
 from irscale import IrscaleError, IrscaleWarning, MeasureError
+from irscale.scales.runs.inputs import read_runs
 
 ir_measures = pytest.importorskip("ir_measures")
 from irscale.scales.runs.ir_measures_scaled import Scaled  # noqa: E402 - needs ir_measures
@@ -82,8 +83,9 @@ def _check_runs(qrels, runs, store):
                 Scaled("P@10", store=store): ("P@10", "scaled", "feasible"),
                 Scaled(ap, store=str(store), scale="midrank"): ("AP@10", "midrank", "feasible"),
                 Scaled(ap, store=str(store), rb_scale="common"): ("AP@10", "scaled", "common")}
-    feasible = _transform(qrels, runs, MEASURES, store, midranks=True, empty_topics="zero")
-    common = _transform(qrels, runs, MEASURES, store, rb_scale="common", empty_topics="zero")
+    read = read_runs(runs)        # once for both references (ir_measures reads the files itself)
+    feasible = _transform(qrels, read, MEASURES, store, midranks=True, empty_topics="zero")
+    common = _transform(qrels, read, MEASURES, store, rb_scale="common", empty_topics="zero")
     evaluator = ir_measures.evaluator([*measures, ap], ir_measures.read_trec_qrels(str(qrels)))
     names = list(dict.fromkeys(feasible["run"]))
     assert len(names) == len(runs)

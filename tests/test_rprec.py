@@ -12,6 +12,7 @@ import pytest
 
 import irscale
 from irscale.cli import main
+from irscale.scales.runs.inputs import read_runs
 from irscale.scales.runs.judging import qrels_table_rbs
 
 
@@ -177,8 +178,9 @@ def test_transform_with_tables_on_trec8_n20(shared_data, tmp_path):
     assert type(irscale.open_store(tmp_path / "t.h5").scale(m, rbs[0])).__name__ == "FractionScale"
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "run .*not in the qrels", irscale.IrscaleWarning)   # topics left out
-        scores = irscale.transform(qrels, trec8 / "runs", "Rprec@20", tmp_path / "t.h5", n_jobs=2)
-        closed = irscale.transform(qrels, trec8 / "runs", "Rprec@20", tmp_path / "none.h5", n_jobs=2)
+        runs = read_runs(trec8 / "runs")     # read once: both transforms compare scales, not readers
+        scores = irscale.transform(qrels, runs, "Rprec@20", tmp_path / "t.h5", n_jobs=2)
+        closed = irscale.transform(qrels, runs, "Rprec@20", tmp_path / "none.h5", n_jobs=2)
     cols = ["run", "topic", "raw", "rank", "k", "scaled", "n_runs"]
     assert scores[cols].equals(closed[cols])
     _check_scaled(scores, _trec_eval_rprec(trec8 / "trec_eval"), 20)
