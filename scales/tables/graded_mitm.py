@@ -58,12 +58,23 @@ options', and a pair's float value S = s_a + s_b lies within ``bound`` = 2 (q + 
 of the exact V (q groups, u = 2^-53, s_max the largest |value|). A query (the run's own pair,
 float y) counts the pairs with s_b < fl(y - M - s_a) as below and lists the pairs with
 fl(y - M - s_a) <= s_b <= fl(y + M - s_a), ``M`` = 2 bound + 8 u s_max: the first are below
-V_q and every pair in neither set is above it (the subtractions err by at most u s_max). A
+V_q and every pair in neither set is above it (the roundings of y -+ M and of the subtractions
+err by at most 3 u s_max, and bound covers the errors of S and of y together). A
 listed pair equal to the run's own is its tuple; any other is decided by its exact value in
 :data:`~irscale.scales.measures.keys.MP_DIGITS` digits (a sum of integers times the X_m / L),
 and two different tuples whose values agree to MP_DIGITS - 10 digits raise
 :class:`~irscale.errors.CertificationError` (the independence assumption failing), never a
 silent tie.
+
+The split. Groups of several ranks go to A (they hold the several realisations), then single
+ranks by decreasing span; A takes the fewest groups such that B has at most :data:`B_LIMIT`
+entries and the rows' block counts (16 bytes per row and 64 entries of B) fit
+:data:`ROW_BUDGET`, both counted from the classes before a side is built. A query visits
+every A entry (sorted queries in chunks, :mod:`~irscale.scales.tables.graded_mitm_kernels`),
+so the cost of ranking is about (queries) x |A| probes of B. At N = 20 with 4 levels, B holds
+the 12 bottom single ranks (4^12 entries) and A the rest (about 11,000 entries for
+c = (20, 20, 8)); with 6 levels A grows to about 1.6 * 10^7 entries and ranking slows down
+in proportion (exact still).
 
 Kernels: :mod:`irscale.scales.tables.graded_mitm_kernels`; plain-Python reference from the
 definition (every run enumerated): tests/graded_reference.py.
@@ -87,7 +98,7 @@ mk = lazy_module("irscale.scales.tables.graded_mitm_kernels")
 B_LIMIT = 1 << 24
 #: ... and the most bytes the rows' block counts over B may take (16 bytes per row and block
 #: of 64 entries).
-ROW_BUDGET = 1 << 28
+ROW_BUDGET = 1 << 29
 #: Entries of B per bucket of its index.
 BUCKET_ENTRIES = 4
 #: Largest side A (entries).
@@ -291,27 +302,24 @@ class GradedMitm:
         spans = [float(g.floats.max() - g.floats.min()) for g in self.groups]
         return sorted(range(len(self.groups)), key=lambda i: (len(self.groups[i].ranks) == 1, -spans[i], i))
 
-    def _split(self, b_limit: int, row_budget: int) -> None:
-        order = self._order()
-        sizes = [len(self.groups[i]) for i in order]
-        for j in range(1, len(order) + 1):
-            size_b = math.prod(sizes[j:])
-            if size_b > b_limit and j < len(order):
-                continue
-            if math.prod(sizes[:j]) > A_LIMIT:
-                break
-            self.A, self.B = self._side(sorted(order[:j])), self._side(sorted(order[j:]))
-            if self._rows(row_budget):
-                return
-        raise MeasureError(f"no split of the {len(order)} groups fits {A_LIMIT} A entries and {row_budget} "
-                           f"bytes of block counts")
+    def _side_classes(self, idx: list[int]) -> dict[int, int]:
+        """The classes of a side's entries and how many entries have each, without building
+        the side (a dynamic programme over its groups' options' classes)."""
+        counts = {self.zero: 1}
+        for i in idx:
+            per = np.bincount(self.groups[i].classes)
+            nxt: dict[int, int] = {}
+            for c, n in counts.items():
+                for oc in np.flatnonzero(per):
+                    new = self._combine(c, int(oc))
+                    if new != self.empty:
+                        nxt[new] = nxt.get(new, 0) + n * int(per[oc])
+            counts = nxt
+        return counts
 
-    def _rows(self, budget: int) -> bool:
-        """The feasibility matrix F of the sides' classes, its distinct rows (one per set of A
-        classes with equal rows) and per row its block counts over B (False when they would
-        take more than ``budget`` bytes)."""
-        ua, rowsel = _classes(self.A.cls)
-        ub, bsel = _classes(self.B.cls)
+    def _matrix(self, ua: np.ndarray, ub: np.ndarray) -> np.ndarray:
+        """F (uint8 (A classes, B classes)): 1 where some u of the A class and v of the B class
+        have u + v <= c (Lemma 1)."""
         vecs = [(j, v) for j, b in enumerate(ub) for v in self._ac[b]]
         V = np.array([v for _, v in vecs], np.int64).reshape(len(vecs), len(self.dims))
         owner = np.array([j for j, _ in vecs], np.int64)
@@ -320,11 +328,42 @@ class GradedMitm:
         for i, a in enumerate(ua):
             for u in self._ac[a]:
                 F[i, owner[(V + np.array(u, np.int64) <= cap).all(axis=1)]] = 1
-        rows, of_class = np.unique(F, axis=0, return_inverse=True)
+        return F
+
+    def _split(self, b_limit: int, row_budget: int) -> None:
+        """The split with the smallest side A whose B has at most ``b_limit`` entries and whose
+        rows' block counts take at most ``row_budget`` bytes (sizes and rows counted from the
+        classes before any side is built)."""
+        order = self._order()
+        for j in range(1, len(order) + 1):
+            a_idx, b_idx = sorted(order[:j]), sorted(order[j:])
+            cb = self._side_classes(b_idx)
+            size_b = sum(cb.values())
+            if size_b > b_limit and j < len(order):
+                continue
+            ca = self._side_classes(a_idx)
+            if sum(ca.values()) > A_LIMIT:
+                break
+            ua, ub = np.array(sorted(ca), np.int64), np.array(sorted(cb), np.int64)
+            rows = np.unique(self._matrix(ua, ub), axis=0).shape[0]
+            if rows * ((size_b >> 6) + 1) * 16 > row_budget:
+                continue
+            self.A, self.B = self._side(a_idx), self._side(b_idx)
+            if (len(self.A), len(self.B)) != (sum(ca.values()), size_b):
+                raise RuntimeError("the sides' entries differ from their classes' counts")
+            self._rows()
+            return
+        raise MeasureError(f"no split of the {len(order)} groups fits {A_LIMIT} A entries and {row_budget} "
+                           f"bytes of block counts")
+
+    def _rows(self) -> None:
+        """The feasibility matrix F of the sides' classes, its distinct rows (one per set of A
+        classes with equal rows) and per row its block counts over B."""
+        ua, rowsel = _classes(self.A.cls)
+        ub, bsel = _classes(self.B.cls)
+        rows, of_class = np.unique(self._matrix(ua, ub), axis=0, return_inverse=True)
         n = len(self.B)
         blocks = (n >> 6) + 1
-        if rows.shape[0] * blocks * 16 > budget:
-            return False
         self.rowA = of_class.reshape(-1)[rowsel.reshape(-1)].astype(np.int32)
         self.F = np.ascontiguousarray(rows, np.uint8)
         bcls = bsel.reshape(-1).astype(np.uint16 if ub.shape[0] < 1 << 16 else np.int32)
@@ -334,7 +373,6 @@ class GradedMitm:
         fill = mk.block_counts if rows.shape[0] * n >= PARALLEL_WORK else mk.block_counts_serial
         fill(self.B.s, bcls, self.F, self.cm, self.total, self.rmin, self.rmax)
         self.Bidx, self.bmin, self.binv = mk.bucket_index(self.B.s, max(1, n // BUCKET_ENTRIES))
-        return True
 
     # -- answers -----------------------------------------------------------------------------
     @property

@@ -132,30 +132,26 @@ def scan_serial(los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax,
 
 @nb.njit(cache=True)
 def _block_row(r, Bs, Bcls, F, cm, total, rmin, rmax):
-    """Row r of :func:`block_counts`."""
+    """Row r of :func:`block_counts` (block by block, without branches within a block)."""
     n = Bcls.shape[0]
     c = 0
-    first, last = -1, -1
-    mask = np.uint64(0)
-    for e in range(n):
-        if e & 63 == 0:
-            if e:
-                cm[r, (e >> 6) - 1, 1] = np.int64(mask)
-            cm[r, e >> 6, 0] = c
-            mask = np.uint64(0)
-        if F[r, Bcls[e]]:
-            c += 1
-            mask |= np.uint64(1) << np.uint64(e & 63)
-            if first < 0:
-                first = e
-            last = e
-    if n & 63 == 0:
-        if n:
-            cm[r, (n >> 6) - 1, 1] = np.int64(mask)
-        cm[r, n >> 6, 0] = c
-    else:
-        cm[r, n >> 6, 1] = np.int64(mask)
+    for j in range((n >> 6) + 1):
+        cm[r, j, 0] = c
+        mask = np.uint64(0)
+        for e in range(j << 6, min(n, (j + 1) << 6)):
+            mask |= np.uint64(F[r, Bcls[e]]) << np.uint64(e & 63)
+        cm[r, j, 1] = np.int64(mask)
+        c += _popcount(mask)
     total[r] = c
+    first, last = -1, -1
+    for e in range(n):
+        if F[r, Bcls[e]]:
+            first = e
+            break
+    for e in range(n - 1, -1, -1):
+        if F[r, Bcls[e]]:
+            last = e
+            break
     rmin[r] = Bs[first] if first >= 0 else 0.0
     rmax[r] = Bs[last] if last >= 0 else 0.0
 
