@@ -251,3 +251,41 @@ def test_exact_values_of_pairs_are_the_definition():
         for run, a, b in zip(runs, qa, qb):
             want = mpmath.fsum(int(g) / mpmath.log(k + 1, 2) for k, g in enumerate(run.tolist(), start=1))
             assert abs(o.exact_value(int(a), int(b)) - want) < mpmath.mpf(10) ** -45
+
+
+def _feasible_runs(seed, levels, counts, n, count):
+    """Random feasible runs: per run, a number of documents of each grade g at most c_g (and
+    together at most n), placed at random ranks."""
+    rng = np.random.default_rng(seed)
+    runs = np.zeros((count, n), np.uint8)
+    for i in range(count):
+        ranks = rng.permutation(n)
+        at = 0
+        for g in rng.permutation(np.arange(1, levels)):
+            k = int(rng.integers(0, min(counts[g - 1], n - at) + 1))
+            runs[i, ranks[at:at + k]] = g
+            at += k
+    return runs
+
+
+@pytest.mark.slow
+def test_equals_the_trec_covid_table_at_n20():
+    """TREC-COVID's (7, 2) bounds both grades at N = 20: irscale's table of its 1.4 * 10^7
+    feasible runs (about 20 s to build) against the oracle, K and 20,000 random feasible runs."""
+    name, counts = "nDCG_trec(gains=(0,1,2))@20", (7, 2)
+    o = gm.oracle_of_measure(irscale.parse_measure(name), counts)
+    t = irscale.scale(name, rb=counts)
+    assert t.table.layout == "entries" and o.k == t.k == 11_348_236
+    runs = _feasible_runs(7, 3, counts, 20, 20_000)
+    assert np.array_equal(o.rank_runs(runs), t.rank_runs(runs))
+
+
+@pytest.mark.slow
+def test_equals_the_one_grade_oracle_at_n20():
+    """(20, 20, 8) bounds one grade: irscale's oracle counting grade 3 against this one."""
+    name, counts = "nDCG_trec(gains=(0,1,2,3))@20", (20, 20, 8)
+    o = gm.oracle_of_measure(irscale.parse_measure(name), counts)
+    s = irscale.scale(name, rb=counts)
+    assert s.table.layout == "oracle" and o.k == s.k == 181_718_652_312
+    runs = _feasible_runs(8, 4, counts, 20, 2_000)
+    assert np.array_equal(o.rank_runs(runs), s.rank_runs(runs))
