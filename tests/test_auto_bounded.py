@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from test_bounded_use import _data
 
 import irscale
 from irscale.cli import main
@@ -13,7 +14,6 @@ from irscale.scales.runs.evaluator import Evaluator
 from irscale.scales.tables import bounded as bd
 from irscale.scales.tables import bounded_plan
 from irscale.scales.tables.closed import CLOSED_FORMS
-from tests.test_bounded_use import _data
 
 MEASURES = "RBP(p=0.8)@60,nDCG(b=2)@50,P@10"
 
