@@ -5,12 +5,11 @@ against brute force (tests/oracle_reference.py: every run of {0..G}^N scored onc
 import itertools
 from functools import partial
 
-import h5py
 import mpmath
 import numpy as np
 import oracle_reference as ref
 import pytest
-from store_files import table_file
+from store_files import rewrite, table_file
 
 import irscale
 from irscale.errors import CorruptStoreError, RecallBaseError, RunError
@@ -18,7 +17,6 @@ from irscale.scales.analysis import report, spacing
 from irscale.scales.tables import oracles
 from irscale.scales.tables.build import build_tables
 from irscale.scales.tables.estimate import estimate, runs_enumerated
-from irscale.store.format import decode_attrs, table_checksum
 
 
 def _jk(b, k):
@@ -207,10 +205,7 @@ def test_tampered_per_vector_oracles_are_refused(tmp_path, attrs, problem):
     name = "nDCG_trec(gains=(0,1,2))@6"
     path = tmp_path / "o.h5"
     irscale.build_store(path, name, rbs={name: [(2, 6)]})
-    with h5py.File(table_file(path, f"{name} rb=(2,6)"), "a") as g:
-        for k, v in attrs.items():
-            g.attrs[k] = v
-        g.attrs["checksum"] = table_checksum(decode_attrs(g.attrs))
+    rewrite(table_file(path, f"{name} rb=(2,6)"), lambda g: g.attrs.update(attrs))
     with pytest.raises(CorruptStoreError) as info:
         irscale.open_store(path).scale(name, rb=(2, 6))
     assert f"{name} rb=(2,6)" in str(info.value) and problem in str(info.value)
@@ -220,9 +215,7 @@ def test_deep_verification_recounts_k(tmp_path):
     name = "nDCG_trec(gains=(0,1,2))@6"
     path = tmp_path / "o.h5"
     irscale.build_store(path, name, rbs={name: [(2, 6)]})
-    with h5py.File(table_file(path, f"{name} rb=(2,6)"), "a") as g:
-        g.attrs["n_distinct"] = g.attrs["n_entries"] = 399
-        g.attrs["checksum"] = table_checksum(decode_attrs(g.attrs))
+    rewrite(table_file(path, f"{name} rb=(2,6)"), lambda g: g.attrs.update({"n_distinct": 399, "n_entries": 399}))
     with pytest.raises(CorruptStoreError, match=r"n_entries=399, counted 400"):
         irscale.open_store(path).scale(name, rb=(2, 6))
     [(_, problem)] = list(irscale.open_store(path).verify_each())
