@@ -48,7 +48,6 @@ from irscale.scales.runs.preflight import (
 from irscale.scales.runs.scoring import score_judged
 from irscale.scales.tables.build_options import MAX_BUILD_SECONDS
 from irscale.scales.tables.closed import CLOSED_FORMS
-from irscale.scales.tables.layouts import scale_kind
 from irscale.scales.tables.units import duration, size
 from irscale.store.location import default_store
 
@@ -58,6 +57,7 @@ if TYPE_CHECKING:
 # certified rank intervals (mpmath, numba kernels): loaded when bounded scales are asked for
 bounded_scales = lazy_module("irscale.scales.tables.bounded")
 bounded_plan = lazy_module("irscale.scales.tables.bounded_plan")
+layouts = lazy_module("irscale.scales.tables.layouts")          # what a scale is, as outputs say it: --explain
 
 
 def _no_exact(measure: Measure) -> str:
@@ -219,7 +219,7 @@ class Evaluator:
         if self._by_bounds(m):
             return (f"bounded: certified intervals at most {self.error or bounded_plan.ERRORS[0]:g} wide in scaled "
                     f"units, asked for (--bounded) (docs/bounded.md)")
-        kind = scale_kind(m) or "exact"
+        kind = layouts.scale_kind(m) or "exact"
         if kind == "exact: closed form":
             return f"{kind}: ranks counted by formula, no table (docs/exactness.md)"
         if kind == "exact: rank oracle":
