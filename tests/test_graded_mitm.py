@@ -3,6 +3,7 @@ reference from the definition (tests/graded_reference.py: every run enumerated, 
 exact tuple of group sums, feasible runs kept per count vector), against irscale's tables of
 graded nDCG, and its kernel against a plain-Python twin."""
 import itertools
+import os
 import random
 
 import graded_reference as gr
@@ -56,32 +57,24 @@ def test_every_count_vector_with_4_levels(n, gains):
     assert several > 0
 
 
+#: every count vector with 6 levels at N = 4 and 5 (minutes): IRSCALE_MITM_EVERY_VECTOR=1, or
+#: ``python scripts/long_checks.py mitm``; a sample of them otherwise
+EVERY_VECTOR = os.environ.get("IRSCALE_MITM_EVERY_VECTOR") == "1"
+
+
 def test_count_vectors_with_6_levels_at_n4():
-    """Every 5th of the 3,125 vectors by default (all of them: the slow test below)."""
+    """Every 5th of the 3,125 vectors (all of them with EVERY_VECTOR)."""
     ref = _ref(4, (0, 1, 2, 3, 4, 5))
-    for vec in _vectors(4, 5)[::5] + [(4,) * 5]:
-        _check(ref, vec)
-
-
-@pytest.mark.slow
-def test_every_count_vector_with_6_levels_at_n4():
-    ref = _ref(4, (0, 1, 2, 3, 4, 5))
-    for vec in _vectors(4, 5):
+    for vec in _vectors(4, 5)[::1 if EVERY_VECTOR else 5] + [(4,) * 5]:
         _check(ref, vec)
 
 
 def test_count_vectors_with_6_levels_at_n5():
-    """A sample of 150 vectors by default (all 7,776: the slow test below)."""
+    """A sample of 150 vectors (all 7,776 with EVERY_VECTOR)."""
     ref = _ref(5, (0, 1, 2, 3, 4, 5))
     rng = random.Random(5)
-    for vec in [(5,) * 5, (0,) * 5] + [tuple(rng.randint(0, 5) for _ in range(5)) for _ in range(150)]:
-        _check(ref, vec)
-
-
-@pytest.mark.slow
-def test_every_count_vector_with_6_levels_at_n5():
-    ref = _ref(5, (0, 1, 2, 3, 4, 5))
-    for vec in _vectors(5, 5):
+    sample = _vectors(5, 5) if EVERY_VECTOR else [tuple(rng.randint(0, 5) for _ in range(5)) for _ in range(150)]
+    for vec in [(5,) * 5, (0,) * 5] + sample:
         _check(ref, vec)
 
 
