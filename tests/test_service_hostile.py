@@ -211,14 +211,14 @@ def test_healthz_answers_while_the_pool_works(store_path):
     """With one thread, a long request in flight and another waiting for the thread:
     /healthz answers at once, and both requests are answered in turn."""
     with TestClient(create_app(store_path, threads=1)) as c:
-        answers, body = [], json.dumps(_big_runs(150_000)).encode()     # each worked on for about 0.4 s
+        answers, body = [], json.dumps(_big_runs(300_000)).encode()     # each worked on for about 0.5-1 s
         start = time.monotonic()
         assert _post(c, body).status_code == 200
         one = time.monotonic() - start
         busy = [threading.Thread(target=lambda: answers.append(_post(c, body))) for _ in range(2)]
         for thread in busy:
             thread.start()
-        time.sleep(0.3)
+        time.sleep(0.1)
         took = []
         while any(thread.is_alive() for thread in busy):
             start = time.monotonic()
@@ -226,7 +226,7 @@ def test_healthz_answers_while_the_pool_works(store_path):
             took.append(time.monotonic() - start)
             time.sleep(0.05)
         # answered on the loop, probes would wait for a lookup to end: half of them more than one / 2
-        assert sorted(took)[len(took) // 2] < one / 4, (one, took)     # (the GIL is shared with this client)
+        assert len(took) >= 3 and sorted(took)[len(took) // 2] < one / 3, (one, took)   # (the GIL is shared)
         assert [r.status_code for r in answers] == [200, 200] and answers[0].json()["rank"][:2] == [5, 5]
 
 
