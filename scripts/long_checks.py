@@ -21,9 +21,10 @@ CHECKS = {
     "oracles": ("IRSCALE_ORACLE_EVERY_RB", ["tests/test_oracles.py::test_oracle_equals_table_at_n20"],
                 "rank oracles equal tables at N = 20 for every recall base 1..21 (CI: 1, 2, 10, 19, 20, 21)"),
     "mitm": ("IRSCALE_MITM_EVERY_VECTOR", ["tests/test_graded_mitm.py::test_count_vectors_with_6_levels_at_n4",
-                                           "tests/test_graded_mitm.py::test_count_vectors_with_6_levels_at_n5"],
-             "the graded oracle equals the reference for every count vector with 6 levels at N = 4 and 5 (CI: a "
-             "sample of each)"),
+                                           "tests/test_graded_mitm.py::test_count_vectors_with_6_levels_at_n5",
+                                           "tests/test_graded_mitm.py::test_random_count_vectors_at_n9_n10"],
+             "the graded oracle equals the reference for every count vector with 6 levels at N = 4 and 5, and on "
+             "random vectors at N = 10 (CI: samples, and N = 9)"),
     "rprec": ("IRSCALE_RPREC_EVERY_RB", ["tests/test_rprec.py::test_transform_with_tables_on_trec8_n20"],
               "Rprec@20 through stored tables of all 44 recall bases of TREC-8 (CI: 8 of them, 12 topics)"),
 }
