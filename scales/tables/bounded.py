@@ -55,6 +55,18 @@ from irscale.scales.tables.bounded_grid import (
 )
 
 
+def error_target(error: float | None, k: int) -> float:
+    """The widest scaled interval a bounded scale of ``k`` distinct values aims at when
+    asked for ``error`` (default :data:`DEFAULT_ERROR`): never below :data:`FEW_RANKS` ranks."""
+    return max(DEFAULT_ERROR if error is None else float(error), FEW_RANKS / max(k - 1, 1))
+
+
+def predicted_scale(scale: int, bound: float, target: float) -> int:
+    """The grid (cells per raw unit) predicted to narrow a grid of ``scale`` whose widest
+    interval is ``bound`` to ``target``: widths shrink as 1 / cells, with a margin."""
+    return math.ceil(scale * bound / target * GROWTH)
+
+
 class BoundedTable(Table):
     """A bounded scale's table: nothing stored; ``settings`` = (cells, error, threads,
     max_bytes) of the grids of its scales, ``scales`` those computed, by recall base."""
@@ -218,7 +230,7 @@ class BoundedScale(Scale):
         self.problem = prob = bounded_problem(self.measure, self.rb)
         self._bound = self._const = None
         # an interval holds one or two ranks whatever the grid (the cell of a value and the next)
-        target = max(DEFAULT_ERROR if error is None else float(error), FEW_RANKS / max(self.k - 1, 1))
+        target = error_target(error, self.k)
         stored = table.stored.get(table.grid_key(self.rb))
         if stored is not None and cells is None:      # a store's grid, or a plan's probe: refined from it
             self.grid, self._bound = stored, table.recorded.get(table.grid_key(self.rb))
@@ -235,8 +247,7 @@ class BoundedScale(Scale):
                 break
             # a predicted grid that missed (widths are whole ranks near the target): 1.5 times more at least
             least = scale + 1 if tries == 0 else math.ceil(scale * 1.5)
-            scale = self._count(max(least, math.ceil(scale * self.error_bound / target * GROWTH)), threads,
-                                max_bytes)
+            scale = self._count(max(least, predicted_scale(scale, self.error_bound, target)), threads, max_bytes)
 
     def _count(self, scale: int, threads: int, max_bytes: int) -> int:
         need = grid_bytes(self.problem, scale)

@@ -22,12 +22,10 @@ import time
 
 from irscale.errors import RecallBaseError
 from irscale.scales.measures.measure import Measure, RecallBase
-from irscale.scales.tables.bounded import BoundedScales, bounded_table
+from irscale.scales.tables.bounded import BoundedScales, bounded_table, error_target, predicted_scale
 from irscale.scales.tables.bounded_grid import (
     DEFAULT_ERROR,
-    FEW_RANKS,
     FIRST_CELLS,
-    GROWTH,
     MAX_BYTES,
     bounded_problem,
     grid_bytes,
@@ -75,11 +73,11 @@ def _probe(tables: BoundedScales, measure: Measure, rb: RecallBase, max_bytes: i
     seconds = max(time.perf_counter() - t0, 1e-3)
     costs = []
     for error in ERRORS:
-        target = max(error, FEW_RANKS / max(scale_of.k - 1, 1))
+        target = error_target(error, scale_of.k)
         if scale_of.error_bound <= target:
             costs.append((0.0, 0))
             continue
-        cells = math.ceil(scale_of.grid.scale * scale_of.error_bound / target * GROWTH)
+        cells = predicted_scale(scale_of.grid.scale, scale_of.error_bound, target)
         costs.append((MARGIN * scale_of.grid.seconds * cells / scale_of.grid.scale,
                       grid_bytes(scale_of.problem, cells)))
     return seconds, costs
