@@ -158,7 +158,7 @@ class BoundedScales:
         """Compute the bounded scales of ``needs`` (measure, recall base) now, with a
         progress bar (each takes up to seconds); warn once per measure of the recall bases
         it has none for (per-grade counts that bound two grades): their topics stay unscaled."""
-        todo = list(dict.fromkeys((m, self._key_rb(m, rb)) for m, rb in needs if self.covers(m)))
+        todo = list(dict.fromkeys((m, self.key_rb(m, rb)) for m, rb in needs if self.covers(m)))
         bar = progress_bar(total=len(todo), desc="bounded scales", unit="scale", disable=not progress)
         with bar:
             for m, rb in todo:
@@ -175,7 +175,7 @@ class BoundedScales:
                           f"{refused[0][0]}; the rank and scaled values of those topics stay empty")
 
     @staticmethod
-    def _key_rb(measure: Measure, rb: RecallBase) -> RecallBase:
+    def key_rb(measure: Measure, rb: RecallBase) -> RecallBase:
         """The recall base naming the scale: every rb >= N of a binary measure is one scale
         (every run is feasible)."""
         rb = measure.check_rb(rb)
@@ -186,7 +186,7 @@ class BoundedScales:
         a recall base it has none for, see :meth:`prepare`), else ``exact``'s."""
         if not self.covers(measure):
             return self.exact.scale(measure, rb)
-        rb = self._key_rb(measure, rb)
+        rb = self.key_rb(measure, rb)
         if (measure, rb) in self.refused:
             return None
         try:
@@ -205,7 +205,7 @@ class BoundedScales:
     def table(self, measure: Measure, rb: RecallBase = None) -> BoundedTable:
         """The bounded table of ``measure`` serving ``rb`` (a store's grids when it has them),
         made once: its scales are computed when asked for."""
-        key = (measure, measure.table_rb(self._key_rb(measure, rb)))
+        key = (measure, measure.table_rb(self.key_rb(measure, rb)))
         if key not in self._tables:
             find = getattr(self.exact, "bounded_table", None)           # a store may hold its grids
             stored = find(measure, key[1]) if find is not None else None

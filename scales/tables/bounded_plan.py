@@ -106,7 +106,7 @@ def plan_bounded(tables: BoundedScales, needs: dict[Measure, list[RecallBase]], 
     left = math.inf if limit is None else float(limit)
     probing = 0.0
     for m, rbs in needs.items():
-        keys = list(dict.fromkeys(tables._key_rb(m, rb) for rb in rbs))
+        keys = list(dict.fromkeys(tables.key_rb(m, rb) for rb in rbs))
         totals = [[0.0, 0] for _ in ERRORS]
         error, reason = None, None
         for rb in keys:
