@@ -166,9 +166,8 @@ def command(path: str, measure: str | None, values: tuple[str, ...], rb_text: st
             if plan.error is None:
                 raise IrscaleError(f"{m}: no exact scale exists at N = {m.n}, and {plan.reason} (limit "
                                    f"{MAX_BUILD_SECONDS:.0f} s); --bounded --error E computes it whatever it takes")
-            if plan.error > bounded_plan.ERRORS[0]:
-                warn(f"{m}: bounded scale within {plan.error:g} in scaled units (within {bounded_plan.ERRORS[0]:g} "
-                     f"would take about {plan.narrowest_seconds:.0f} s: --error {bounded_plan.ERRORS[0]:g})")
+            if plan.wider(str(m)) is not None:
+                warn(plan.wider(str(m)))
         scale = provider.scale(m, rb)
         if scale is None:
             raise RecallBaseError(next(iter(provider.refused.values())))

@@ -300,10 +300,8 @@ class Evaluator:
                     tail = "" if limit is None else f" (limit {duration(limit)})"
                     self._no_scale(m, f"{_no_exact(m)}, and {p.reason}{tail}; --bounded --error E computes it "
                                       f"whatever it takes")
-                elif p.error > bounded_plan.ERRORS[0]:
-                    warn(f"{label(m, self.typed)}: bounded scale within {p.error:g} in scaled units (within "
-                         f"{bounded_plan.ERRORS[0]:g} would take about {duration(p.narrowest_seconds)}: "
-                         f"--error {bounded_plan.ERRORS[0]:g})")
+                elif p.wider(label(m, self.typed)) is not None:
+                    warn(p.wider(label(m, self.typed)))
             needs = {m: rbs for m, rbs in needs.items() if plans[m].error is not None}
         self._bounded_tables.prepare([(m, rb) for m, rbs in needs.items() for rb in rbs], self.progress)
 

@@ -30,6 +30,7 @@ from irscale.scales.tables.bounded_grid import (
     bounded_problem,
     grid_bytes,
 )
+from irscale.scales.tables.units import duration
 
 #: Cells of the probe grid of a plan (8 first grids).
 PROBE_CELLS = 8 * FIRST_CELLS
@@ -51,6 +52,14 @@ class BoundedPlan:
     bytes: int
     narrowest_seconds: float
     reason: str | None = None
+
+    def wider(self, label: str) -> str | None:
+        """The line that says a wider error than the narrowest was chosen (None: it was not)."""
+        first = ERRORS[0]
+        if self.error is None or self.error <= first:
+            return None
+        return (f"{label}: bounded scale within {self.error:g} in scaled units (within {first:g} would take about "
+                f"{duration(self.narrowest_seconds)}: --error {first:g})")
 
 
 def _probe(tables: BoundedScales, measure: Measure, rb: RecallBase, max_bytes: int
