@@ -342,14 +342,14 @@ class Evaluator:
         if not now:
             return 0.0
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.store = build_tables(self.path, now, self.n_jobs, self.progress)
-            self.built.update(now)
-        except BuildTooLargeError as e:               # the disk or the memory: these measures show raw
-            self.store = open_or_none(self.path)
-            for m in now:
+        for m in now:           # one build per measure: one that cannot fit costs the others nothing
+            try:
+                self.store = build_tables(self.path, {m: now[m]}, self.n_jobs, self.progress)
+                self.built.add(m)
+            except BuildTooLargeError as e:           # the disk or the memory: this measure shows raw
+                self.store = open_or_none(self.path)
                 if self.store is None or missing_tables(self.store, {m: now[m]}):
-                    self._no_scale(m, f"its tables do not fit here ({str(e)[:160]})",
+                    self._no_scale(m, f"its tables do not fit here ({e})",
                                    build_command(self.path, {m: now[m]}, self._hint))
         return sum(plans[m][0] for m in now)
 
