@@ -17,6 +17,7 @@ from irscale.enumerate.memory import available_memory
 from irscale.enumerate.split import CHECKPOINT_ITEMS, FANOUT_ITEMS, MAX_HELD_BYTES
 from irscale.errors import IrscaleError
 from irscale.scales.measures.measure import Measure
+from irscale.scales.tables import graded_oracle
 from irscale.scales.tables.build_options import BuildOptions
 from irscale.scales.tables.layouts import layout_of
 from irscale.scales.tables.units import duration, size
@@ -92,8 +93,9 @@ def estimate(measure: Measure, table_rb: tuple[int, ...] | None = None, workers:
     nothing."""
     layout = building_layout(measure, table_rb, layout, method)
     chosen = layout_of(measure, layout, method)
-    if chosen.name == "oracle":
-        return Estimate(f"{measure} (rank oracle)", measure.table_runs(table_rb), 0, 0.0, max(1, workers), 0, 0, 0)
+    if chosen.name == "oracle":         # graded oracles are built (in about a second), the others count
+        seconds = graded_oracle.SECONDS if graded_oracle.serves(measure, table_rb) else 0.0
+        return Estimate(f"{measure} (rank oracle)", measure.table_runs(table_rb), 0, seconds, max(1, workers), 0, 0, 0)
     runs = measure.table_runs(table_rb)
     if measure.own_pass(table_rb) or runs < FANOUT_ITEMS:
         workers = 1                      # feasible runs, and small tables, are enumerated in one process
@@ -123,7 +125,8 @@ def building_layout(measure: Measure, table_rb: tuple[int, ...] | None = None, l
     """The layout choice that builds the table of ``measure`` for ``table_rb`` asked for in
     ``layout``: ``"table"`` for the per-grade count vectors no rank oracle serves (the
     oracle layout builds their tables), else ``layout``."""
-    if layout_of(measure, layout, method).name == "oracle" and not measure.recall_base.oracle_serves(table_rb):
+    if (layout_of(measure, layout, method).name == "oracle" and not measure.recall_base.oracle_serves(table_rb)
+            and not graded_oracle.serves(measure, table_rb)):
         return "table"
     return layout
 

@@ -22,7 +22,9 @@ least one feasible run realises, and the unq rank of a feasible run with tuple t
 Feasibility with several realisations. A tuple may be realised by runs with different count
 vectors (gains (0,1,2,3): grade 1 at rank 1 and grade 2 at rank 3 give the same part 12 in
 the group {1, 3, 7, 15}); it is feasible when SOME realisation fits c, and is one value
-however many fit. Only the bounded grades matter (D: the g with c_g < N); a count vector is
+however many fit. A grade with c_g = 0 is no option at all (its runs are infeasible, so every
+realisation avoids it); of the others only the bounded grades matter (D: the g with
+0 < c_g < N); a count vector is
 over D, and box = {v : v <= c}. For an option t_i of group i let R_i(t_i) be the count
 vectors of its realisations (assignments of grades to the group's ranks with part t_i) and
 P_i(t_i) = min(R_i(t_i) & box), its Pareto-minimal elements in the box (an antichain).
@@ -164,22 +166,26 @@ class _Group:
 
 class _Side:
     """Entries of one side sorted by value: ``s``, ``code`` (mixed radix over the side's
-    groups, first most significant), ``cls`` (antichain class); ``at_code``: the position of
-    the entry of each code (-1: dropped), for finding a run's entry."""
+    groups, first most significant), ``cls`` (antichain class); the codes kept are sorted as
+    built (``by_code``: the position of each), for finding a run's entry."""
 
     def __init__(self, groups: list[int], radices: list[int], s: np.ndarray, code: np.ndarray, cls: np.ndarray):
         order = np.argsort(s)
         self.groups, self.radices = groups, radices
         self.s, self.code, self.cls = s[order], code[order], cls[order]
-        self.at_code = np.full(math.prod(radices), -1, np.int32 if len(order) < 1 << 31 else np.int64)
-        self.at_code[self.code] = np.arange(len(order))
+        self._codes = code                         # increasing: the outer products keep code order
+        self._by_code = np.empty(len(order), np.int64)
+        self._by_code[order] = np.arange(len(order))
 
     def __len__(self) -> int:
         return self.s.shape[0]
 
     def find(self, codes: np.ndarray) -> np.ndarray:
         """Positions of the entries with these codes (-1 for codes not present)."""
-        return self.at_code[codes].astype(np.int64)
+        codes = np.asarray(codes, np.int64)
+        at = np.minimum(np.searchsorted(self._codes, codes), max(len(self._codes) - 1, 0))
+        found = self._codes[at] == codes if len(self._codes) else np.zeros(codes.shape, bool)
+        return np.where(found, self._by_code[at], -1)
 
     def digits(self, pos: np.ndarray) -> np.ndarray:
         """The option of every group of the entries at ``pos`` (int64 (len, groups))."""
@@ -206,7 +212,10 @@ class GradedMitm:
             raise MeasureError(f"counts {tuple(counts)} for {self.levels} levels, or {len(discounts)} discounts "
                                f"for N = {n}")
         self.counts = tuple(min(int(c), n) for c in counts)
-        self.dims = [g for g in range(1, self.levels) if self.counts[g - 1] < n]     # the bounded grades
+        # the grades a run may hold (a count of 0 rules its grade out: no option has it), and
+        # the bounded ones among them, the dimensions of the count vectors
+        self.grades = [0] + [g for g in range(1, self.levels) if self.counts[g - 1] > 0]
+        self.dims = [g for g in self.grades[1:] if self.counts[g - 1] < n]
         self.cap = tuple(self.counts[g - 1] for g in self.dims)
         self._ac: list[tuple] = []
         self._ac_id: dict[tuple, int] = {}
@@ -264,7 +273,7 @@ class GradedMitm:
         for w in weights:
             nxt: dict[int, set] = {}
             for key, vecs in states.items():
-                for g in range(self.levels):
+                for g in self.grades:
                     got = nxt.setdefault(key + self.gains[g] * w, set())
                     for v in vecs:
                         u = tuple(a + b for a, b in zip(v, unit[g]))
@@ -294,6 +303,8 @@ class GradedMitm:
             keep = cls != self.empty
             s, code, cls = s[keep], code[keep], cls[keep]
             radices.append(m)
+        if math.prod(radices) >= 1 << 62:
+            raise MeasureError(f"a side of {len(idx)} groups has more partial tuples than 64-bit codes hold")
         return _Side(idx, radices, s, code, cls)
 
     def _order(self) -> list[int]:
@@ -415,7 +426,13 @@ class GradedMitm:
         parts = self.parts(runs)
         if parts.shape[0] == 0:
             return np.zeros(0, np.int64)
-        qa, qb = self._entries(self.A, parts), self._entries(self.B, parts)
+        return self.rank_pairs(self._entries(self.A, parts), self._entries(self.B, parts))
+
+    def rank_pairs(self, qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
+        """Unq ranks (1..K) of the feasible tuples given as pairs (A entry, B entry)."""
+        qa, qb = np.asarray(qa, np.int64), np.asarray(qb, np.int64)
+        if qa.shape[0] == 0:
+            return np.zeros(0, np.int64)
         y = self.A.s[qa] + self.B.s[qb]
         below, starts, pa, pb = self._scan(y - self.margin, y + self.margin)
         ranks = below + 1
@@ -502,6 +519,33 @@ class GradedMitm:
         t = atol + self.margin
         below, starts, _, _ = self._scan(x - t, x + t)
         return below, np.diff(starts)
+
+    def select(self, ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs (A entries, B entries) of the feasible tuples of unq ranks ``ranks``
+        (1..K): per rank, the smallest float y with at least that many pair sums counted
+        below it (a bisection over the bits of y, all ranks together), then of the pairs
+        within a few margins of y the one whose exact rank (:meth:`rank_pairs`) it is."""
+        q = np.asarray(ranks, np.int64).reshape(-1)
+        lo = np.zeros(q.shape[0], np.int64)                      # the bits of 0.0: no sum is below it
+        hi = np.full(q.shape[0], np.float64(self.smax * (1 + 1e-9) + 1.0).view(np.int64))
+        while (open_ := np.flatnonzero(hi - lo > 1)).size:
+            mid = lo[open_] + (hi[open_] - lo[open_]) // 2
+            y = mid.view(np.float64)
+            reached = self._scan(y, y)[0] >= q[open_]
+            hi[open_[reached]] = mid[reached]
+            lo[open_[~reached]] = mid[~reached]
+        ys = hi.view(np.float64)
+        out_a, out_b = np.zeros(q.shape[0], np.int64), np.zeros(q.shape[0], np.int64)
+        for i, (r, y) in enumerate(zip(q.tolist(), ys.tolist())):
+            for width in (4, 64, 4096):
+                _, _, pa, pb = self._scan(np.array([y - width * self.margin]), np.array([y + width * self.margin]))
+                hit = np.flatnonzero(self.rank_pairs(pa, pb) == r)
+                if hit.size:
+                    out_a[i], out_b[i] = pa[hit[0]], pb[hit[0]]
+                    break
+            else:
+                raise RuntimeError(f"rank {r}: no tuple of that rank near {y!r}")
+        return out_a, out_b
 
     def split_sizes(self) -> tuple[int, int, int, int]:
         """(|A|, |B|, rows, bytes of the rows' block counts) of the split chosen."""

@@ -18,9 +18,8 @@ Graded measures with per-grade recall bases (c_1..c_G) (graded nDCG, nDCG_trec) 
 oracle per count vector (each count capped at N), for the vectors that bound at most one
 grade: with c_g < N for grade g alone, a tuple is feasible when its realisation with the
 fewest documents of grade g has at most c_g of them (the grouping counting grade g); with
-every c_g = N every tuple is. A vector bounding several grades (TREC-COVID's (7, 2) at
-N = 20) gets the table of its feasible runs instead (layout ``entries``, enumerating those
-runs only: :func:`~irscale.scales.tables.entry_build.build_entry_tables`).
+every c_g = N every tuple is. A vector bounding several grades gets the graded oracle of
+:mod:`~irscale.scales.tables.graded_oracle`, or where that is not served the table of its runs.
 ``k``, ``n_runs``, ``rank``, ``rank_runs``, ``rank_ids``, ``scaled``, ``midranks_of_ranks``
 and ``values_of_ranks`` work at any K; ``values``, ``counts`` and ``representatives`` list
 every distinct value and exist only up to :data:`LIST_LIMIT` of them; ``value_blocks`` (what
@@ -45,19 +44,15 @@ from irscale.enumerate.progress import progress_bar
 from irscale.enumerate.runspace import feasible_space_size
 from irscale.enumerate.split_kernels import popcount_ids
 from irscale.enumerate.words import words_to_ints
-from irscale.errors import (
-    CorruptStoreError,
-    OracleListError,
-    RunError,
-    ValueNotInScaleError,
-    warn,
-)
+from irscale.errors import CorruptStoreError, OracleListError, RunError, ValueNotInScaleError, warn
 from irscale.scales.measures.groups import Grouping
 from irscale.scales.measures.keyed import KeyMeasure
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.entries import LAYOUT as ENTRIES
 from irscale.scales.tables.entries import check_counts
+from irscale.scales.tables.graded_oracle import GradedOracleTable, graded_oracle_table, serves
+from irscale.scales.tables.graded_oracle import validate as validate_graded
 from irscale.scales.tables.oracle_form import LIST_LIMIT, OracleForm, Searchable, compare_words, oracle_form
 from irscale.scales.tables.scale import (
     AMBIGUOUS,
@@ -77,10 +72,8 @@ from irscale.scales.tables.units import duration
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-#: Listed scales an oracle table keeps (by recall base).
-LISTED_KEPT = 4
-#: values_of_ranks of more ranks than this lists the scale when it can (K <= LIST_LIMIT).
-MANY_RANKS = 256
+LISTED_KEPT = 4       # listed scales an oracle table keeps (by recall base)
+MANY_RANKS = 256      # values_of_ranks of more ranks than this lists the scale when it can (K <= LIST_LIMIT)
 #: Values per band of a streamed oracle (:meth:`OracleScale.streamed_blocks`), the values
 #: per second it streams on one core (an estimate), and from how many values on it warns
 #: with its estimate first.
@@ -125,6 +118,8 @@ def oracle_table(measure: KeyMeasure, table_rb: tuple[int, ...] | None = None) -
     if table_rb is None:                          # one oracle serves every recall base
         form = oracle_form(measure)
         rb, k, n_runs = policy.common(), form.grouping.k, measure.id_count()
+    elif serves(measure, table_rb):                # a vector bounding several grades
+        return graded_oracle_table(measure, table_rb)
     else:                                         # the oracle of one count vector
         counted, r = policy.oracle_count(table_rb)
         form = oracle_form(measure, counted)
@@ -531,7 +526,7 @@ class OracleLayout:
         """The oracles; per-grade count vectors that bound several grades get the tables
         of their feasible runs (``recall_base.oracle_serves``)."""
         for m in measures:
-            served = [t for t in rbs[m] if m.recall_base.oracle_serves(t)]
+            served = [t for t in rbs[m] if m.recall_base.oracle_serves(t) or serves(m, t)]
             yield from (oracle_table(m, t) for t in served)
             rest = [t for t in rbs[m] if t not in served]
             if rest:
@@ -542,14 +537,15 @@ class OracleLayout:
         form = oracle_form(m)
         g: Grouping = form.grouping
         if table.table_rb is not None:
-            counted, _ = m.recall_base.oracle_count(table.table_rb)
-            sink.attrs(oracle_counted=int(counted or 0))
+            graded = isinstance(table, GradedOracleTable)
+            sink.attrs(oracle_counted=-1 if graded else int(m.recall_base.oracle_count(table.table_rb)[0] or 0))
         by_rb = [form.distinct(r) for r in m.recall_base.stratified_rbs()]   # K per rb of a shared oracle
         sink.attrs(implicit=False, n_distinct=int(table.n_entries), distinct_by_rb=json.dumps(by_rb),
                    oracle_groups=json.dumps([len(x) for x in g.groups]), oracle_reason=g.reason)
 
-    def read(self, source: TableSource, **common: Any) -> OracleTable:
-        return OracleTable(**common)
+    def read(self, source: TableSource, **common: Any) -> OracleTable | GradedOracleTable:
+        graded = serves(common["measure"], common.get("table_rb"))
+        return (GradedOracleTable if graded else OracleTable)(**common)
 
     def validate(self, table: OracleTable, source: TableSource, deep: bool) -> None:
         """Raise :class:`~irscale.errors.CorruptStoreError` unless the attributes are those
@@ -581,6 +577,8 @@ def _validate_vector(table: OracleTable, a: dict, g: Grouping, deep: bool) -> No
     counted, its feasible runs, K at most the grouping's (recounted when ``deep``)."""
     m, t = table.measure, table.table_rb
     policy = m.recall_base
+    if isinstance(table, GradedOracleTable):
+        return validate_graded(table, a, deep)
     if t is None or len(t) != m.levels - 1 or not policy.oracle_serves(t) or t != policy.table_rb(t):
         raise CorruptStoreError(f"an oracle for the per-grade counts {t}, which no oracle of {m} serves")
     counted, r = policy.oracle_count(t)

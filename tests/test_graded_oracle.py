@@ -1,0 +1,122 @@
+"""Graded rank oracles behind the scale interface (irscale.scales.tables.graded_oracle): for
+count vectors that bound several grades they answer as the tables of the feasible runs do
+(every run, every rank's value, value lookups) where both exist, are stored and read back
+as oracles, and serve the evaluation path (compare on graded qrels at N = 20)."""
+import numpy as np
+import pytest
+
+import irscale
+from irscale.errors import OracleListError, RunError
+from irscale.scales.tables import graded_mitm, graded_oracle, oracles
+from irscale.scales.tables.build_options import BuildOptions
+from irscale.scales.tables.entries import LAYOUT as ENTRIES
+
+
+def _pair(name, vec, monkeypatch):
+    """(the oracle's scale, the table's scale) of ``name`` for the count vector ``vec``."""
+    m = irscale.parse_measure(name)
+    monkeypatch.setattr(graded_oracle, "TABLE_RUNS", 0)          # the oracle even where a table is cheap
+    assert graded_oracle.serves(m, vec)
+    oracle = oracles.oracle_table(m, vec)
+    [table] = ENTRIES.build([m], {m: [vec]}, BuildOptions())
+    return oracle.scale(vec), table.scale(vec)
+
+
+CASES = [("nDCG_trec(gains=(0,1,2,3))@7", (3, 2, 1)), ("nDCG_trec(gains=(0,1,2,3))@7", (7, 1, 0)),
+         ("nDCG(b=2,gains=(0,1,3))@8", (2, 3)), ("nDCG_trec(gains=(0,1,2,3,4,5))@5", (1, 2, 0, 1, 5))]
+
+
+@pytest.mark.parametrize("name,vec", CASES)
+def test_oracle_answers_as_the_table_of_the_feasible_runs(name, vec, monkeypatch):
+    o, t = _pair(name, vec, monkeypatch)
+    assert type(o).__name__ == "GradedOracleScale" and o.table.layout == "oracle"
+    assert (o.k, o.n_runs) == (t.k, t.n_runs)
+    m = o.measure
+    ids = np.arange(m.id_count(), dtype=np.int64)
+    runs = m.runs_of_ids(ids)
+    feasible = ids[np.all([(runs == g).sum(axis=1) <= c for g, c in enumerate(vec, 1)], axis=0)]
+    assert o.rank_ids(feasible).tolist() == t.rank_ids(feasible).tolist()
+    ranks = np.unique(np.concatenate([[1, t.k], np.random.default_rng(0).integers(1, t.k + 1, 40)]))
+    assert np.allclose(o.values_of_ranks(ranks), t.values[ranks - 1], rtol=1e-14, atol=0)
+    assert o.rank(t.values[ranks - 1]).tolist() == ranks.tolist()
+    assert o.rank(t.values[ranks - 1], decimals=4, errors="zero").tolist() == \
+        t.rank(t.values[ranks - 1], decimals=4, errors="zero").tolist()
+    assert o.value_range() == pytest.approx((t.values[0], t.values[-1]), rel=1e-14)
+
+
+def test_what_it_does_not_count_is_said(monkeypatch):
+    o, _ = _pair(*CASES[0], monkeypatch)
+    for what in (lambda: o.values, lambda: o.counts, lambda: o.midranks_of_ranks([1]), lambda: o.value_blocks()):
+        with pytest.raises(OracleListError, match="does not count the runs"):
+            what()
+    m = o.measure
+    bad = np.zeros((1, m.n), np.int64)
+    bad[0, :3] = 3                                                  # three documents of grade 3, c_3 = 1
+    with pytest.raises(RunError, match="grade 3"):
+        o.rank_runs(bad)
+
+
+def test_served_where_tables_cost_most():
+    m = irscale.parse_measure("nDCG_trec(gains=(0,1,2,3))@20")
+    assert graded_oracle.serves(m, (20, 1, 4)) and graded_oracle.serves(m, (10, 12, 3))
+    assert not graded_oracle.serves(m, (20, 20, 4))                 # one grade bounded: the one-grade oracle
+    assert not graded_oracle.serves(m, (20, 0, 0))                  # 2^20 feasible runs: a table
+    assert not graded_oracle.serves(irscale.parse_measure("nDCG_trec(gains=(0,1,2,3))@10"), (3, 2, 1))
+
+
+def _random_runs(rng, vec, count, n=20):
+    runs = np.zeros((count, n), np.int64)
+    for r in runs:
+        pos, at = rng.permutation(n), 0
+        for g, c in enumerate(vec, 1):
+            take = int(rng.integers(0, min(c, n - at) + 1))
+            r[pos[at:at + take]] = g
+            at += take
+    return runs
+
+
+def test_stored_read_back_and_verified(tmp_path):
+    name, vec = "nDCG_trec(gains=(0,1,2,3))@20", (20, 1, 4)
+    store = irscale.build_store(tmp_path / "s", name, rb_counts=vec, n_jobs=1)
+    info = {t.name: t for t in store.tables()}[f"{name} rb=(20,1,4)"]
+    assert info.layout == "oracle" and info.n_runs == graded_oracle.feasible_space_size(20, vec)
+    assert irscale.open_store(tmp_path / "s").verify() == [info.name]
+    scale = irscale.open_store(tmp_path / "s").scale(name, vec)
+    assert type(scale).__name__ == "GradedOracleScale"
+    direct = graded_mitm.oracle_of_measure(scale.measure, vec)          # the default split, built apart
+    assert scale.k == info.n_entries == direct.k
+    runs = _random_runs(np.random.default_rng(1), vec, 300)
+    got = scale.rank_runs(runs)
+    assert got.tolist() == direct.rank_runs(runs).tolist()
+    ranks = np.unique(got)[:20]
+    assert scale.rank(scale.values_of_ranks(ranks)).tolist() == ranks.tolist()
+
+
+def test_transform_scales_graded_ndcg_at_20(tmp_path):
+    """Topics whose counts bound two grades at N = 20 get exact scales from transform, equal
+    to ranking their judged runs with the oracles directly."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    counts = {"1": (3, 2, 1), "2": (9, 4, 0), "3": (25, 1, 2)}
+    with open(qrels, "w") as f:
+        for q, cs in counts.items():
+            for g, c in enumerate(cs, 1):
+                for i in range(c):
+                    f.write(f"{q} 0 d{q}-{g}-{i} {g}\n")
+    rng = np.random.default_rng(2)
+    grades = {}
+    with open(run, "w") as f:
+        for q, cs in counts.items():
+            docs = [(f"d{q}-{g}-{i}", g) for g, c in enumerate(cs, 1) for i in range(c)] + \
+                [(f"x{j}", 0) for j in range(20)]
+            picked = [docs[i] for i in rng.permutation(len(docs))[:20]]
+            grades[q] = [g for _, g in picked]
+            for rank, (d, _) in enumerate(picked, 1):
+                f.write(f"{q} Q0 {d} {rank} {30 - rank} a\n")
+    scores = irscale.transform(qrels, run, "nDCG@20", store=tmp_path / "s")
+    m = irscale.parse_measure("nDCG_trec(gains=(0,1,2,3))@20")
+    for q, cs in counts.items():
+        row = scores[scores.topic == q].iloc[0]
+        vec = tuple(min(c, 20) for c in cs)
+        want = graded_mitm.oracle_of_measure(m, vec)
+        assert row["k"] == want.k and row["rank"] == want.rank_runs(np.array([grades[q]]))[0], (q, row)
+        assert row["scaled"] == pytest.approx((row["rank"] - 1) / (row["k"] - 1))
