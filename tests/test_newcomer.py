@@ -35,7 +35,7 @@ def test_the_quick_start_on_rag24_shows_every_measure(shared_data, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     titles = [line for line in done.stdout.splitlines() if " · " in line and "topics" in line]
     assert [t.split()[0] for t in titles] == MEASURES.split(","), titles
-    assert re.search(r"^NO SCALE for nDCG@20: .*irscale build", done.stdout, flags=re.M | re.S), done.stdout
+    assert not re.search(r"^NO SCALE for nDCG@20", done.stdout, flags=re.M), done.stdout   # graded oracles
     assert re.search(r"^NO SCALE for map: ", done.stdout, flags=re.M)
     assert "raw = trec_eval -c" in done.stdout
     out = re.search(r"-o (\S+)", command).group(1)
