@@ -32,7 +32,7 @@ from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.oracles import oracle_count
-from irscale.scales.tables.scale import ATOL, FOUND, NOT_A_VALUE, RTOL, Scale, Table
+from irscale.scales.tables.scale import ATOL, FOUND, NOT_A_VALUE, RTOL, Scale, Table, Unlisted
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -215,7 +215,7 @@ class BoundedScales:
         return self._tables[key]
 
 
-class BoundedScale(Scale):
+class BoundedScale(Unlisted, Scale):
     """Certified rank intervals of one measure and recall base (module docstring):
     ``rank_bounds`` and ``scaled_bounds`` of values, ``rank_bounds_runs`` and
     ``scaled_bounds_runs`` of judged runs (exact keys), ``value_bounds_of_ranks``, and through
@@ -280,21 +280,6 @@ class BoundedScale(Scale):
     def _unlisted(self, what: str) -> OracleListError:
         return OracleListError(f"{self._label()} is a bounded scale of {self.k:.4g} distinct values: it lists no "
                                f"{what} (rank_bounds, scaled_bounds and rank_bounds_runs give certified intervals)")
-
-    @property
-    def values(self) -> np.ndarray:
-        raise self._unlisted("values")
-
-    @property
-    def counts(self) -> np.ndarray:
-        raise self._unlisted("run counts")
-
-    @property
-    def representatives(self) -> np.ndarray:
-        raise self._unlisted("representatives")
-
-    def midranks_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
-        raise self._unlisted("mid-ranks")
 
     def value_range(self) -> tuple[float, float]:
         return 0.0, float(float_up(self.problem.top / self.problem.factor[0]))

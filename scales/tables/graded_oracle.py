@@ -28,7 +28,7 @@ from irscale.errors import CorruptStoreError, OracleListError
 from irscale.scales.measures.keys import FormalLogKey
 from irscale.scales.tables import graded_mitm
 from irscale.scales.tables.certificate import Certificate
-from irscale.scales.tables.scale import Scale, Table
+from irscale.scales.tables.scale import Scale, Table, Unlisted
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -111,7 +111,7 @@ def validate(table: GradedOracleTable, attrs: dict, deep: bool) -> None:
         raise CorruptStoreError(f"n_entries={table.n_entries}, counted {k}")
 
 
-class GradedOracleScale(Scale):
+class GradedOracleScale(Unlisted, Scale):
     """The unq scale of a graded oracle for one topic's counts (see the module docstring)."""
 
     def __init__(self, table: GradedOracleTable, rb: Any = None):
@@ -140,23 +140,8 @@ class GradedOracleScale(Scale):
                                f"values and runs exactly but does not count the runs of each value, so it lists no "
                                f"{what}")
 
-    @property
-    def values(self) -> np.ndarray:
-        raise self._unlisted("values")
-
-    @property
-    def counts(self) -> np.ndarray:
-        raise self._unlisted("run counts")
-
-    @property
-    def representatives(self) -> np.ndarray:
-        raise self._unlisted("representatives")
-
     def value_blocks(self, chunk: int = 0) -> Any:
         raise self._unlisted("values")
-
-    def midranks_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
-        raise self._unlisted("mid-ranks")
 
     def value_range(self) -> tuple[float, float]:
         lo, hi = self.values_of_ranks(np.array([1, self.k]))
@@ -172,8 +157,8 @@ class GradedOracleScale(Scale):
         if atol is None:
             atol = self._default_atol()
         o = self._oracle(x.shape[0])
-        raw = x / self._factor
-        below, within = o.rank_values(raw, (atol + rtol * np.abs(x)) / abs(self._factor))
+        raw, dfac = self.measure.spec.raw_of_values(x, self.rb)
+        below, within = o.rank_values(raw, (atol + rtol * np.abs(x)) * abs(dfac))
         status = np.where(within == 1, 0, np.where(within == 0, 1, 2)).astype(np.int8)
         status[~finite] = 1
         return np.clip(below + 1, 1, max(self.k, 1)).astype(np.int64), status

@@ -25,7 +25,7 @@ import numpy as np
 
 from irscale.enumerate.fanout import Fanout
 from irscale.enumerate.runspace import short_repr
-from irscale.errors import RecallBaseError, RunError, ValueNotInScaleError
+from irscale.errors import OracleListError, RecallBaseError, RunError, ValueNotInScaleError
 from irscale.scales.measures.measure import RecallBase
 from irscale.scales.tables.certificate import Certificate
 
@@ -419,6 +419,29 @@ class Scale(abc.ABC):
 
     def _label(self) -> str:
         return f"{self.measure}" + ("" if self.rb is None else f" with rb={self.rb}")
+
+
+class Unlisted:
+    """What a :class:`Scale` that ranks without listing its values answers when asked for a
+    list: :class:`~irscale.errors.OracleListError` from ``_unlisted(what)``, saying why."""
+
+    def _unlisted(self, what: str) -> OracleListError:
+        raise NotImplementedError
+
+    @property
+    def values(self) -> np.ndarray:
+        raise self._unlisted("values")
+
+    @property
+    def counts(self) -> np.ndarray:
+        raise self._unlisted("run counts")
+
+    @property
+    def representatives(self) -> np.ndarray:
+        raise self._unlisted("representatives")
+
+    def midranks_of_ranks(self, ranks: ArrayLike) -> np.ndarray:
+        raise self._unlisted("mid-ranks")
 
 
 # -- checking what users give --------------------------------------------------------------------
