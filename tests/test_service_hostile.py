@@ -22,8 +22,7 @@ from serving import wait_for_healthz
 
 import irscale
 from irscale.service import create_app
-from irscale.service.errors import PayloadTooLargeError
-from irscale.service.intake import parse_request
+from irscale.service.intake import PayloadTooLargeError, parse_request
 from irscale.service.limits import MAX_FIELDS, MAX_RB_ITEMS
 
 # live servers under hostile requests: 7 s; CI runs it (pytest --runslow)

@@ -24,7 +24,7 @@ import pytest
 from PIL import Image
 
 import irscale
-from irscale.service import create_app, views
+from irscale.service import create_app, lookups
 from irscale.service import limits as service
 
 # a browser and a live server: 11 s; CI runs it (pytest --runslow)
@@ -166,9 +166,9 @@ def test_big_scales_count_the_gaps_of_windows(client, store, monkeypatch):
     """Scales of more than GAP_WINDOWS * GAP_WINDOW values whose tables have more than
     VIEW_EXACT_VALUES entries have only the gaps within GAP_WINDOWS evenly spaced windows
     of GAP_WINDOW consecutive ranks counted; smaller scales of the same table every gap."""
-    monkeypatch.setattr(views, "VIEW_EXACT_VALUES", 100)
-    monkeypatch.setattr(views, "GAP_WINDOWS", 3)
-    monkeypatch.setattr(views, "GAP_WINDOW", 16)
+    monkeypatch.setattr(lookups, "VIEW_EXACT_VALUES", 100)
+    monkeypatch.setattr(lookups, "GAP_WINDOWS", 3)
+    monkeypatch.setattr(lookups, "GAP_WINDOW", 16)
     view = _view(client, measure="AP@8", rb=8, points=20, bins=6)     # K = 225: not cached before
     values = store.scale("AP@8", 8).values
     g = view["gaps"]

@@ -32,5 +32,6 @@ def command(store_path: str, host: str, port: int, max_items: int, max_body_mb: 
             max_seconds: float, max_connections: int, log_level: str) -> None:
     """Serve the tables of STORE over HTTP (JSON lookup API; docs at /docs)."""
     store_path = store_path if store_path is not None else str(default_store())
-    irscale.service.serve(store_path, host=host, port=port, max_items=max_items, max_body_bytes=max_body_mb * 2 ** 20,
-          log_level=log_level, threads=threads, max_seconds=max_seconds, max_connections=max_connections)
+    irscale.service.serve(store_path, host=host, port=port, log_level=log_level, max_connections=max_connections,
+                          max_items=max_items, max_body_bytes=max_body_mb * 2 ** 20, threads=threads,
+                          max_seconds=max_seconds)

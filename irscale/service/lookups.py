@@ -1,6 +1,6 @@
 """The lookups behind the HTTP API (:class:`LookupService`): a snapshot of a store's tables
 opened once, the work of every request estimated before it starts (:func:`cost`), and the
-answers to POST /v1/rank and GET /v1/table as JSON (a bad request raises an IrscaleError)."""
+answers to POST /v1/rank and GET /v1/table (:func:`table_view`) as JSON."""
 from __future__ import annotations
 
 import functools
@@ -14,51 +14,64 @@ import numpy as np
 import pydantic_core
 
 import irscale
-import irscale.service.views as views
 from irscale.errors import IrscaleError, IrscaleWarning, MeasureError, StoreError, TableNotFoundError
 from irscale.errors import ValueNotInScaleError as NotAValue
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.measures.user_names import names_of, read_stored
 from irscale.scales.tables.layouts import kind_of_scale
 from irscale.scales.tables.scale import RTOL, Scale
-from irscale.service.errors import RequestError
-from irscale.service.intake import parse_request, runs_array
+from irscale.service.intake import RequestError, parse_request, runs_array
 from irscale.service.limits import DEFAULT_MAX_ITEMS, DEFAULT_MAX_SECONDS
-from irscale.service.models import TableModel
-from irscale.service.views import gap_plan
+from irscale.service.models import StoreInfo, TableModel
 
 log = logging.getLogger("irscale.service")
-#: Fields of a table's record in GET /v1/tables (those of TableInfo.to_json, and names, rb_dependent).
-FIELDS = tuple(TableModel.model_fields)
+#: Every gap of a view is counted for scales of at most GAP_WINDOWS * GAP_WINDOW values, or
+#: tables of at most VIEW_EXACT_VALUES stored entries (streamed once); else those within
+#: GAP_WINDOWS evenly spaced windows (rank oracles and closed forms: nothing is enumerated).
+VIEW_EXACT_VALUES = 1 << 22
+GAP_WINDOWS = 64
+GAP_WINDOW = 4096
+
+
+def _layout(scale: Scale) -> str:
+    return getattr(scale.table, "layout", "")
 
 
 def unit_cost(scale: Scale) -> float:
     """Estimated microseconds of one value, run or view rank of ``scale`` (measured on a
-    2-core machine, rounded up): rank oracles grow with N (about 40 us per run at N = 40)."""
-    layout, n = getattr(scale.table, "layout", ""), scale.measure.n
-    return max(2.0, 2 ** ((n - 26) / 2)) if layout == "oracle" else 2.0 + n / 50 * (layout == "closed")
+    2-core machine): rank oracles grow with N (about 40 us per run at N = 40)."""
+    n = scale.measure.n
+    return max(2.0, 2 ** ((n - 26) / 2)) if _layout(scale) == "oracle" else 2.0 + n / 50 * (_layout(scale) == "closed")
 
 
 def cost(scale: Scale, items: int = 0, points: int | None = None, listed: bool = False,
          windows: int | None = None) -> float:
     """Estimated seconds of one core to rank ``items`` values or runs of ``scale`` (``listed``:
-    runs the scale checks list by list, 3 us + 0.7 us per degree), or (with ``points``) to
-    compute its view: the ranks it reads (:func:`~irscale.service.views.gap_plan`) and, for a
-    closed form, its run count (a sum of N + 1 integers of up to N bits)."""
+    runs checked list by list, 3 us + 0.7 us per degree more), or (with ``points``) to compute
+    its view: the ranks it reads (:func:`gap_plan`) and a closed form's run count."""
     if points is None:
         return items * (unit_cost(scale) + listed * (3 + 0.7 * scale.measure.n)) * 1e-6
     plan, read = gap_plan(scale, windows)
     k, n = int(scale.k), scale.measure.n
     ranks = 2 * min(points, k) + (read / 20 if plan == "stream" else read)
-    closed = 2.5e-5 * k * n * n if getattr(scale.table, "layout", "") == "closed" else 0.0
-    return (ranks * unit_cost(scale) + closed) * 1e-6
+    return (ranks * unit_cost(scale) + (2.5e-5 * k * n * n if _layout(scale) == "closed" else 0.0)) * 1e-6
+
+
+def gap_plan(scale: Scale, windows: int | None = None) -> tuple[str, int]:
+    """How the gaps of ``scale`` are read, and how many values that reads: ``"all"`` (every
+    rank located), ``"stream"`` (the stored entries once) or ``"sampled"`` (in ``windows`` windows)."""
+    k = int(scale.k)
+    stored = k if _layout(scale) == "implicit" else int(scale.table.n_entries)     # oracles and closed forms: 0
+    if k <= GAP_WINDOWS * GAP_WINDOW:
+        return "all", k
+    return ("stream", stored) if 0 < stored <= VIEW_EXACT_VALUES else ("sampled", (windows or GAP_WINDOWS) * GAP_WINDOW)
 
 
 class LookupService:
-    """The lookups behind the HTTP API on the snapshot of ``store`` (a path, or an open
-    store) taken here: every table opened (memory-mapped) and its scale prepared, so that a
-    store changed later is seen after a restart only. At most ``max_items`` values or runs
-    and ``max_seconds`` of estimated work (:func:`cost`) per request; thread-safe."""
+    """The lookups on the snapshot of ``store`` (a path, or an open store) taken here: every
+    table opened (memory-mapped) and its scale prepared, so that a store changed later is seen
+    after a restart only. At most ``max_items`` values or runs and ``max_seconds`` of
+    estimated work (:func:`cost`) per request; thread-safe."""
 
     def __init__(self, store: Any, max_items: int = DEFAULT_MAX_ITEMS, max_seconds: float = DEFAULT_MAX_SECONDS):
         self.store = store if isinstance(store, irscale.Store) else irscale.open_store(store)
@@ -71,15 +84,13 @@ class LookupService:
                 log.warning("skipping table %s: %s", info.name, e)
                 continue
             record = info.to_json() | {"names": names_of(m), "rb_dependent": m.rb_dependent}
-            self.tables[info.name] = {key: record.get(key) for key in FIELDS}
+            self.tables[info.name] = {key: record.get(key) for key in TableModel.model_fields}
         if not self.tables:
             raise StoreError(f"{self.store.path} holds no table to serve; build some with 'irscale build'")
         self.measures = {t["measure"] for t in self.tables.values()}
-        attrs = self.store.attrs
-        self.tables_json = pydantic_core.to_json({"store": {
-            "format": attrs.get("format"), "format_version": attrs.get("format_version"),
-            "created": attrs.get("created"), "generator_version": attrs.get("generator_version")},
-            "tables": list(self.tables.values())})
+        self.tables_json = pydantic_core.to_json({"store": {key: self.store.attrs.get(key) for key in
+                                                            StoreInfo.model_fields},
+                                                  "tables": list(self.tables.values())})
         path = Path(self.store.path)
         secrets = {str(path.resolve()), str(path.resolve().parent) + os.sep}     # never in an answer
         if os.sep in str(path):     # a bare file name is no location (and may be a word of a message)
@@ -87,8 +98,8 @@ class LookupService:
         self._secrets = sorted(secrets - {os.sep}, key=len, reverse=True)
         self.scale = functools.lru_cache(maxsize=256)(self._open_scale)
         for t in self.tables.values():
-            scale = self.scale(t["measure"], tuple(t["rb_counts"]) if t["rb_counts"] else (1 if t["rb_dependent"]
-                                                                                          else None))
+            rb = tuple(t["rb_counts"]) if t["rb_counts"] else (1 if t["rb_dependent"] else None)
+            scale = self.scale(t["measure"], rb)
         scale.values_of_ranks(np.array([1]))    # numba loads its registries (about 1 s) here, not in a request
 
     def _open_scale(self, measure: str, rb: Any) -> Scale:
@@ -106,10 +117,10 @@ class LookupService:
                 vec = str(rb)
             have = ", ".join("(" + ",".join(map(str, t["rb_counts"])) + ")" for t in self.tables.values()
                              if t["measure"] == str(m) and t["rb_counts"] is not None)
-            raise TableNotFoundError(
-                f"this store has no table {m} for the per-grade counts {vec}" + (f" (it has {m} for {have})" if have
-                                                                                 else "")
-                + f"; create it with: irscale build --measures \"{m}\" --rb \"{vec}\" --out STORE") from None
+            raise TableNotFoundError(f"this store has no table {m} for the per-grade counts {vec}"
+                                     + (f" (it has {m} for {have})" if have else "")
+                                     + f"; create it with: irscale build --measures \"{m}\" --rb \"{vec}\" "
+                                       f"--out STORE") from None
 
     def scrub(self, message: str) -> str:
         """``message`` without the store's location (its path becomes "this store")."""
@@ -123,7 +134,7 @@ class LookupService:
                                f"of work; this service does at most {self.max_seconds:g} s per request: {advice}")
 
     def rank(self, body: bytes) -> bytes:
-        """The JSON of a RankResponse to a POST /v1/rank body (JSON bytes)."""
+        """The JSON answer (RankResponse) to a POST /v1/rank body."""
         query = parse_request(body, self.max_items)
         if (query.values is None) == (query.runs is None):
             raise RequestError("give exactly one of values (raw measure values) and runs (judged runs)")
@@ -147,13 +158,13 @@ class LookupService:
 
     @functools.lru_cache(maxsize=16)  # noqa: B019  (one service per process, the cache of its views)
     def view(self, measure: str, rb: Any, points: int, bins: int, gaps: str) -> bytes:
-        """The JSON of a TableViewResponse (GET /v1/table), its work estimated first."""
+        """The JSON answer (TableViewResponse) to GET /v1/table, its work estimated first."""
         scale = self.scale(measure, rb)
         # slow scales (rank oracles at large N) have their gaps sampled in fewer windows
-        windows = max(1, min(views.GAP_WINDOWS, int(self.max_seconds * 5e5 / views.GAP_WINDOW / unit_cost(scale))))
+        windows = max(1, min(GAP_WINDOWS, int(self.max_seconds * 5e5 / GAP_WINDOW / unit_cost(scale))))
         self._check_cost(scale, cost(scale, points=points, windows=windows), "the view",
                          "ask for fewer points, or rank values and runs with POST /v1/rank")
-        return views.table_view(scale, points, bins, gaps, windows)
+        return table_view(scale, points, bins, gaps, windows)
 
 
 def _rb(scale: Scale) -> Any:
@@ -162,8 +173,8 @@ def _rb(scale: Scale) -> Any:
 
 def _rank_values(scale: Scale, values: np.ndarray, rtol: float | None, atol: float | None,
                  decimals: int | None) -> np.ndarray:
-    """Ranks of a batch of values (Scale.rank); ValueNotInScaleError names the first rejected
-    index, with a hint to send ``decimals`` for a value within the range."""
+    """Ranks of values (Scale.rank); ValueNotInScaleError names the first rejected index,
+    with a hint to send ``decimals`` for a value within the range."""
     rtol = RTOL if rtol is None else rtol
     ranks = scale.rank(values, rtol=rtol, atol=atol, errors="zero", decimals=decimals)
     rejected = np.flatnonzero(ranks == 0)
@@ -178,3 +189,46 @@ def _rank_values(scale: Scale, values: np.ndarray, rtol: float | None, atol: flo
             raise NotAValue(f"values[{i}]: {e}{hint}") from None
         raise NotAValue(f"values[{i}]: {values[i]!r} is not a value of {scale.measure}")
     return ranks
+
+
+def table_view(scale: Scale, points: int, bins: int, gaps: str, windows: int | None = None) -> bytes:
+    """The JSON of a TableViewResponse of ``scale``: the values at the first and last rank of
+    ``min(points, K)`` bins of consecutive ranks, and the histogram of the gaps."""
+    k = int(scale.k)
+    m = min(points, k)
+    cuts = (np.arange(m + 1, dtype=np.int64) * k) // m      # bin i: ranks cuts[i] + 1 .. cuts[i + 1]
+    lo, hi = cuts[:-1] + 1, cuts[1:]
+    values = scale.values_of_ranks(np.concatenate([lo, hi]))
+    return pydantic_core.to_json({
+        "measure": str(scale.measure), "rb": _rb(scale), "k": k, "n_runs": int(scale.n_runs), "points": m,
+        "exact": m == k, "rank_lo": lo.tolist(), "rank_hi": hi.tolist(), "value_lo": values[:m].tolist(),
+        "value_hi": values[m:].tolist(), "gaps": gap_histogram(scale, bins, gaps, windows)})
+
+
+def gap_histogram(scale: Scale, bins: int, kind: str, windows: int | None = None) -> dict:
+    """The histogram of the gaps between consecutive distinct values of ``scale`` (a
+    GapHistogram), read as :func:`gap_plan` says."""
+    k, windows = int(scale.k), windows or GAP_WINDOWS
+    plan, _ = gap_plan(scale, windows)
+    if plan == "all":
+        gaps = np.diff(scale.values_of_ranks(np.arange(1, k + 1, dtype=np.int64)))
+    elif plan == "sampled":
+        starts = np.linspace(1, k - GAP_WINDOW + 1, windows).astype(np.int64)
+        ranks = (starts[:, None] + np.arange(GAP_WINDOW, dtype=np.int64)[None, :]).reshape(-1)
+        gaps = np.diff(scale.values_of_ranks(ranks).reshape(windows, GAP_WINDOW), axis=1).reshape(-1)
+    else:
+        gaps = np.diff(np.concatenate([np.zeros(0)] + [block for block, _ in scale.value_blocks()]))
+    positive = gaps[gaps > 0]
+    edges, counts = np.zeros(0), np.zeros(0, np.int64)
+    if positive.size and kind == "log":
+        a, b = float(np.log10(positive.min())), float(np.log10(positive.max()))
+        if b - a < 1e-3:        # (nearly) equal gaps: one decade-tenth around them
+            a, b = (a + b) / 2 - 0.05, (a + b) / 2 + 0.05
+        counts, log_edges = np.histogram(np.log10(positive), bins=bins, range=(a, b))
+        edges = 10.0 ** log_edges
+    elif positive.size:
+        counts, edges = np.histogram(positive, bins=bins, range=(0.0, float(positive.max())))
+    stats = (gaps.min(), gaps.max(), gaps.mean(), np.median(gaps)) if gaps.size else (None,) * 4
+    return {"scale": kind, "edges": edges.tolist(), "counts": counts.tolist(), "zero": int(gaps.size - positive.size),
+            "used": int(gaps.size), "total": k - 1, "sampled": plan == "sampled",
+            **{name: None if s is None else float(s) for name, s in zip(("min", "max", "mean", "median"), stats)}}

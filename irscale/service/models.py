@@ -1,5 +1,5 @@
-"""The pydantic models of the lookup service: the request of POST /v1/rank, validated, and
-every answer's shape, as the OpenAPI description (``/openapi.json``, ``/docs``) shows them."""
+"""The pydantic models of the lookup service: the request of POST /v1/rank and the shape of
+every answer, as ``/openapi.json`` and ``/docs`` show them."""
 from __future__ import annotations
 
 from typing import Annotated, Any, get_type_hints
@@ -8,9 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from irscale.store.format import TableInfo
 
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
 Tolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 RB = "The recall base (null for measures without one; per-grade counts for graded RB-dependent measures)."
+ONE_OF = "Give exactly one of values and runs."
 
 
 class RankRequest(BaseModel):
@@ -24,12 +25,11 @@ class RankRequest(BaseModel):
     rb: int | list[int] | None = Field(None, examples=[12, [3, 2]], description=(
         "Recall base of the topic (>= 1): required for RB-dependent measures, refused for the others; graded "
         "RB-dependent measures (gR, nDCG with gains) take the per-grade counts [c_1, ..., c_G]."))
-    values: list[FiniteFloat] | None = Field(  # fail_fast: one bad item reported (a million would take seconds)
-        None, fail_fast=True, examples=[[0.0, 0.25, 1.0]],
-        description="Raw measure values to rank (finite numbers). Give exactly one of values and runs.")
+    values: list[Finite] | None = Field(  # fail_fast: one bad item reported (a million would take seconds)
+        None, fail_fast=True, examples=[[0.0, 0.25, 1.0]], description=f"Raw measure values to rank. {ONE_OF}")
     runs: list[list[int]] | None = Field(None, examples=[[[1, 0, 1, 0]]], description=(
         "Judged runs to rank exactly: each the list of N relevance degrees r_1..r_N, r_1 the top document "
-        "(measures over truncated rankings, e.g. RBPU: 0 to N degrees). Give exactly one of values and runs."))
+        f"(measures over truncated rankings, e.g. RBPU: 0 to N degrees). {ONE_OF}"))
     rtol: Tolerance | None = Field(None, description="Relative tolerance of value lookups (default 64 ulps).")
     atol: Tolerance | None = Field(None, description="Absolute tolerance of value lookups (default: the table's "
                                                      "certified float error bound).")
@@ -38,72 +38,37 @@ class RankRequest(BaseModel):
         "when it is the only one within half a unit of the last decimal (or atol, if larger)."))
 
 
-class _RankQuery(RankRequest):
-    """:class:`RankRequest` as validated: runs are read with numpy, not item by item
-    (pydantic takes about 0.8 s per million runs of length 8)."""
+class RankQuery(RankRequest):
+    """A RankRequest as validated: its runs are checked with numpy, not item by item."""
 
     runs: list[Any] | None = None
 
 
-class RankResponse(BaseModel):
-    """Unq ranks of the request's values or runs, in request order."""
-
-    model_config = ConfigDict(json_schema_extra={"examples": [
-        {"measure": "AP@10", "rb": 5, "k": 1094, "rank": [1, 530, 1094], "scaled": [0.0, 0.48490393, 1.0],
-         "scale": "exact: table"}]})
-
-    measure: str = Field(description="Canonical measure name.")
-    rb: int | list[int] | None = Field(description=RB)
-    k: int = Field(description="Number of distinct values K: ranks run from 1 to K.")
-    rank: list[int] = Field(description="1-based unq rank of each value or run.")
-    scaled: list[float] = Field(description="Ranks mapped to [0, 1]: (rank - 1) / (K - 1).")
-    scale: str = Field(description="What answered: 'exact: table', 'exact: rank oracle' or 'exact: closed form'.")
+RankResponse = create_model("RankResponse", __doc__=(
+    "Unq ranks of the request's values or runs, in request order: measure (canonical name), rb, k (K distinct "
+    "values: ranks run from 1 to K), rank (1-based), scaled ((rank - 1) / (K - 1)) and scale ('exact: table', "
+    "'exact: rank oracle' or 'exact: closed form')."),
+    measure=(str, ...), rb=(int | list[int] | None, Field(description=RB)), k=(int, ...), rank=(list[int], ...),
+    scaled=(list[float], ...), scale=(str, ...))
 
 
 def _as_json(name: str, hint: Any) -> Any:
-    """The type of a TableInfo field as ``to_json`` writes it (tuples as lists, integers past
-    2^53 as text, non-finite floats as null)."""
+    """A TableInfo field's type as ``to_json`` writes it (integers past 2^53 as text, non-finite floats null)."""
     return int | str if hint is int and name.startswith("n_") else float | None if hint is float else hint
 
 
-#: Metadata of one table of the store: the fields of ``irscale info --json``
-#: (:meth:`irscale.store.format.TableInfo.to_json`, one object for every reader), with the
-#: names ir_measures and trec_eval give the measure and whether lookups need the recall base.
+#: One table of GET /v1/tables: TableInfo's fields (``irscale info --json``), with names and rb_dependent.
 TableModel = create_model(
     "TableModel", __doc__="Metadata of one table: the fields of irscale info --json, with names and rb_dependent.",
     **{name: (_as_json(name, hint), ...) for name, hint in get_type_hints(TableInfo).items() if name != "attrs"},
     names=(list[str], Field(description="The names ir_measures and trec_eval give the measure (ndcg_cut_10).")),
     rb_dependent=(bool, Field(description="Whether lookups need the recall base rb.")))
-
-
-class StoreInfo(BaseModel):
-    """The store's format (never its location)."""
-
-    format: str
-    format_version: int
-    created: str | None
-    generator_version: str | None = Field(description="Version of irscale that wrote the store.")
-
-
-class TablesResponse(BaseModel):
-    """Every table the service answers for."""
-
-    store: StoreInfo
-    tables: list[TableModel]
-
-
-class HealthResponse(BaseModel):
-    """The service is up and answers for this many tables."""
-
-    status: str = Field(examples=["ok"])
-    tables: int
-
-
-class ErrorDetail(BaseModel):
-    """One request validation problem."""
-
-    loc: str = Field(description="Where in the request, e.g. values[3] or runs[0][2].")
-    message: str
+StoreInfo = create_model("StoreInfo", __doc__="The store's format (never its location).", format=(str, ...),
+                         format_version=(int, ...), created=(str | None, ...), generator_version=(str | None, ...))
+TablesResponse = create_model("TablesResponse", __doc__="Every table the service answers for.",
+                              store=(StoreInfo, ...), tables=(list[TableModel], ...))
+HealthResponse = create_model("HealthResponse", __doc__="The service is up and answers for this many tables.",
+                              status=(str, Field(examples=["ok"])), tables=(int, ...))
 
 
 class ErrorInfo(BaseModel):
@@ -112,44 +77,25 @@ class ErrorInfo(BaseModel):
     type: str = Field(examples=["RunError"], description="Kind of error, e.g. MeasureError, RunError, RequestError.")
     message: str = Field(examples=["runs[2] has length 7; runs of AP@8 have length N = 8"],
                          description="What is wrong, naming the field or the index of the offending item.")
-    details: list[ErrorDetail] | None = Field(None, description="Request validation problems (at most 20).")
+    details: list[dict[str, str]] | None = Field(None, description=(
+        "Request validation problems (at most 20): where (loc, e.g. values[3] or runs[0][2]) and the message."))
 
 
-class ErrorResponse(BaseModel):
-    """The shape of every error answer."""
-
-    error: ErrorInfo
-
-
-class GapHistogram(BaseModel):
-    """Histogram of the gaps between consecutive distinct values (every gap, or those within
-    windows of consecutive ranks for big scales)."""
-
-    scale: str = Field(description="'log' (bins equally wide in log10 of the gap) or 'linear' (from 0).")
-    edges: list[float] = Field(description="Bin edges in value units (none without positive gaps).")
-    counts: list[int] = Field(description="Positive gaps in each bin.")
-    zero: int = Field(description="Gaps of 0: neighbouring distinct values float64 cannot tell apart.")
-    used: int = Field(description="Gaps counted (zero ones included).")
-    total: int = Field(description="Gaps of the scale: K - 1.")
-    sampled: bool = Field(description="Whether only the gaps within windows of consecutive ranks were counted.")
-    min: float | None
-    max: float | None
-    mean: float | None
-    median: float | None
-
-
-class TableViewResponse(BaseModel):
-    """A bounded view of one scale: its ranks 1..K cut into at most ``points`` bins of
-    consecutive ranks, each with its smallest and largest value, and a histogram of the gaps."""
-
-    measure: str = Field(description="Canonical measure name.")
-    rb: int | list[int] | None = Field(description=RB)
-    k: int = Field(description="Number of distinct values K.")
-    n_runs: int = Field(description="Runs (feasible for rb) the scale covers.")
-    points: int = Field(description="Bins of consecutive ranks: min(points asked, K).")
-    exact: bool = Field(description="Every rank has a bin of its own (K <= points).")
-    rank_lo: list[int] = Field(description="First rank of each bin.")
-    rank_hi: list[int] = Field(description="Last rank of each bin.")
-    value_lo: list[float] = Field(description="Smallest value of each bin (the value of rank_lo).")
-    value_hi: list[float] = Field(description="Largest value of each bin (the value of rank_hi).")
-    gaps: GapHistogram
+ErrorResponse = create_model("ErrorResponse", __doc__="The shape of every error answer.", error=(ErrorInfo, ...))
+GapHistogram = create_model(
+    "GapHistogram", __doc__=(
+        "Histogram of the gaps between consecutive distinct values (every gap, or those within windows of "
+        "consecutive ranks for big scales: sampled): scale ('log', bins equally wide in log10 of the gap, or "
+        "'linear' from 0), edges (in value units; none without positive gaps), counts (positive gaps per bin), "
+        "zero (gaps of 0: values float64 cannot tell apart), used (gaps counted), total (K - 1), and the min, "
+        "max, mean and median of the gaps counted."),
+    scale=(str, ...), edges=(list[float], ...), counts=(list[int], ...), zero=(int, ...), used=(int, ...),
+    total=(int, ...), sampled=(bool, ...), **dict.fromkeys(("min", "max", "mean", "median"), (float | None, ...)))
+TableViewResponse = create_model(
+    "TableViewResponse", __doc__=(
+        "A bounded view of one scale (K distinct values of n_runs runs): its ranks 1..K cut into points = min(points "
+        "asked, K) bins of consecutive ranks (exact: one bin per rank), each with its first and last rank (rank_lo, "
+        "rank_hi) and their values (value_lo, value_hi), and a histogram of the gaps."),
+    measure=(str, ...), rb=(int | list[int] | None, Field(description=RB)), k=(int, ...), n_runs=(int, ...),
+    points=(int, ...), exact=(bool, ...), rank_lo=(list[int], ...), rank_hi=(list[int], ...),
+    value_lo=(list[float], ...), value_hi=(list[float], ...), gaps=(GapHistogram, ...))
