@@ -2,7 +2,7 @@
 layouts, memory-mapped, and their scales. Readers take no lock and write nothing.
 
 Our files are trusted to be ours, and checked before any data is touched
-(:func:`_checked`): the latest HDF5 file format (libhdf5 checks its metadata against
+(:func:`_check`): the latest HDF5 file format (libhdf5 checks its metadata against
 their checksums), scalar attributes of fixed-size types that match the table's checksum,
 and exactly the datasets its digests name, each a hard link to a contiguous dataset
 inside the file of the dtype and shape its digest gives. A file is opened once and its
@@ -60,59 +60,51 @@ def _reason(e: BaseException) -> str:
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
-def _open(path: Path) -> tuple[BinaryIO, h5py.File] | None:
-    """The regular file ``path`` opened once (None when there is none: a FIFO or a device
-    is not opened for reading) and HDF5 reading it from that descriptor; refuses (_RefusedError)
-    a file of an older HDF5 format (_DamagedError: not HDF5 at all)."""
-    try:
+@contextlib.contextmanager
+def _open(path: Path) -> Iterator[tuple[BinaryIO, h5py.File] | None]:
+    """The regular file ``path`` opened once and HDF5 reading it from that descriptor (None
+    when there is none: a FIFO or a device is not opened for reading); refuses a file of an
+    older HDF5 format (_DamagedError: not HDF5 at all)."""
+    fd = None
+    with contextlib.suppress(FileNotFoundError):
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
-    fh = None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return None
-        fh = os.fdopen(fd, "rb", buffering=0)
+    if fd is not None and not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        fd = None
+    if fd is None:
+        yield None
+        return
+    with os.fdopen(fd, "rb", buffering=0) as fh:
         try:
             f = h5py.File(fh, "r")
         except OSError as e:
             if "signature" in str(e):
                 raise _DamagedError("not an HDF5 file") from None
             raise
-        if f.id.get_create_plist().get_version()[0] < 2:
-            f.close()
-            raise _RefusedError("an HDF5 file of an older format (no checksums)")
-        return fh, f
-    except BaseException:
-        if fh is not None:
-            fh.close()
-        elif fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        raise
+        with f:
+            if f.id.get_create_plist().get_version()[0] < 2:
+                raise _RefusedError("an HDF5 file of an older format (no checksums)")
+            yield fh, f
 
 
 def _attrs(g: h5py.Group) -> dict:
     """The attributes of ``g``, decoded after a check of their types (scalars of numbers
     or fixed-length text only: nothing outside the checksummed object header is read)."""
-    out, attrs = {}, g.attrs
-    for key in attrs:
-        aid = attrs.get_id(key)
+    out = {}
+    for key in g.attrs:
+        aid = g.attrs.get_id(key)
         t = aid.get_type()
         if aid.shape != () or t.get_class() not in _ATTR_CLASSES or (
                 isinstance(t, h5py.h5t.TypeStringID) and t.is_variable_str()):
             raise _DamagedError(f"attr {key} is not of a type irscale writes")
-        value = np.empty((), dtype=aid.dtype)
-        aid.read(value)
-        out[key] = value[()]
-    return fmt.decode_attrs(out)
+        out[key] = np.empty((), dtype=aid.dtype)
+        aid.read(out[key])
+    return fmt.decode_attrs({k: v[()] for k, v in out.items()})
 
 
-def _checked(g: h5py.Group, size: int) -> tuple[dict, dict[str, tuple]]:
-    """Check the table group ``g`` of a file of ``size`` bytes before any of its data is
-    read: (its attributes, {dataset: (dtype, shape, offset)}); raises _DamagedError, or
-    _RefusedError for a table of another format version (its attributes unchecked)."""
+def _check(g: h5py.Group, fh: BinaryIO, table: str) -> tuple[TableInfo, dict[str, tuple]]:
+    """(the metadata, {dataset: (dtype, shape, offset)}) of the table called ``table``, the
+    group ``g`` of the file ``fh``, checked before any of its data is read."""
     a = _attrs(g)
     version = a.get("format_version")
     if version != fmt.FORMAT_VERSION or isinstance(version, bool):
@@ -124,13 +116,19 @@ def _checked(g: h5py.Group, size: int) -> tuple[dict, dict[str, tuple]]:
     if a.get("checksum") != fmt.table_checksum(a):
         raise _DamagedError("checksum mismatch (the sha256 of its attributes differs from the stored checksum)")
     try:
-        digests = json.loads(a["digests"])
-        wanted = {name: (np.dtype(d), tuple(int(s) for s in shape)) for name, (d, shape, _) in digests.items()}
+        info = TableInfo.from_attrs(a, path=g.name)
+    except ValueError as e:
+        raise _DamagedError(str(e)) from None
+    if info.name != table:
+        raise _DamagedError(f"its attributes name it {info.name!r}")
+    try:
+        wanted = {k: (np.dtype(d), tuple(int(s) for s in shape))
+                  for k, (d, shape, _) in json.loads(a["digests"]).items()}
     except (KeyError, TypeError, ValueError, AttributeError):
         raise _DamagedError("attr digests is not a list of datasets") from None
     if set(g) != set(wanted):
         raise _DamagedError(f"datasets {sorted(g)}, its digests name {sorted(wanted)}")
-    out = {}
+    size, out = os.fstat(fh.fileno()).st_size, {}
     for name, (dtype, shape) in wanted.items():
         if not isinstance(g.get(name, getlink=True), h5py.HardLink):
             raise _DamagedError(f"{name} is a link to elsewhere")
@@ -150,7 +148,7 @@ def _checked(g: h5py.Group, size: int) -> tuple[dict, dict[str, tuple]]:
         if nbytes and (offset is None or offset + nbytes > size or ds.id.get_storage_size() != nbytes):
             raise _DamagedError(f"dataset {name} lies outside the file")
         out[name] = (ds.dtype, shape, offset)
-    return a, out
+    return info, out
 
 
 class _Source:
@@ -170,9 +168,8 @@ class _Source:
         if not math.prod(shape):
             return np.zeros(shape, dtype)
         arr = np.memmap(self.fh, dtype=dtype, mode="r", offset=offset, shape=shape)
-        mm = getattr(arr, "_mmap", None)
         if (self.random_access if random_access is None else random_access) and hasattr(mmap, "MADV_RANDOM"):
-            mm.madvise(mmap.MADV_RANDOM)
+            arr._mmap.madvise(mmap.MADV_RANDOM)
         return arr
 
     def scan(self, name: str) -> np.ndarray:
@@ -185,8 +182,7 @@ class _Source:
 
 def _digest(arr: np.ndarray) -> str:
     """sha256 of an array's bytes (little-endian, C order), 64 MiB at a time."""
-    h = fmt.new_checksum()
-    flat = arr.reshape(-1)
+    h, flat = fmt.new_checksum(), arr.reshape(-1)
     step = max(1, (64 << 20) // max(1, arr.dtype.itemsize))
     for i in range(0, flat.shape[0], step):
         h.update(fmt.little_endian_bytes(flat[i:i + step]))
@@ -195,8 +191,8 @@ def _digest(arr: np.ndarray) -> str:
 
 class Store:
     """A store opened for reading: a store folder, or a packed file (opened once, here).
-    Tables are memory-mapped on first use: opening a store and answering a lookup reads
-    only the parts of a table the lookup touches (see the module docstring).
+    Tables are memory-mapped on first use: a lookup reads only the parts of a table it
+    touches.
 
     >>> store = open_store("tables")                # doctest: +SKIP
     >>> store.scale("AP@10", rb=5).rank([0.5])        # doctest: +SKIP
@@ -215,8 +211,9 @@ class Store:
                              f"of irscale pack)")
         if not os.access(self.path, os.R_OK):
             raise StoreError(f"{path}: permission denied")
-        try:                                   # the file is opened once: every table is read from it
-            self._packed = _open(self.path)
+        self._file = contextlib.ExitStack()          # the file is opened once: every table is read from it
+        try:
+            self._packed = self._file.enter_context(_open(self.path))
             if self._packed is None:
                 raise StoreError(f"{path} is not a regular file (a store is a folder, or a file written by "
                                  f"'irscale pack')")
@@ -231,9 +228,7 @@ class Store:
                 raise _DamagedError(f"objects {sorted(set(f))}, not the group tables irscale writes")
             self._group = f["tables"]            # (h5py's get() would take damage for absence)
         except BaseException as e:
-            if self._packed is not None:
-                self._packed[1].close()
-                self._packed[0].close()
+            self._file.close()
             if isinstance(e, _RefusedError):
                 raise StoreError(f"{path} is {e}: not a store this irscale wrote; rebuild its tables with irscale "
                                  f"build ... --rebuild (or upgrade irscale)") from None
@@ -247,32 +242,23 @@ class Store:
 
     def names(self) -> list[str]:
         """The names of the tables stored (complete or not, sound or not)."""
-        if self._packed is None:
-            return list(folder.table_files(self.path))
-        return sorted(self._group)
+        return list(folder.table_files(self.path)) if self._packed is None else sorted(self._group)
 
     @contextlib.contextmanager
-    def _opened(self, name: str) -> Iterator[tuple[h5py.Group, BinaryIO, int] | None]:
-        """The table group called ``name``, the file it is in and its size (None without it)."""
-        if self._packed is not None:
-            fh, tables = self._packed[0], self._group
-            link = None if "/" in name else tables.get(name, getlink=True)
-            if link is not None and not isinstance(link, h5py.HardLink):
-                raise _DamagedError("a link to elsewhere")
-            if link is None and name in list(tables):        # listed, not found: damage
-                raise _DamagedError("listed, but not found by its name")
-            yield None if link is None else (tables[name], fh, os.fstat(fh.fileno()).st_size)
+    def _checked(self, name: str) -> Iterator[tuple[BinaryIO, TableInfo, dict[str, tuple]] | None]:
+        """The table called ``name``, checked (:func:`_check`): (the file it is in, its
+        metadata, its datasets); None without it."""
+        if self._packed is None:
+            with _open(self.path / folder.file_of(name)) as opened:
+                yield None if opened is None else (opened[0], *_check(opened[1], opened[0], name))
             return
-        opened = _open(self.path / folder.file_of(name))
-        if opened is None:
-            yield None
-            return
-        fh, f = opened
-        try:
-            yield f, fh, os.fstat(fh.fileno()).st_size
-        finally:
-            f.close()
-            fh.close()
+        fh, tables = self._packed[0], self._group
+        link = None if "/" in name else tables.get(name, getlink=True)
+        if link is not None and not isinstance(link, h5py.HardLink):
+            raise _DamagedError("a link to elsewhere")
+        if link is None and name in list(tables):        # listed, not found: damage
+            raise _DamagedError("listed, but not found by its name")
+        yield None if link is None else (fh, *_check(tables[name], fh, name))
 
     def tables(self, skip_damaged: bool = False) -> list[TableInfo]:
         """Metadata (:class:`~irscale.store.format.TableInfo`) of every table, sorted by
@@ -280,8 +266,7 @@ class Store:
         (``skip_damaged``: is left out; :meth:`verify_each` reports it)."""
         out, damaged = self._listing()
         if damaged and not skip_damaged:
-            name, problem = damaged[0]
-            raise self._error(name, problem)
+            raise self._error(*damaged[0])
         return out
 
     def _listing(self) -> tuple[list[TableInfo], list[tuple[str, str]]]:
@@ -289,22 +274,14 @@ class Store:
         out, damaged = [], []
         for name in self.names():
             try:
-                with self._opened(name) as opened:
-                    if opened is None and self._packed is not None:
-                        raise _DamagedError("listed, but not found by its name")
-                    if opened is None:
-                        continue                      # removed since it was listed
-                    g, _, size = opened
-                    a, _ = _checked(g, size)
-                    info = TableInfo.from_attrs(a, path=g.name)
-                if info.name != name:
-                    raise _DamagedError(f"its attributes name it {info.name!r}")
-                out.append(info)
+                with self._checked(name) as found:
+                    out += [] if found is None else [found[1]]       # None: removed since it was listed
             except _RefusedError as e:
                 damaged.append((name, f"{e}: not a table this irscale reads"))
-            except (_DamagedError, *DAMAGE) as e:
-                damaged.append((name, str(e) if isinstance(e, _DamagedError) else f"its metadata cannot be read: "
-                                                                                 f"{_reason(e)}"))
+            except _DamagedError as e:
+                damaged.append((name, str(e)))
+            except DAMAGE as e:
+                damaged.append((name, f"its metadata cannot be read: {_reason(e)}"))
         return sorted(out, key=lambda t: (t.measure, t.rb_counts or ())), damaged
 
     def has(self, measure: str | Measure, table_rb: tuple | None = None) -> bool:
@@ -316,12 +293,10 @@ class Store:
         """The layout of the stored table of ``measure`` (None when there is none, or, unless
         ``strict``, when it cannot be read; ``strict``: CorruptStoreError)."""
         m = parse_measure(measure)
-        trb = self._table_rb(m, table_rb)
-        name = table_name(str(m), trb)
+        name = table_name(str(m), self._table_rb(m, table_rb))
         try:
-            with self._opened(name) as opened:
-                a = None if opened is None else _checked(opened[0], opened[2])[0]
-            return None if a is None else stored_layout(a).name
+            with self._checked(name) as found:
+                return None if found is None else stored_layout(found[1].attrs).name
         except (_DamagedError, _RefusedError, *DAMAGE) as e:
             if strict:
                 raise self._error(name, str(e), m.bounded_only) from None
@@ -333,14 +308,14 @@ class Store:
         return m.table_rbs([None if table_rb is None else tuple(table_rb)])[0]
 
     def _missing(self, m: Measure, table_rb: tuple | None) -> TableNotFoundError:
+        out = shlex.quote(str(self.path))
         if table_rb is None:
             return TableNotFoundError(f"{self.path} has no table {m}; create it with: "
-                                      f"irscale build --measures \"{m}\" --out {shlex.quote(str(self.path))}")
+                                      f"irscale build --measures \"{m}\" --out {out}")
         vec = "(" + ",".join(map(str, table_rb)) + ")"
         return TableNotFoundError(
             f"{self.path} has no table {m} for the per-grade counts {vec}; create it with: irscale build "
-            f"--measures \"{m}\" --rb \"{vec}\" --out {shlex.quote(str(self.path))} (or --qrels FILE for every "
-            f"topic of a qrels file)")
+            f"--measures \"{m}\" --rb \"{vec}\" --out {out} (or --qrels FILE for every topic of a qrels file)")
 
     def rebuild_command(self, name: str, bounded: bool = False) -> str:
         """The command that rebuilds the table called ``name`` in this store."""
@@ -357,63 +332,50 @@ class Store:
 
     def table(self, measure: str | Measure, verify: bool = False, table_rb: tuple | None = None) -> Table:
         """The :class:`~irscale.scales.tables.scale.Table` of ``measure`` (memory-mapped),
-        checked (see the module docstring; raises :class:`~irscale.errors.CorruptStoreError`
-        naming the table). ``verify`` verifies it whole: every digest and the layout's deep
-        checks (reads the whole table). Measures with a table per recall-base vector: the
-        table of ``table_rb`` (default: the common one, (N, ..., N))."""
+        checked (raises :class:`~irscale.errors.CorruptStoreError` naming the table).
+        ``verify`` verifies it whole: every digest and the layout's deep checks (reads the
+        whole table). Measures with a table per recall-base vector: the table of
+        ``table_rb`` (default: the common one, (N, ..., N))."""
         m = parse_measure(measure)
-        trb = self._table_rb(m, table_rb)
-        if (m, trb) in self._cache and not verify:
-            return self._cache[(m, trb)]
-        with self._loaded(m, trb, verify) as (t, _, _):
-            pass
-        self._cache[(m, trb)] = t
-        return t
+        key = (m, self._table_rb(m, table_rb))
+        if key not in self._cache or verify:
+            self._cache[key] = self._load(*key, verify)[0]
+        return self._cache[key]
 
-    @contextlib.contextmanager
-    def _loaded(self, m: Measure, trb: tuple | None, verify: bool) -> Iterator[tuple[Table, dict, _Source]]:
-        """(the table, its attributes, its source) read and validated from one open file."""
+    def _load(self, m: Measure, trb: tuple | None, verify: bool) -> tuple[Table, dict, dict[str, np.ndarray]]:
+        """(the table, its attributes, its datasets mapped when ``verify``) read from one
+        open file, checked and validated by its layout (see :meth:`table`)."""
         name = table_name(str(m), trb)
-        with contextlib.ExitStack() as stack:
-            try:
-                opened = stack.enter_context(self._opened(name))
-                if opened is None:
-                    raise self._missing(m, trb)
-                g, fh, size = opened
-                a, datasets = _checked(g, size)
-                source = _Source(fh, a, datasets, random_access=not verify)
-                t = self._read(source, m, trb, verify)
-            except _RefusedError as e:
-                raise StoreError(f"{self.path}: table {name} is {e}; rebuild it with: "
-                                 f"{self.rebuild_command(name, m.bounded_only)}") from None
-            except CorruptStoreError as e:       # a layout's finding: name the table
-                if getattr(e, "table", None):
-                    raise
-                raise self._error(name, getattr(e, "problem", None) or str(e), m.bounded_only) from None
-            except IrscaleError:
-                raise
-            except _DamagedError as e:
-                raise self._error(name, str(e), m.bounded_only) from None
-            except DAMAGE as e:
-                raise self._error(name, f"cannot be read ({_reason(e)})", m.bounded_only) from None
-            yield t, a, source
-
-    def _read(self, source: _Source, m: Measure, trb: tuple | None, verify: bool) -> Table:
-        """Read and validate one checked table (see :meth:`table`)."""
-        a = source.attrs
         try:
-            info = TableInfo.from_attrs(a)
-        except ValueError as e:
-            raise _DamagedError(str(e)) from None
-        if info.measure != str(m):
-            raise _DamagedError(f"attr measure {info.measure!r}")
+            with self._checked(name) as found:
+                if found is None:
+                    raise self._missing(m, trb)
+                fh, info, datasets = found
+                source = _Source(fh, info.attrs, datasets, random_access=not verify)
+                t = self._read(source, info, m, trb, verify)
+                return t, info.attrs, {k: source.scan(k) for k in datasets} if verify else {}
+        except _RefusedError as e:
+            raise StoreError(f"{self.path}: table {name} is {e}; rebuild it with: "
+                             f"{self.rebuild_command(name, m.bounded_only)}") from None
+        except CorruptStoreError as e:       # a layout's finding: name the table
+            if getattr(e, "table", None):
+                raise
+            raise self._error(name, getattr(e, "problem", None) or str(e), m.bounded_only) from None
+        except IrscaleError:
+            raise
+        except _DamagedError as e:
+            raise self._error(name, str(e), m.bounded_only) from None
+        except DAMAGE as e:
+            raise self._error(name, f"cannot be read ({_reason(e)})", m.bounded_only) from None
+
+    def _read(self, source: _Source, info: TableInfo, m: Measure, trb: tuple | None, verify: bool) -> Table:
+        a = source.attrs
         if info.rb_counts != trb:
             raise _DamagedError(f"attr rb_counts {a.get('rb_counts')!r}")
         if "rel" in a and info.rel != tuple(range(m.levels)):
             raise _DamagedError(f"attr rel {a.get('rel')!r}")
         layout = stored_layout(a)
-        allowed = m.layouts + (("entries",) if "implicit" in m.layouts else ()) + (("bounded",) if m.bounded_only
-                                                                                  else ())
+        allowed = m.layouts + ("entries",) * ("implicit" in m.layouts) + ("bounded",) * m.bounded_only
         if layout.name not in allowed:
             raise _DamagedError(f"layout {layout.name!r} for a measure of layouts {', '.join(m.layouts)}")
         size = sum(d.itemsize * math.prod(shape) for d, shape, _ in source.datasets.values())
@@ -421,16 +383,13 @@ class Store:
         for name, (_, _, digest) in sorted(json.loads(a["digests"]).items()):
             if (whole or name not in layout.lazy) and _digest(source.scan(name)) != digest:
                 raise _DamagedError(f"checksum mismatch (the sha256 of dataset {name} differs from its stored digest)")
-        try:
-            cert = Certificate(a["tie_method"], float(a["error_bound"]), float(a["min_gap"]), a["min_gap_exact"],
-                               int(a["redecided"]))
-        except (KeyError, TypeError, ValueError):
-            raise _DamagedError("certificate attributes missing or not numbers") from None
+        if "min_gap_exact" not in a or "redecided" not in a:
+            raise _DamagedError("certificate attributes missing or not numbers")
+        cert = Certificate(info.tie_method, info.error_bound, info.min_gap, info.min_gap_exact, info.redecided)
         if not cert.error_bound >= 0:
             raise _DamagedError(f"error_bound {cert.error_bound!r}")
-        name = table_name(str(m), trb)
-        meta = dict(a, store_file=str(self.path), table_name=name,
-                    rebuild_command=self.rebuild_command(name, m.bounded_only))
+        meta = dict(a, store_file=str(self.path), table_name=info.name,
+                    rebuild_command=self.rebuild_command(info.name, m.bounded_only))
         t = layout.read(source, measure=m, n_entries=info.n_entries, n_runs=info.n_runs,
                         certificate=cert, table_rb=trb, meta=meta)
         layout.validate(t, source, deep=whole)
@@ -439,10 +398,10 @@ class Store:
     @contextlib.contextmanager
     def raw(self, info: TableInfo) -> Iterator[tuple[dict, dict[str, np.ndarray]]]:
         """The attributes and the datasets (memory-mapped) of the table ``info`` lists,
-        verified whole first, from one open file: for copying it (:mod:`irscale.store.pack`)."""
+        verified whole first: for copying it (:mod:`irscale.store.pack`)."""
         m = parse_measure(info.measure)
-        with self._loaded(m, self._table_rb(m, info.rb_counts), verify=True) as (_, a, source):
-            yield a, {k: source.scan(k) for k in source.datasets}
+        _, attrs, arrays = self._load(m, self._table_rb(m, info.rb_counts), verify=True)
+        yield attrs, arrays
 
     def verify(self) -> list[str]:
         """Verify every table whole (:meth:`table` with ``verify``); returns the tables
@@ -460,18 +419,16 @@ class Store:
         for t in tables:
             try:
                 self.table(t.measure, verify=True, table_rb=t.rb_counts)
-            except CorruptStoreError as e:
-                yield t.name, getattr(e, "problem", None) or str(e)
             except StoreError as e:
-                yield t.name, str(e)
+                yield t.name, getattr(e, "problem", None) or str(e)
             else:
                 yield t.name, None
         yield from damaged
 
     def bounded_table(self, measure: str | Measure, table_rb: tuple | None = None) -> BoundedTable | None:
         """The stored bounded table of ``measure`` (and of ``table_rb``), or None when the
-        store has none (:mod:`irscale.scales.tables.bounded_layout`): bounded scales are
-        used only where asked for, so :meth:`scale` never answers with one."""
+        store has none: bounded scales are used only where asked for, so :meth:`scale`
+        never answers with one."""
         m = parse_measure(measure)
         trb = self._table_rb(m, table_rb)
         if not m.bounded_only or self.layout_of(m, trb) != "bounded":
@@ -493,19 +450,16 @@ class Store:
         m = parse_measure(measure)
         m.check_scales()
         key = (m, m.check_rb(rb))
-        hit = self._scales.get(key)
-        if hit is not None:
-            return hit
-        rb = key[1]
-        m.check_defined(rb)
-        if m.layout == "closed":
-            scale = closed_scale(m, rb)
-        else:
+        scale = self._scales.get(key)
+        if scale is None:
+            rb = key[1]
+            m.check_defined(rb)
             try:
-                scale = self.table(m, table_rb=m.table_rb(rb)).scale(rb)
+                scale = None if m.layout == "closed" else self.table(m, table_rb=m.table_rb(rb)).scale(rb)
             except TableNotFoundError:
                 if m.closed_form() is None:
                     raise
+            if scale is None:
                 scale = closed_scale(m, rb)
         if len(self._scales) < 4096:
             self._scales[key] = scale
