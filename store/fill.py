@@ -1,6 +1,7 @@
-"""build_store: build the tables a store lacks and commit each one as soon as it is built
-(a rename: :mod:`irscale.store.folder`), resumably, one build per table at a time (a lock
-per table), a full disk or a file-size limit reported as DiskFullError."""
+"""Filling a store: :func:`build_store` builds the tables a store lacks, :func:`build_bounded` its bounded
+scales (``irscale build --layout bounded``); each table is committed as soon as it is built (a rename:
+:mod:`irscale.store.folder`), resumably, one build per table at a time (a lock per table), a full disk or a
+file-size limit reported as DiskFullError."""
 from __future__ import annotations
 
 import contextlib
@@ -11,16 +12,18 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from irscale.enumerate.disk import disk_error
 from irscale.enumerate.fanout import Fanout, dask_client
 from irscale.enumerate.jobs import available_cores
+from irscale.enumerate.progress import progress_bar
 from irscale.enumerate.split import checkpoint_status, remove_partial
-from irscale.errors import BuildTooLargeError, DiskFullError, StoreError
+from irscale.errors import BuildTooLargeError, DiskFullError, MeasureError, StoreError
 from irscale.scales.measures.parse import parse_measures
+from irscale.scales.tables.bounded import bounded_table
 from irscale.scales.tables.build import BuildOptions, build_tables, table_requests
 from irscale.scales.tables.estimate import Estimate, duration, estimate, size
 from irscale.scales.tables.layouts import layout_of
@@ -42,12 +45,20 @@ def workdir_for(path: Path) -> Path:
 
 @dataclasses.dataclass
 class BuildReport:
-    """What a build did (it fills the one it is given): the tables asked for, by table name
-    (``AP@10``, ``nDCG(b=2,gains=(0,1,2))@10 rb=(3,2)``), that it wrote (``built``) and
-    those it found built in the store (``found``)."""
+    """What a build did: the tables asked for, by table name (``AP@10``, ``nDCG(b=2,gains=(0,1,2))@10 rb=(3,2)``),
+    that it wrote (``built``) and those it found built in the store (``found``)."""
 
     built: list[str] = dataclasses.field(default_factory=list)
     found: list[str] = dataclasses.field(default_factory=list)
+
+
+def _of(request: object, m: Measure) -> object:
+    """What ``request`` (one request, or a dict from measure name to requests) asks of ``m``."""
+    return request.get(str(m)) if isinstance(request, dict) else request
+
+
+def _names(tables: dict) -> list[str]:
+    return [table_name(str(m), t) for m, ts in tables.items() for t in ts]
 
 
 def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure],
@@ -56,95 +67,98 @@ def build_store(path: str | os.PathLike, measures: str | Iterable[str | Measure]
                 scheduler: str | None = None, bucket_items: int | None = None,
                 rb_counts: tuple[int, ...] | list[tuple[int, ...]] | dict[str, list[tuple[int, ...]]] | None = None,
                 wait: float | None = None, layout: str = "auto", report: BuildReport | None = None) -> Store:
-    """Build the tables of ``measures`` (names, Measure objects, or a comma-separated
-    string) that the store folder at ``path`` lacks (all with ``rebuild``); returns the
-    store. One table per measure serves every recall base (``rbs`` is validated only), but
-    measures with a table per recall-base vector get one per vector of ``rb_counts`` (a
-    tuple, a list, or a dict from measure name to a list; default the all-runs vector).
-    Each table is committed as soon as it is built; big tables checkpoint in
-    :func:`workdir_for` (the same call resumes, bit-identically); a table another build is
-    writing is waited for (``wait`` seconds, then StoreBusyError; None: as long as it
-    takes); a full disk or file-size limit is DiskFullError saying what was kept.
-    ``n_jobs``, ``backend`` (loky, threading, dask at ``scheduler``), ``method`` (auto,
-    split, generic), ``layout`` (auto, table, oracle: a table stored in another layout
-    than one asked for is replaced); ``report``: a BuildReport to fill."""
+    """Build the tables of ``measures`` (names, Measure objects, or a comma-separated string) that the store
+    folder at ``path`` lacks (all with ``rebuild``); returns the store. One table per measure serves every recall
+    base (``rbs`` is validated only), but measures with a table per recall-base vector get one per vector of
+    ``rb_counts`` (a tuple, a list, or a dict from measure name to a list; default the all-runs vector). Big
+    tables checkpoint in :func:`workdir_for` (the same call resumes, bit-identically); a table another build is
+    writing is waited for (``wait`` seconds, then StoreBusyError; None: as long as it takes); a full disk or
+    file-size limit is DiskFullError saying what was kept. ``n_jobs``, ``backend`` (loky, threading, dask at
+    ``scheduler``), ``method`` (auto, split, generic), ``layout`` (auto, table, oracle: a table stored in another
+    layout than one asked for is replaced); ``report``: a BuildReport to fill."""
     path = Path(path)
     ms = parse_measures(measures)
     for m in ms:
         m.check_scales()       # tables exist up to N = MAX_N, oracles to MAX_ORACLE_N (raw scores beyond)
     chosen = {m: layout_of(m, layout, method).name for m in ms}      # refuses a layout a measure lacks
-    requests = {}
-    for m in ms:
-        given = rb_counts.get(str(m)) if isinstance(rb_counts, dict) else rb_counts
-        asked = rbs.get(str(m), "all") if isinstance(rbs, dict) else rbs
-        requests[str(m)] = given if m.per_grade_rb and given is not None else asked
+    asked = chosen if layout != "auto" else {}
+    requests = {str(m): _of(rbs, m) for m in ms}
+    requests.update({str(m): _of(rb_counts, m) for m in ms if m.per_grade_rb and _of(rb_counts, m) is not None})
     requested = table_requests(ms, requests)
-    layouts = chosen if layout != "auto" else None
     store = Store(path) if (path / folder.MANIFEST).is_file() else None      # the one open of the store
-    wanted = _missing(store, requested, rebuild, layouts)
+
+    def missing() -> dict:       # (with a layout asked for: also the tables stored in another one)
+        if rebuild or store is None:
+            return dict(requested)
+        return {m: [t for t in ts if (found := store.layout_of(m, t)) is None or found != asked.get(m, found)]
+                for m, ts in requested.items()}
+    wanted = missing()
     if any(wanted.values()):
         existed = path.exists()
-        with folder.writing(path, [table_name(str(m), t) for m, ts in wanted.items() for t in ts], wait), \
-                _writes_fail_with_efbig():
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(folder.writing(path, _names(wanted), wait))
+            # a write beyond the file-size limit fails with EFBIG (DiskFullError) instead of killing the process
+            with contextlib.suppress(ValueError, AttributeError, OSError):   # not the main thread, or no SIGXFSZ
+                stack.callback(signal.signal, signal.SIGXFSZ, signal.signal(signal.SIGXFSZ, signal.SIG_IGN))
             store = store or Store(path)
             if not rebuild:   # the build we may have waited for has written some of them
-                wanted = _missing(store, requested, rebuild, layouts)
-            _build(store, ms, wanted, existed, n_jobs=available_cores() if n_jobs is None else n_jobs,
-                   progress=progress, method=method, backend=backend, scheduler=scheduler,
-                   bucket_items=bucket_items, layout=layout)
+                wanted = missing()
+            _build(store, wanted, existed, n_jobs=available_cores() if n_jobs is None else n_jobs, progress=progress,
+                   method=method, backend=backend, scheduler=scheduler, bucket_items=bucket_items, layout=layout)
     elif store is not None:
         folder.remove_stale(path)          # what killed writers left, even when nothing is to be built
     if report is not None:
-        report.built = [table_name(str(m), t) for m, ts in wanted.items() for t in ts]
-        report.found = [name for m, ts in requested.items() for t in ts
-                        if (name := table_name(str(m), t)) not in set(report.built)]
+        report.built = _names(wanted)
+        report.found = [name for name in _names(requested) if name not in set(report.built)]
     return store or Store(path)
 
 
-def _missing(store: Store | None, requested: dict, rebuild: bool, layouts: dict | None = None) -> dict:
-    """The requested tables that the store lacks (all of them with ``rebuild``; with
-    ``layouts``, measure -> layout asked for, also those stored in another layout)."""
-    if rebuild or store is None:
-        return dict(requested)
-
-    def stored(m: Measure, t: tuple | None) -> bool:
-        found = store.layout_of(m, t)
-        return found is not None and (layouts is None or found == layouts[m])
-    return {m: [t for t in ts if not stored(m, t)] for m, ts in requested.items()}
-
-
-@contextlib.contextmanager
-def _writes_fail_with_efbig() -> Iterator[None]:
-    """Ignore SIGXFSZ while building (main thread only): a write beyond the file-size limit
-    fails with EFBIG (DiskFullError) instead of killing the process."""
-    try:
-        before = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    except (ValueError, AttributeError, OSError):   # not the main thread, or no SIGXFSZ
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGXFSZ, before)
-
-
-def _build(store: Store, ms: list[Measure], wanted: dict, existed: bool, **how: object) -> None:
-    """Build and commit the ``wanted`` tables (the caller holds their locks); stopped early
-    (a full disk, Ctrl-C), its error says what it kept: the tables it committed, or that
-    the store gained (a Ctrl-C just after a commit)."""
-    todo = [m for m in ms if wanted[m]]
+def _build(store: Store, wanted: dict, existed: bool, n_jobs: int, progress: bool, method: str, backend: str | None,
+           scheduler: str | None, bucket_items: int | None, layout: str) -> None:
+    """Build and commit the ``wanted`` tables (the caller holds their locks), each as soon as it is built; its
+    build time is the time since the table before, plus for a measure's first table its checkpoints' seconds.
+    Stopped early (a full disk, Ctrl-C), its error says what it kept: the tables it committed, or that the store
+    gained (a Ctrl-C just after a commit)."""
+    todo = [m for m, ts in wanted.items() if ts]
     if not todo:
         return
-    path = store.path
-    wd = workdir_for(path)
+    path, wd = store.path, workdir_for(store.path)
     pairs = [(m, t) for m in todo for t in wanted[m]]
-    before = _in_store(store, pairs)          # tables replaced (--rebuild, another layout)
+    in_store = lambda: {table_name(str(m), t) for m, t in pairs if store.layout_of(m, t) is not None}
+    before = in_store()                       # tables replaced (--rebuild, another layout)
     done: list[str] = []                      # tables committed
 
-    def kept() -> int:
-        return len(set(done) | (_in_store(store, pairs) - before))
+    def kept() -> tuple[int, str]:
+        n = len(set(done) | (in_store() - before))
+        unchanged = f"{path} is unchanged" if existed else f"nothing was written ({path} was not created)"
+        return n, f"{n} table(s) committed to {path} by this run are kept" if n else unchanged
     try:
-        _build_and_commit(path, todo, wanted, pairs, done, **how)
+        fanout = Fanout(n_jobs, backend)
+        plans = [estimate(m, t, fanout.workers, method, layout) for m, t in pairs]     # they refuse what cannot fit
+        if bucket_items is not None:     # an explicit work unit checkpoints every table it builds
+            plans = [dataclasses.replace(p, checkpoints=int(p.stored * 1.4)) for p in plans]
+        check_disk(path, wd, plans)
+        if progress:
+            announce(plans, wd)
+        seconds = {label: status.seconds for label, (_, status) in _checkpoints(wd).items()}
+        options = BuildOptions(fanout=fanout, method=method, progress=progress, workdir=wd,
+                               bucket_items=bucket_items, concatenate=False, layout=layout)
+        stored = {m: sum(p.stored for p, (mm, _) in zip(plans, pairs) if mm is m) for m in todo}
+        # what stores nothing (oracles, implicit tables) first; one call per group, so that generic tables of
+        # one run space share an enumeration pass
+        groups = [g for g in ([m for m in todo if not stored[m]], [m for m in todo if stored[m]]) if g]
+        with dask_client(scheduler, n_jobs) if backend == "dask" else contextlib.nullcontext():
+            t0 = time.perf_counter()
+            for table in (t for g in groups for t in build_tables(g, {str(m): wanted[m] for m in g}, options=options)):
+                name = table_name(str(table.measure), table.table_rb)
+                spent = time.perf_counter() - t0 + seconds.pop(str(table.measure), 0.0)
+                commit_checked(path, [table], {name: spent}, progress=progress)
+                done.append(name)
+                if table.table_rb is None:
+                    _forget_checkpoints(wd, str(table.measure))
+                t0 = time.perf_counter()
+        for m in todo:
+            _forget_checkpoints(wd, str(m))
     except (DiskFullError, OSError) as e:
         full = e if isinstance(e, DiskFullError) else disk_error(e, e.filename or wd, path.parent)
         if full is None:                       # a work folder or checkpoint that cannot be written
@@ -153,50 +167,20 @@ def _build(store: Store, ms: list[Measure], wanted: dict, existed: bool, **how: 
         if wd.is_dir():                        # half-written checkpoints of stopped workers
             for sub in wd.iterdir():
                 remove_partial(sub)
-        raise DiskFullError(f"{full}; {kept_message(path, wd, kept(), str(full), existed)}") from None
+        (n, what), held = kept(), _bytes_in(wd)
+        saved = f"; finished checkpoints in {wd} ({size(held)}) are kept" if held else ""
+        fix = "raise the file-size limit (ulimit -f)" if "file size limit" in str(full) else "free some space"
+        again = "run the same build again to resume" if n or held else "run the build again"
+        raise DiskFullError(f"{full}; {what}{saved}; {fix} and {again}") from None
     except KeyboardInterrupt:
-        raise KeyboardInterrupt(interrupted_message(path, wd, kept(), existed, len(pairs) - kept())) from None
+        n, what = kept()
+        parts = [f"{status.label}: {status.done} of {status.total} buckets, {size(status.bytes)}"
+                 for _, status in _checkpoints(wd).values() if status.done]
+        saved = f"; checkpoints in {wd} ({'; '.join(parts)})" if parts else ""
+        resume = "; run the same build again to resume" if (n or parts) and n < len(pairs) else ""
+        raise KeyboardInterrupt(f"interrupted: {what}{saved}{resume}") from None
     if wd.exists() and not any(wd.iterdir()):
         wd.rmdir()
-
-
-def _build_and_commit(path: Path, todo: list[Measure], wanted: dict, pairs: list, done: list[str], n_jobs: int,
-                      progress: bool, method: str, backend: str | None, scheduler: str | None,
-                      bucket_items: int | None, layout: str) -> None:
-    """Estimates, then each table committed as soon as it is built; its build time is the
-    time since the table before, plus for a measure's first table its checkpoints' seconds."""
-    wd = workdir_for(path)
-    fanout = Fanout(n_jobs, backend)
-    plans = [estimate(m, t, fanout.workers, method, layout) for m, t in pairs]     # they refuse what cannot fit
-    if bucket_items is not None:     # an explicit work unit checkpoints every table it builds
-        plans = [dataclasses.replace(p, checkpoints=int(p.stored * 1.4)) for p in plans]
-    check_disk(path, wd, plans)
-    if progress:
-        announce(plans, wd)
-    before = {label: status.seconds for label, (_, status) in _checkpoints(wd).items()}
-    client = dask_client(scheduler, n_jobs) if backend == "dask" else None
-    options = BuildOptions(fanout=fanout, method=method, progress=progress, workdir=wd,
-                           bucket_items=bucket_items, concatenate=False, layout=layout)
-    try:
-        stored = {m: sum(p.stored for p, (mm, _) in zip(plans, pairs) if mm is m) for m in todo}
-        # what stores nothing (oracles, implicit tables) first; one call per group, so that
-        # generic tables of one run space share an enumeration pass
-        groups = [[m for m in todo if not stored[m]], [m for m in todo if stored[m]]]
-        tables = (t for g in groups if g for t in build_tables(g, {str(m): wanted[m] for m in g}, options=options))
-        t0 = time.perf_counter()
-        for table in tables:
-            name = table_name(str(table.measure), table.table_rb)
-            seconds = time.perf_counter() - t0 + before.pop(str(table.measure), 0.0)
-            commit_checked(path, [table], {name: seconds}, progress=progress)
-            done.append(name)
-            if table.table_rb is None:
-                _forget_checkpoints(wd, str(table.measure))
-            t0 = time.perf_counter()
-        for m in todo:
-            _forget_checkpoints(wd, str(m))
-    finally:
-        if client is not None:
-            client.close()
 
 
 def _checkpoints(wd: Path) -> dict:
@@ -210,11 +194,6 @@ def _forget_checkpoints(wd: Path, measure: str) -> None:
     sub = _checkpoints(wd).get(measure)
     if sub is not None:
         shutil.rmtree(sub[0], ignore_errors=True)
-
-
-def _in_store(store: Store, pairs: list) -> set[str]:
-    """The names of the tables ``pairs`` ((measure, table recall base)) in ``store``."""
-    return {table_name(str(m), t) for m, t in pairs if store.layout_of(m, t) is not None}
 
 
 def check_room(path: Path, tables: list) -> None:
@@ -286,28 +265,62 @@ def announce(plans: list[Estimate], wd: Path) -> None:
         print(f"irscale: checkpoints in {wd}; an interrupted build resumes when run again", file=sys.stderr)
 
 
-def _kept(path: Path, committed: int, existed: bool) -> str:
-    """What a build that stopped early keeps of its work in the store."""
-    if committed:
-        return f"{committed} table(s) committed to {path} by this run are kept"
-    return f"{path} is unchanged" if existed else f"nothing was written ({path} was not created)"
+def bounded_needs(ms: list[Measure], rbs: object, rb_counts: object) -> dict[tuple[Measure, tuple | None], list]:
+    """The grids a build is asked for, by table ((measure, table recall base)): ``rbs`` (``"all"``, a list of
+    integers, or a dict from measure name to either; ``"all"``: 1..N) for binary measures that depend on the
+    recall base, ``rb_counts`` (a vector, a list of them, or a dict from measure name to a list; default: the
+    all-runs vector) for measures with per-grade counts, the one scale of the others."""
+    for m in ms:
+        if not m.bounded_only:
+            raise MeasureError(f"{m}: bounded tables are stored only for measures without an exact scale (RBP, "
+                               f"DCG, nDCG, nDCG_trec past N = 40); {m} has an exact one: build it without "
+                               f"--layout bounded")
+    needs: dict = {}
+    for m in ms:
+        if m.per_grade_rb:
+            given = _of(rb_counts, m)
+            given = [given] if isinstance(given, tuple) else given
+            wanted = [m.check_rb(tuple(v)) for v in given] if given else [m.common_rb()]
+        elif m.rb_dependent:
+            asked = _of(rbs, m)
+            wanted = list(range(1, m.n + 1)) if asked in ("all", None) else [min(m.check_rb(r), m.n) for r in asked]
+        else:
+            wanted = [None]
+        for rb in dict.fromkeys(wanted):
+            needs.setdefault((m, m.table_rb(rb)), []).append(rb)
+    return needs
 
 
-def kept_message(path: Path, wd: Path, committed: int, why: str = "", existed: bool = True) -> str:
-    """What a build stopped by a full disk (or a file-size limit, when ``why`` says so)
-    keeps, and how to go on (``existed``: whether the store existed when it started)."""
-    held = _bytes_in(wd)
-    saved = f"; finished checkpoints in {wd} ({size(held)}) are kept" if held else ""
-    fix = "raise the file-size limit (ulimit -f)" if "file size limit" in why else "free some space"
-    again = "run the same build again to resume" if committed or held else "run the build again"
-    return f"{_kept(path, committed, existed)}{saved}; {fix} and {again}"
-
-
-def interrupted_message(path: Path, wd: Path, committed: int, existed: bool = True, left: int = 1) -> str:
-    """What an interrupted build leaves and, when there is something to resume from and
-    ``left`` tables to build, how to resume it."""
-    parts = [f"{status.label}: {status.done} of {status.total} buckets, {size(status.bytes)}"
-             for _, status in _checkpoints(wd).values() if status.done]
-    saved = f"; checkpoints in {wd} ({'; '.join(parts)})" if parts else ""
-    resume = "; run the same build again to resume" if (committed or parts) and left else ""
-    return f"interrupted: {_kept(path, committed, existed)}{saved}{resume}"
+def build_bounded(path: str | os.PathLike, measures: str | Iterable[str | Measure], rbs: object = "all",
+                  rb_counts: object = None, error: float | None = None, rebuild: bool = False,
+                  wait: float | None = None, progress: bool = False, report: BuildReport | None = None) -> Store:
+    """Compute the bounded scales of ``measures`` (for the recall bases of :func:`bounded_needs`), each of at most
+    ``error`` in scaled units (default :data:`~irscale.scales.tables.bounded_grid.DEFAULT_ERROR`), and store them
+    in the store folder at ``path`` (``report``: filled with the tables written and those found complete). Only
+    measures without an exact scale have bounded tables (:mod:`irscale.scales.tables.bounded_layout`); a later
+    build adds the recall bases a table lacks (and computes again the grids coarser than ``error``), replacing
+    its file with one holding them all."""
+    path = Path(path)
+    needs = bounded_needs(parse_measures(measures), rbs, rb_counts)
+    names = {key: table_name(str(key[0]), key[1]) for key in needs}
+    built, found = [], []
+    with folder.writing(path, list(names.values()), wait):
+        store = Store(path)
+        for (m, trb), rbs in needs.items():
+            old = None if rebuild else store.bounded_table(m, trb)
+            table = bounded_table(m, trb, error=error) if old is None else old.with_settings(error=error)
+            t0, computed = time.perf_counter(), 0
+            with progress_bar(total=len(rbs), desc=f"bounded {names[(m, trb)]}", unit="scale",
+                              disable=not progress) as bar:
+                for rb in rbs:               # a stored grid fine enough for error is taken as it is
+                    grid = table.scale(rb).grid
+                    computed += old is None or grid is not old.stored.get(table.grid_key(rb))
+                    bar.update()
+            if computed:
+                for rb in old.stored if old is not None else ():
+                    table.scale(rb)                        # the grids kept
+                commit_checked(path, [table], {names[(m, trb)]: time.perf_counter() - t0})
+            (built if computed else found).append(names[(m, trb)])
+    if report is not None:
+        report.built, report.found = built, found
+    return Store(path)

@@ -7,16 +7,17 @@
         .locks/KEY                the lock of one file (KEY: a hash of its name; flock)
         .tmp-KEY-XXXX/            the temporary folder of the holder of lock KEY
 
-A commit is a rename: the file is written in a temporary folder of the store, flushed,
-renamed into place (``os.replace``) and the folder flushed; a failed step fails the
-commit, and a crash at any moment leaves the old file or the new one, both whole.
+A commit is a rename (:func:`publish`): the file is written in a temporary folder of the
+store, flushed, renamed into place (``os.replace``) and the folder flushed; a failed step
+fails the commit, and a crash at any moment leaves the old file or the new one, both whole.
 Readers take no lock and write nothing. Writers hold the lock of each file they write
-(:class:`TableLocks`): builds of different tables go on at once, builds of one table take
+(:func:`TableLocks`): builds of different tables go on at once, builds of one table take
 turns. A temporary folder whose lock nobody holds was left by a writer that died,
 wherever it ran (another container, another host of an NFS mount): :func:`remove_stale`.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import datetime as _dt
 import errno
@@ -38,24 +39,23 @@ from urllib.parse import quote, unquote
 from irscale.errors import CorruptStoreError, StoreBusyError, StoreError
 from irscale.version import __version__
 
-#: The manifest file of a store folder.
 MANIFEST = "irscale-store.json"
 STORE_FORMAT = "irscale-store"
 STORE_VERSION = 1
 MAX_MANIFEST_BYTES = 64 << 10
 SUFFIX = ".h5"
 LOCKS = ".locks"
-_SAFE = "@=(),.+-_"
 _TMP = re.compile(r"\.tmp-([0-9a-f]{20})-")
 POLL_SECONDS = 0.25
 _NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS)
+_OPEN = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC
 #: The locks this process holds: (device, inode of the lock folder, key) -> count.
-_held: dict[tuple[int, int, str], int] = {}
+_held: collections.Counter = collections.Counter()
 
 
 def file_of(name: str) -> str:
     """The file name of the table called ``name``."""
-    return quote(name, safe=_SAFE) + SUFFIX
+    return quote(name, safe="@=(),.+-_") + SUFFIX
 
 
 def name_of(file: str) -> str | None:
@@ -122,13 +122,13 @@ def create(path: str | os.PathLike) -> None:
 @contextlib.contextmanager
 def writing(path: Path, names: list[str], wait: float | None = None) -> Iterator[None]:
     """Hold the locks of the tables ``names`` of the store folder ``path`` (made if
-    missing; :class:`TableLocks`) while a build writes them; a store made here and left
-    without a table is removed again (a refused or interrupted first build leaves nothing)."""
+    missing) while a build writes them; a store made here and left without a table is
+    removed again (a refused or interrupted first build leaves nothing)."""
     existed = path.exists()
     try:
         create(path)
-        with TableLocks(path, names, wait) as locks:
-            remove_stale(path, locks.keys)
+        with TableLocks(path, names, wait) as keys:
+            remove_stale(path, keys)
             yield
     finally:
         if not existed:
@@ -137,8 +137,7 @@ def writing(path: Path, names: list[str], wait: float | None = None) -> Iterator
 
 def read_manifest(path: str | os.PathLike) -> dict:
     """The manifest of the store folder at ``path``, checked: a folder without one is not
-    a store (:class:`~irscale.errors.StoreError`), a damaged one is
-    :class:`~irscale.errors.CorruptStoreError`."""
+    a store (StoreError), a damaged one is CorruptStoreError."""
     path = Path(path)
     file = path / MANIFEST
     try:
@@ -172,9 +171,7 @@ def read_manifest(path: str | os.PathLike) -> dict:
 
 def table_files(path: str | os.PathLike) -> dict[str, Path]:
     """The table files of the store folder at ``path`` by table name: regular files only
-    (a FIFO, device or folder named like a table is not read; symlinks are followed to a
-    regular file)."""
-    path = Path(path)
+    (a FIFO, device or folder named like a table is not read; symlinks are followed)."""
     out = {}
     try:
         entries = list(os.scandir(path))
@@ -183,7 +180,7 @@ def table_files(path: str | os.PathLike) -> dict[str, Path]:
     for entry in entries:
         name = name_of(entry.name)
         with contextlib.suppress(OSError):
-            if name is not None and entry.is_file():      # follows a symlink; a FIFO or device is not a file
+            if name is not None and entry.is_file():
                 out[name] = Path(entry.path)
     return dict(sorted(out.items()))
 
@@ -191,8 +188,7 @@ def table_files(path: str | os.PathLike) -> dict[str, Path]:
 def publish(path: Path, file: str, write: Callable[[Path], None]) -> None:
     """Commit the file ``file`` of the store folder ``path`` (the caller holds its lock):
     ``write`` writes it, flushed to disk, in a fresh temporary folder of the store; it is
-    renamed over ``path / file`` and the store folder flushed. An error of any step fails
-    the commit; until the rename the store is as it was, after it the new file is whole."""
+    renamed over ``path / file`` and the store folder flushed."""
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{_key(file)}-", dir=path))
     try:
         write(tmp / file)
@@ -200,6 +196,23 @@ def publish(path: Path, file: str, write: Callable[[Path], None]) -> None:
         fsync_folder(path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _free(locks: contextlib.ExitStack, file: str) -> bool:
+    """Whether nobody holds the lock file ``file`` (none: nobody ever locked it); it is
+    then held until ``locks`` closes."""
+    try:
+        fd = os.open(file, _OPEN)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    locks.callback(os.close, fd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
 
 
 def remove_stale(path: Path, mine: frozenset[str] = frozenset()) -> None:
@@ -211,126 +224,90 @@ def remove_stale(path: Path, mine: frozenset[str] = frozenset()) -> None:
     except OSError:
         return
     for key in sorted({m.group(1) for n in entries if (m := _TMP.match(n))}):
-        if key not in mine and (folder.st_dev, folder.st_ino, key) in _held:
-            continue                                          # this process writes it
-        try:
-            fd = None if key in mine else os.open(path / LOCKS / key, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except FileNotFoundError:
-            fd = None                                         # no writer ever locked it
-        except OSError:
-            continue
-        try:
-            if fd is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with contextlib.ExitStack() as locks:
+            if key not in mine and (_held[(folder.st_dev, folder.st_ino, key)]       # this process writes it
+                                    or not _free(locks, str(path / LOCKS / key))):
+                continue
             for n in entries:
                 if n.startswith(f".tmp-{key}-"):
                     shutil.rmtree(path / n, ignore_errors=True)
-        except OSError:
-            pass                                              # held: its writer is at it
-        finally:
-            if fd is not None:
-                os.close(fd)
 
 
 def remove_if_unused(path: Path) -> None:
     """Remove the store folder ``path`` that a build created and left without a table (its
     manifest and lock files only), unless a lock of it is held: another build is at it."""
-    taken = []
-    try:
+    locks = path / LOCKS
+    with contextlib.ExitStack() as held, contextlib.suppress(OSError):
         if any(e.name not in (MANIFEST, LOCKS) for e in os.scandir(path)):
             return
-        locks = path / LOCKS
-        for e in os.scandir(locks) if locks.is_dir() else ():
-            fd = os.open(e.path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
-            taken.append(fd)
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if not all(_free(held, e.path) for e in (os.scandir(locks) if locks.is_dir() else ())):
+            return
         shutil.rmtree(locks, ignore_errors=True)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path / MANIFEST)
+        (path / MANIFEST).unlink(missing_ok=True)
         path.rmdir()
-    except OSError:
-        pass
-    finally:
-        for fd in taken:
-            os.close(fd)
 
 
-class TableLocks:
-    """Locks on tables of a store folder, one lock file each (``.locks/KEY``), held while
-    a build writes them: two builds of different tables go on at once, a build of a table
-    another one is building waits for it (``wait`` seconds at most; None: as long as it
-    takes; it says once on stderr that it waits, unless ``quiet``). flock locks, released
-    by the kernel when their holder dies; a file system without locks goes without (a
-    commit is a rename: the store stays whole anyway)."""
-
-    def __init__(self, path: Path, names: list[str], wait: float | None = None, quiet: bool = False):
-        if wait is not None and not wait >= 0:
-            raise StoreError(f"the wait for a busy store must be a number of seconds >= 0 or None, got {wait!r}")
-        self.path, self.names, self.wait, self.quiet = Path(path), sorted(set(names)), wait, quiet
-        self._held: list[list] = []      # [descriptor, key in _held once locked]
-        self.keys = frozenset(_key(name if name == MANIFEST else file_of(name)) for name in self.names)
-
-    def __enter__(self) -> TableLocks:
-        deadline = None if self.wait is None else time.monotonic() + self.wait
+def _lock(fd: int, name: str, path: Path, wait: float | None, deadline: float | None, quiet: bool) -> None:
+    """Lock ``fd``, waiting for another build that holds it (said once on stderr unless ``quiet``)."""
+    while True:
         try:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(self.path / LOCKS)
-            folder = os.open(self.path / LOCKS, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
         except OSError as e:
-            raise StoreError(f"cannot write {self.path}: cannot open its lock folder {LOCKS} "
-                             f"({e.strerror or e})") from None
+            if e.errno in _NO_LOCKS:
+                return
+            if e.errno not in (errno.EACCES, errno.EAGAIN):
+                raise StoreError(f"cannot lock table {name} of {path}: {e.strerror or e}") from None
+        if deadline is not None and time.monotonic() >= deadline:
+            waited = "without waiting" if not wait else f"after waiting {wait:g} s"
+            raise StoreBusyError(f"table {name} of {path} is being built by another build; gave up {waited}: "
+                                 f"run the build again when it has finished, or let it wait longer (irscale build "
+                                 f"--wait SECONDS; by default a build waits as long as it takes)")
+        if not quiet:
+            print(f"irscale: waiting for another build to finish table {name} of {path}", file=sys.stderr, flush=True)
+            quiet = True
+        time.sleep(POLL_SECONDS if deadline is None else max(0.0, min(POLL_SECONDS, deadline - time.monotonic())))
+
+
+@contextlib.contextmanager
+def table_locks(path: Path, names: list[str], wait: float | None = None,
+                quiet: bool = False) -> Iterator[frozenset[str]]:
+    """Hold the locks of the tables ``names`` of a store folder (``.locks/KEY``, flock: the
+    kernel lets them go when their holder dies) while a build writes them; yields their
+    keys. A table another build holds is waited for (``wait`` seconds at most; None: as
+    long as it takes; said once on stderr unless ``quiet``); a file system without locks
+    goes without (a commit is a rename: the store stays whole anyway)."""
+    if wait is not None and not wait >= 0:
+        raise StoreError(f"the wait for a busy store must be a number of seconds >= 0 or None, got {wait!r}")
+    path, deadline = Path(path), None if wait is None else time.monotonic() + wait
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(path / LOCKS)
+        folder = os.open(path / LOCKS, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        raise StoreError(f"cannot write {path}: cannot open its lock folder {LOCKS} ({e.strerror or e})") from None
+    keys = []
+    with contextlib.ExitStack() as held:
         try:
             st = os.fstat(folder)
-            for name in self.names:          # in name order: two builds never wait for each other
+            for name in sorted(set(names)):          # in name order: two builds never wait for each other
                 key = _key(name if name == MANIFEST else file_of(name))
                 try:
-                    fd = os.open(key, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=folder)
+                    fd = os.open(key, _OPEN | os.O_CREAT, 0o644, dir_fd=folder)
                 except OSError as e:
-                    raise StoreError(f"cannot write {self.path}: cannot open the lock file of {name} "
+                    raise StoreError(f"cannot write {path}: cannot open the lock file of {name} "
                                      f"({e.strerror or e})") from None
-                self._held.append([fd, None])
-                self._lock(fd, name, deadline)
-                held = self._held[-1][1] = (st.st_dev, st.st_ino, key)
-                _held[held] = _held.get(held, 0) + 1
+                held.callback(os.close, fd)           # releases the lock
+                _lock(fd, name, path, wait, deadline, quiet)
+                _held[(st.st_dev, st.st_ino, key)] += 1
+                held.callback(_held.subtract, [(st.st_dev, st.st_ino, key)])
+                keys.append(key)
         except KeyboardInterrupt:
-            self.__exit__()
-            raise KeyboardInterrupt(f"interrupted while waiting for another build to finish writing {self.path}: "
+            raise KeyboardInterrupt(f"interrupted while waiting for another build to finish writing {path}: "
                                     f"this build wrote nothing") from None
-        except BaseException:
-            self.__exit__()
-            raise
         finally:
             os.close(folder)
-        return self
+        yield frozenset(keys)
 
-    def __exit__(self, *exc: object) -> None:
-        while self._held:
-            fd, held = self._held.pop()
-            if held is not None and _held.get(held, 0) > 1:
-                _held[held] -= 1
-            elif held is not None:
-                del _held[held]
-            os.close(fd)                      # releases the lock
 
-    def _lock(self, fd: int, name: str, deadline: float | None) -> None:
-        """Lock ``fd``, waiting for another build that holds it (said once on stderr)."""
-        told = self.quiet
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except OSError as e:
-                if e.errno in _NO_LOCKS:
-                    return
-                if e.errno not in (errno.EACCES, errno.EAGAIN):
-                    raise StoreError(f"cannot lock table {name} of {self.path}: {e.strerror or e}") from None
-            if deadline is not None and time.monotonic() >= deadline:
-                waited = "without waiting" if not self.wait else f"after waiting {self.wait:g} s"
-                raise StoreBusyError(f"table {name} of {self.path} is being built by another build; gave up {waited}: "
-                                     f"run the build again when it has finished, or let it wait longer (irscale build "
-                                     f"--wait SECONDS; by default a build waits as long as it takes)")
-            if not told:
-                print(f"irscale: waiting for another build to finish table {name} of {self.path}", file=sys.stderr,
-                      flush=True)
-                told = True
-            time.sleep(POLL_SECONDS if deadline is None else max(0.0, min(POLL_SECONDS, deadline - time.monotonic())))
+TableLocks = table_locks

@@ -1,7 +1,6 @@
-"""Writing tables: :func:`write_table` writes a table into an HDF5 group (a table file's
-root, or a group of a packed file), :func:`commit` commits table files to a store folder
-(:mod:`irscale.store.folder`: written aside, flushed, renamed). Every file is of the
-latest HDF5 format (:data:`LIBVER`), text attributes fixed-length: all metadata carry
+"""Writing tables: :func:`write_table` writes a table into an HDF5 group (a table file's root, or a group of a
+packed file), :func:`commit` commits table files to a store folder (:func:`irscale.store.folder.publish`).
+Every file is of the latest HDF5 format (:data:`LIBVER`), text attributes fixed-length: all metadata carry
 checksums."""
 from __future__ import annotations
 
@@ -43,40 +42,30 @@ def write_root_attrs(f: h5py.File) -> None:
         f.attrs[key] = stored(value)
 
 
-def _jsonable(v):
-    return str(v) if isinstance(v, Fraction) else v
-
-
 class _GroupSink:
-    """Where a layout writes a table (see :mod:`irscale.scales.tables.layouts`): datasets
-    into an HDF5 group (contiguous, so that readers can memory-map them), the digest of
-    every dataset as it is written (:mod:`irscale.store.format`), attributes collected
-    for the end."""
+    """Where a layout writes a table (:mod:`irscale.scales.tables.layouts`): datasets into an HDF5 group
+    (contiguous, so that readers can memory-map them) with the digest of each, attributes collected."""
 
-    def __init__(self, group, bar=None):
+    def __init__(self, group: h5py.Group, bar: tqdm | None):
         self.group, self.bar = group, bar
         self.digests: dict = {}
         self.collected: dict = {}
 
-    def dataset(self, name: str, dtype, shape: tuple, pieces) -> None:
+    def dataset(self, name: str, dtype: object, shape: tuple, pieces: Iterator) -> None:
         ds = self.group.create_dataset(name, shape=shape, dtype=dtype)
-        h = fmt.new_checksum()
-        pos = 0
-        hashed = None
-        # a thread digests each piece (hashlib releases the GIL) while this one makes and
-        # writes the next: in order, one piece at a time
+        h, pos = fmt.new_checksum(), 0
+        # a thread digests each piece (hashlib releases the GIL) while this one writes the next, in order
         with ThreadPoolExecutor(1, thread_name_prefix="irscale-digest") as digest:
+            hashed = digest.submit(h.update, b"")
             for piece in pieces:
                 arr = np.ascontiguousarray(piece, dtype=dtype)
                 ds[pos:pos + arr.shape[0]] = arr
-                if hashed is not None:
-                    hashed.result()
+                hashed.result()
                 hashed = digest.submit(h.update, fmt.little_endian_bytes(arr))
                 pos += arr.shape[0]
                 if self.bar is not None:
                     self.bar.update(arr.nbytes)
-            if hashed is not None:
-                hashed.result()
+            hashed.result()
         if pos != shape[0]:
             raise RuntimeError(f"dataset {name}: {pos} rows written, {shape[0]} declared")
         self.digests[name] = fmt.digest_entry(ds.dtype, ds.shape, h.hexdigest())
@@ -87,20 +76,17 @@ class _GroupSink:
         h.update(fmt.little_endian_bytes(np.asarray(data, dtype=ds.dtype)))
         self.digests[name] = fmt.digest_entry(ds.dtype, ds.shape, h.hexdigest())
 
-    def attrs(self, **attrs) -> None:
+    def attrs(self, **attrs: object) -> None:
         self.collected.update(attrs)
 
 
 def write_table(g: h5py.Group, table: Table, build_seconds: float | None = None, bar: tqdm | None = None) -> None:
-    """Write one :class:`~irscale.scales.tables.scale.Table` through its layout into the
-    empty group ``g``; ``complete`` is set last."""
-    m = table.measure
-    sink = _GroupSink(g, bar)
+    """Write ``table`` through its layout into the empty group ``g``; ``complete`` is set last."""
+    m, cert, sink = table.measure, table.certificate, _GroupSink(g, bar)
     LAYOUTS[table.layout].write(table, sink)
-    cert = table.certificate
     attrs = {
         "measure": str(m), "family": m.name,
-        "params": json.dumps({k: _jsonable(v) for k, v in m.param_values().items()}),
+        "params": json.dumps({k: str(v) if isinstance(v, Fraction) else v for k, v in m.param_values().items()}),
         "rel": json.dumps(list(range(m.levels))), "n": m.n, "rb_dependent": bool(m.rb_dependent),
         "layout": table.layout, "n_entries": int(table.n_entries), "n_runs": fmt.int_attr(table.n_runs),
         "tie_method": cert.method, "error_bound": float(cert.error_bound), "min_gap": float(cert.min_gap),
@@ -108,10 +94,9 @@ def write_table(g: h5py.Group, table: Table, build_seconds: float | None = None,
         "generator_version": __version__, "created": _now(),
         "build_seconds": float(build_seconds) if build_seconds is not None else -1.0,
         "rb_counts": json.dumps(None if table.table_rb is None else list(table.table_rb)),
+        **sink.collected, "format_version": fmt.FORMAT_VERSION,
+        "digests": json.dumps(dict(sorted(sink.digests.items())), separators=(",", ":")),
     }
-    attrs.update(sink.collected)
-    attrs["format_version"] = fmt.FORMAT_VERSION
-    attrs["digests"] = json.dumps(dict(sorted(sink.digests.items())), separators=(",", ":"))
     for k, v in attrs.items():
         g.attrs[k] = stored(v)
     g.attrs["checksum"] = stored(fmt.table_checksum(fmt.decode_attrs(g.attrs)))   # as readers decode them
@@ -129,23 +114,10 @@ def table_bytes(table: Table) -> int:
     return int(table.stored_bytes() * 1.1) + (1 << 20)
 
 
-def _reserve(path: Path, size: int) -> None:
-    """Allocate ``size`` bytes of disk for ``path`` before HDF5 writes into it: no room fails
-    here, cleanly (ENOSPC, EFBIG), not in the middle of HDF5 (trimmed when it closes)."""
-    fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
-    try:
-        os.posix_fallocate(fd, 0, size)
-    except OSError as e:
-        if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
-            raise
-    finally:
-        os.close(fd)
-
-
 def finish_hdf5(f: h5py.File, close: bool = True) -> None:
     """Flush (``close``: close) the HDF5 file ``f``; a failure is an OSError of the errno
     HDF5 names (h5py raises RuntimeError: "... errno = 28, ...")."""
-    name = Path(f.filename).name
+    name = Path(f.filename).name         # unknown once closed
     try:
         f.close() if close else f.flush()
     except (RuntimeError, OSError) as e:
@@ -174,16 +146,6 @@ def hdf5_written(tmp: Path, mode: str = "w") -> Iterator[h5py.File]:
         os.close(fd)
 
 
-def _write_file(tmp: Path, table: Table, build_seconds: float | None, bar) -> None:
-    """One table file at ``tmp`` (in the writer's temporary folder), its disk space
-    reserved first, flushed to disk; every error of the writes, the flush and the closes
-    fails it."""
-    finish_hdf5(h5py.File(tmp, "w", libver=LIBVER))
-    _reserve(tmp, table_bytes(table))
-    with hdf5_written(tmp, "a") as f:
-        write_table(f, table, build_seconds, bar)
-
-
 def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = None,
            progress: bool = False) -> None:
     """Add ``tables`` to the store folder at ``path`` (created if missing), each table
@@ -194,11 +156,24 @@ def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = N
     new = sum(t.stored_bytes() for t in tables)
     bar = tqdm(total=new, unit="B", unit_scale=True, desc=f"write {path.name}", leave=False,
                disable=not progress or new < (64 << 20))
+
+    def write(tmp: Path, table: Table, seconds: float | None) -> None:
+        finish_hdf5(h5py.File(tmp, "w", libver=LIBVER))
+        fd = os.open(tmp, os.O_RDWR | os.O_NOFOLLOW)
+        try:     # the disk space reserved: no room fails here, cleanly, not in the middle of HDF5
+            os.posix_fallocate(fd, 0, table_bytes(table))
+        except OSError as e:
+            if e.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
+        finally:
+            os.close(fd)
+        with hdf5_written(tmp, "a") as f:            # HDF5 trims the file when it closes
+            write_table(f, table, seconds, bar)
     try:
         for t in tables:
             name = table_name(str(t.measure), t.table_rb)
             seconds = (build_seconds or {}).get(name)
-            folder.publish(path, folder.file_of(name), lambda tmp, t=t, s=seconds: _write_file(tmp, t, s, bar))
+            folder.publish(path, folder.file_of(name), lambda tmp, t=t, s=seconds: write(tmp, t, s))
     except OSError as e:     # the cause stays the context: irscale.store.fill tells a full disk by it
         raise StoreError(f"cannot write {path}: {e.strerror or e}; the tables already in the store are "
                          f"unchanged") from None
