@@ -21,9 +21,8 @@ import pytest
 from serving import wait_for_healthz
 
 import irscale
-from irscale.service import create_app
-from irscale.service.intake import PayloadTooLargeError, parse_request
-from irscale.service.limits import MAX_FIELDS, MAX_RB_ITEMS
+from irscale.service import MAX_FIELDS, MAX_RB_ITEMS, create_app
+from irscale.service.models import PayloadTooLargeError, parse_request
 
 # live servers under hostile requests: 7 s; CI runs it (pytest --runslow)
 pytestmark = pytest.mark.slow

@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 
 import irscale.service
-import irscale.service.limits as limits
+import irscale.service as limits
 from irscale.store.location import default_store
 
 

@@ -17,7 +17,7 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from importlib import resources
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import pydantic_core
 import uvicorn
@@ -28,11 +28,11 @@ from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException
 
 import irscale
-import irscale.service.limits as limits
+import irscale.service as limits
 import irscale.service.models as models
 from irscale.errors import CorruptStoreError, IrscaleError, TableNotFoundError
-from irscale.service.intake import InvalidJSONError, PayloadTooLargeError, check_view_names, validation_error, view_rb
 from irscale.service.lookups import LookupService
+from irscale.service.models import InvalidJSONError, PayloadTooLargeError, check_view_names, validation_error, view_rb
 from irscale.version import __version__
 
 log = logging.getLogger("irscale.service")
@@ -40,11 +40,6 @@ log = logging.getLogger("irscale.service")
 DOCS_ASSETS = "/docs-assets"
 _STATUS = ((InvalidJSONError, 400), (TableNotFoundError, 404), (PayloadTooLargeError, 413), (CorruptStoreError, 500))
 _ERRORS = {status: {"model": models.ErrorResponse} for status in (400, 404, 413, 422)}
-
-
-def status_of(error: IrscaleError) -> int:
-    """HTTP status of an error: 400, 404, 413, 500 for a damaged table, else 422."""
-    return next((status for kind, status in _STATUS if isinstance(error, kind)), 422)
 
 
 def _json(payload: bytes, status: int = 200, headers: dict | None = None) -> Response:
@@ -56,20 +51,16 @@ def _error(kind: str, message: str, status: int, details: list | None = None, he
     return _json(pydantic_core.to_json({"error": error}), status, headers)
 
 
-@functools.cache
-def _page() -> str:
-    """``static/page.html`` with ``page.css`` (indented) and ``page.js`` in place of its lines
-    ``__PAGE_CSS__`` and ``__PAGE_JS__``."""
+@functools.lru_cache(maxsize=16)
+def page_html(root: str = "") -> str:
+    """The page at ``/`` (``static/page.html`` with ``page.css`` and ``page.js`` in place) for a
+    service mounted at the root path ``root`` (``""`` or ``/prefix``)."""
     static = resources.files(__package__) / "static"
     css, js, page = ((static / name).read_text(encoding="utf-8") for name in ("page.css", "page.js", "page.html"))
-    return page.replace("__PAGE_CSS__\n", textwrap.indent(css, "  ")).replace("__PAGE_JS__\n", js)
-
-
-def page_html(root: str = "") -> str:
-    """The page at ``/`` of a service mounted at the root path ``root`` (``""`` or ``/prefix``)."""
     root = root.rstrip("/")
     as_json = json.dumps(root).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return _page().replace("__ROOT_JSON__", as_json).replace("__ROOT_HTML__", html.escape(root, quote=True))
+    return (page.replace("__PAGE_CSS__\n", textwrap.indent(css, "  ")).replace("__PAGE_JS__\n", js)
+            .replace("__ROOT_JSON__", as_json).replace("__ROOT_HTML__", html.escape(root, quote=True)))
 
 
 def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
@@ -97,7 +88,7 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
 
     @app.exception_handler(IrscaleError)
     async def user_error(request: Request, error: IrscaleError) -> Response:
-        status = status_of(error)
+        status = next((status for kind, status in _STATUS if isinstance(error, kind)), 422)
         return _error(type(error).__name__, service.scrub(str(error)), status, getattr(error, "details", None),
                       {"Connection": "close"} if status == 413 else None)      # the body may be partly unread
 
@@ -152,26 +143,14 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
         return _json(service.tables_json)
 
     @app.get("/v1/table", response_model=models.TableViewResponse, responses=_ERRORS, summary="View one scale")
-    async def table_view(
-            request: Request,
-            measure: Annotated[str, Query(min_length=1, max_length=200, examples=["AP@10"],
-                                          description="Measure name, e.g. AP@30 (as listed by GET /v1/tables).")],
-            rb: Annotated[str | None, Query(max_length=200, description=(
-                "Recall base: required for RB-dependent measures, refused for the others; per-grade counts as 3,2 "
-                "for graded RB-dependent measures."))] = None,
-            points: Annotated[int, Query(ge=2, le=limits.MAX_VIEW_POINTS, description=(
-                "Bins of consecutive ranks (each answered with its smallest and largest value)."))]
-            = limits.DEFAULT_VIEW_POINTS,
-            bins: Annotated[int, Query(ge=1, le=limits.MAX_GAP_BINS, description="Bins of the gap histogram.")]
-            = limits.DEFAULT_GAP_BINS,
-            gaps: Annotated[Literal["log", "linear"], Query(description=(
-                "Gap histogram bins equally wide in log10 of the gap, or linear from 0."))] = "log") -> Response:
+    async def table_view(request: Request, query: Annotated[models.ViewQuery, Query()]) -> Response:
         """A bounded view of the scale of one measure (and recall base) for plotting: the values
         at the first and last rank of at most ``points`` bins of consecutive ranks, and a
         histogram of the gaps between consecutive distinct values (422 when its estimated work
         is over the limit)."""
         check_view_names(request.query_params.multi_items())
-        return await answered(request, service.view, measure.strip(), view_rb(rb), points, bins, gaps)
+        return await answered(request, service.view, query.measure.strip(), view_rb(query.rb), query.points, query.bins,
+                              query.gaps)
 
     @app.get("/", include_in_schema=False)
     async def page(request: Request) -> HTMLResponse:

@@ -1,6 +1,5 @@
-"""The lookups behind the HTTP API (:class:`LookupService`): a snapshot of a store's tables
-opened once, the work of every request estimated before it starts (:func:`cost`), and the
-answers to POST /v1/rank and GET /v1/table (:func:`table_view`) as JSON."""
+"""The lookups behind the HTTP API (:class:`LookupService`) on a snapshot of a store, the work
+of every request estimated before it starts (:func:`cost`), and the views of GET /v1/table."""
 from __future__ import annotations
 
 import functools
@@ -20,9 +19,8 @@ from irscale.scales.measures.parse import parse_measure
 from irscale.scales.measures.user_names import names_of, read_stored
 from irscale.scales.tables.layouts import kind_of_scale
 from irscale.scales.tables.scale import RTOL, Scale
-from irscale.service.intake import RequestError, parse_request, runs_array
-from irscale.service.limits import DEFAULT_MAX_ITEMS, DEFAULT_MAX_SECONDS
-from irscale.service.models import StoreInfo, TableModel
+from irscale.service import DEFAULT_MAX_ITEMS, DEFAULT_MAX_SECONDS
+from irscale.service.models import RankQuery, RequestError, StoreInfo, TableModel, parse_request, runs_array
 
 log = logging.getLogger("irscale.service")
 #: Every gap of a view is counted for scales of at most GAP_WINDOWS * GAP_WINDOW values, or
@@ -38,8 +36,7 @@ def _layout(scale: Scale) -> str:
 
 
 def unit_cost(scale: Scale) -> float:
-    """Estimated microseconds of one value, run or view rank of ``scale`` (measured on a
-    2-core machine): rank oracles grow with N (about 40 us per run at N = 40)."""
+    """Estimated microseconds of one value, run or view rank of ``scale`` (measured on 2 cores)."""
     n = scale.measure.n
     return max(2.0, 2 ** ((n - 26) / 2)) if _layout(scale) == "oracle" else 2.0 + n / 50 * (_layout(scale) == "closed")
 
@@ -47,8 +44,7 @@ def unit_cost(scale: Scale) -> float:
 def cost(scale: Scale, items: int = 0, points: int | None = None, listed: bool = False,
          windows: int | None = None) -> float:
     """Estimated seconds of one core to rank ``items`` values or runs of ``scale`` (``listed``:
-    runs checked list by list, 3 us + 0.7 us per degree more), or (with ``points``) to compute
-    its view: the ranks it reads (:func:`gap_plan`) and a closed form's run count."""
+    runs checked list by list), or to compute its view of ``points`` bins."""
     if points is None:
         return items * (unit_cost(scale) + listed * (3 + 0.7 * scale.measure.n)) * 1e-6
     plan, read = gap_plan(scale, windows)
@@ -58,8 +54,8 @@ def cost(scale: Scale, items: int = 0, points: int | None = None, listed: bool =
 
 
 def gap_plan(scale: Scale, windows: int | None = None) -> tuple[str, int]:
-    """How the gaps of ``scale`` are read, and how many values that reads: ``"all"`` (every
-    rank located), ``"stream"`` (the stored entries once) or ``"sampled"`` (in ``windows`` windows)."""
+    """How the gaps of ``scale`` are read, ``"all"``, ``"stream"`` (the stored entries) or ``"sampled"``, and
+    how many values that reads."""
     k = int(scale.k)
     stored = k if _layout(scale) == "implicit" else int(scale.table.n_entries)     # oracles and closed forms: 0
     if k <= GAP_WINDOWS * GAP_WINDOW:
@@ -68,10 +64,9 @@ def gap_plan(scale: Scale, windows: int | None = None) -> tuple[str, int]:
 
 
 class LookupService:
-    """The lookups on the snapshot of ``store`` (a path, or an open store) taken here: every
-    table opened (memory-mapped) and its scale prepared, so that a store changed later is seen
-    after a restart only. At most ``max_items`` values or runs and ``max_seconds`` of
-    estimated work (:func:`cost`) per request; thread-safe."""
+    """The lookups on the snapshot of ``store`` (a path, or an open Store) taken here, every table
+    opened (memory-mapped): at most ``max_items`` values or runs and ``max_seconds`` of estimated
+    work (:func:`cost`) per request; thread-safe."""
 
     def __init__(self, store: Any, max_items: int = DEFAULT_MAX_ITEMS, max_seconds: float = DEFAULT_MAX_SECONDS):
         self.store = store if isinstance(store, irscale.Store) else irscale.open_store(store)
@@ -88,9 +83,8 @@ class LookupService:
         if not self.tables:
             raise StoreError(f"{self.store.path} holds no table to serve; build some with 'irscale build'")
         self.measures = {t["measure"] for t in self.tables.values()}
-        self.tables_json = pydantic_core.to_json({"store": {key: self.store.attrs.get(key) for key in
-                                                            StoreInfo.model_fields},
-                                                  "tables": list(self.tables.values())})
+        store = {key: self.store.attrs.get(key) for key in StoreInfo.model_fields}
+        self.tables_json = pydantic_core.to_json({"store": store, "tables": list(self.tables.values())})
         path = Path(self.store.path)
         secrets = {str(path.resolve()), str(path.resolve().parent) + os.sep}     # never in an answer
         if os.sep in str(path):     # a bare file name is no location (and may be a word of a message)
@@ -147,14 +141,10 @@ class LookupService:
         most = int(self.max_seconds / cost(scale, 1, listed=listed))
         what = f"{len(items)} {'values' if query.runs is None else 'runs'}"
         self._check_cost(scale, cost(scale, len(items), listed=listed), what, f"send at most {most} per request")
-        if query.values is not None:
-            ranks = _rank_values(scale, np.array(query.values, dtype=np.float64), query.rtol, query.atol,
-                                 query.decimals)
-        else:
-            ranks = scale.rank_runs(items) if len(items) else np.zeros(0, np.int64)
-        return pydantic_core.to_json({"measure": str(scale.measure), "rb": _rb(scale), "k": scale.k,
-                                      "rank": ranks.tolist(), "scaled": scale.scaled(ranks).tolist(),
-                                      "scale": kind_of_scale(scale)})
+        ranks = _rank_values(scale, query) if query.values is not None else (
+            scale.rank_runs(items) if len(items) else np.zeros(0, np.int64))
+        answer = {"measure": str(scale.measure), "rb": scale.rb, "k": scale.k, "rank": ranks.tolist()}
+        return pydantic_core.to_json(answer | {"scaled": scale.scaled(ranks).tolist(), "scale": kind_of_scale(scale)})
 
     @functools.lru_cache(maxsize=16)  # noqa: B019  (one service per process, the cache of its views)
     def view(self, measure: str, rb: Any, points: int, bins: int, gaps: str) -> bytes:
@@ -167,28 +157,19 @@ class LookupService:
         return table_view(scale, points, bins, gaps, windows)
 
 
-def _rb(scale: Scale) -> Any:
-    return list(scale.rb) if isinstance(scale.rb, tuple) else scale.rb
-
-
-def _rank_values(scale: Scale, values: np.ndarray, rtol: float | None, atol: float | None,
-                 decimals: int | None) -> np.ndarray:
-    """Ranks of values (Scale.rank); ValueNotInScaleError names the first rejected index,
-    with a hint to send ``decimals`` for a value within the range."""
-    rtol = RTOL if rtol is None else rtol
-    ranks = scale.rank(values, rtol=rtol, atol=atol, errors="zero", decimals=decimals)
-    rejected = np.flatnonzero(ranks == 0)
-    if rejected.size:
-        i = int(rejected[0])
-        try:
-            scale.rank(values[i:i + 1], rtol=rtol, atol=atol, decimals=decimals)
-        except NotAValue as e:
-            lo, hi = scale.values_of_ranks(np.array([1, scale.k]))
-            hint = ("; a value rounded as trec_eval prints it (0.3333) ranks with decimals: 4"
-                    if decimals is None and "ambiguous" not in str(e) and lo <= values[i] <= hi else "")
-            raise NotAValue(f"values[{i}]: {e}{hint}") from None
-        raise NotAValue(f"values[{i}]: {values[i]!r} is not a value of {scale.measure}")
-    return ranks
+def _rank_values(scale: Scale, query: RankQuery) -> np.ndarray:
+    """Ranks of the values of ``query`` (Scale.rank); ValueNotInScaleError names the first
+    rejected index, with a hint to send ``decimals`` for a value within the range."""
+    values, decimals = np.array(query.values, dtype=np.float64), query.decimals
+    tolerances = {"rtol": RTOL if query.rtol is None else query.rtol, "atol": query.atol, "decimals": decimals}
+    try:
+        return scale.rank(values, **tolerances)
+    except NotAValue as e:
+        i = int(np.flatnonzero(scale.rank(values, errors="zero", **tolerances) == 0)[0])
+        lo, hi = scale.values_of_ranks(np.array([1, scale.k]))
+        hint = ("; a value rounded as trec_eval prints it (0.3333) ranks with decimals: 4"
+                if decimals is None and "ambiguous" not in str(e) and lo <= values[i] <= hi else "")
+        raise NotAValue(f"values[{i}]: {e}{hint}") from None
 
 
 def table_view(scale: Scale, points: int, bins: int, gaps: str, windows: int | None = None) -> bytes:
@@ -200,7 +181,7 @@ def table_view(scale: Scale, points: int, bins: int, gaps: str, windows: int | N
     lo, hi = cuts[:-1] + 1, cuts[1:]
     values = scale.values_of_ranks(np.concatenate([lo, hi]))
     return pydantic_core.to_json({
-        "measure": str(scale.measure), "rb": _rb(scale), "k": k, "n_runs": int(scale.n_runs), "points": m,
+        "measure": str(scale.measure), "rb": scale.rb, "k": k, "n_runs": int(scale.n_runs), "points": m,
         "exact": m == k, "rank_lo": lo.tolist(), "rank_hi": hi.tolist(), "value_lo": values[:m].tolist(),
         "value_hi": values[m:].tolist(), "gaps": gap_histogram(scale, bins, gaps, windows)})
 

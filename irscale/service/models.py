@@ -1,21 +1,28 @@
-"""The pydantic models of the lookup service: the request of POST /v1/rank and the shape of
-every answer, as ``/openapi.json`` and ``/docs`` show them."""
+"""The requests of the lookup service, read and checked (:func:`parse_request`, :func:`runs_array`,
+:func:`view_rb`), their errors, and the pydantic models of requests and answers that ``/openapi.json``
+and ``/docs`` show. Messages quote at most MAX_QUOTED characters of what the client sent."""
 from __future__ import annotations
 
-from typing import Annotated, Any, get_type_hints
+import contextlib
+import reprlib
+from typing import Annotated, Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+import numpy as np
+import pydantic_core
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+import irscale.service as limits
+from irscale.errors import IrscaleError, RunError
+from irscale.scales.measures.measure import Measure
 from irscale.store.format import TableInfo
 
-Finite = Annotated[float, Field(allow_inf_nan=False)]
 Tolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-RB = "The recall base (null for measures without one; per-grade counts for graded RB-dependent measures)."
-ONE_OF = "Give exactly one of values and runs."
+RB = (int | list[int] | None, Field(description="The recall base (null for measures without one; per-grade counts for "
+                                                "graded RB-dependent measures)."))
 
 
 class RankRequest(BaseModel):
-    """Raw values of one measure, or judged runs, to map to unq ranks."""
+    """Raw values of one measure, or judged runs, to map to unq ranks: exactly one of values and runs."""
 
     model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra={"examples": [
         {"measure": "AP@10", "rb": 5, "values": [0.0, 0.25, 1.0]}, {"measure": "DCG(b=2)@4", "runs": [[1, 0, 1, 0]]}]})
@@ -25,14 +32,13 @@ class RankRequest(BaseModel):
     rb: int | list[int] | None = Field(None, examples=[12, [3, 2]], description=(
         "Recall base of the topic (>= 1): required for RB-dependent measures, refused for the others; graded "
         "RB-dependent measures (gR, nDCG with gains) take the per-grade counts [c_1, ..., c_G]."))
-    values: list[Finite] | None = Field(  # fail_fast: one bad item reported (a million would take seconds)
-        None, fail_fast=True, examples=[[0.0, 0.25, 1.0]], description=f"Raw measure values to rank. {ONE_OF}")
+    values: list[Annotated[float, Field(allow_inf_nan=False)]] | None = Field(  # fail_fast: one bad item reported
+        None, fail_fast=True, examples=[[0.0, 0.25, 1.0]], description="Raw measure values to rank.")
     runs: list[list[int]] | None = Field(None, examples=[[[1, 0, 1, 0]]], description=(
         "Judged runs to rank exactly: each the list of N relevance degrees r_1..r_N, r_1 the top document "
-        f"(measures over truncated rankings, e.g. RBPU: 0 to N degrees). {ONE_OF}"))
+        "(measures over truncated rankings, e.g. RBPU: 0 to N degrees)."))
     rtol: Tolerance | None = Field(None, description="Relative tolerance of value lookups (default 64 ulps).")
-    atol: Tolerance | None = Field(None, description="Absolute tolerance of value lookups (default: the table's "
-                                                     "certified float error bound).")
+    atol: Tolerance | None = Field(None, description="Absolute tolerance (default: the table's float error bound).")
     decimals: int | None = Field(None, ge=0, le=17, examples=[4], description=(
         "The values were rounded to this many decimals (trec_eval prints 4): each ranks the nearest distinct value "
         "when it is the only one within half a unit of the last decimal (or atol, if larger)."))
@@ -44,12 +50,23 @@ class RankQuery(RankRequest):
     runs: list[Any] | None = None
 
 
+class ViewQuery(BaseModel):
+    """The query of GET /v1/table."""
+
+    measure: str = Field(min_length=1, max_length=200, examples=["AP@10"], description="Measure name, e.g. AP@30.")
+    rb: str | None = Field(None, max_length=200, description=(
+        "Recall base: required for RB-dependent measures, refused for the others; per-grade counts as 3,2."))
+    points: int = Field(limits.DEFAULT_VIEW_POINTS, ge=2, le=limits.MAX_VIEW_POINTS, description=(
+        "Bins of consecutive ranks (each answered with its smallest and largest value)."))
+    bins: int = Field(limits.DEFAULT_GAP_BINS, ge=1, le=limits.MAX_GAP_BINS, description="Bins of the gap histogram.")
+    gaps: Literal["log", "linear"] = Field("log", description="Gap bins equally wide in log10 of the gap, or linear.")
+
+
 RankResponse = create_model("RankResponse", __doc__=(
     "Unq ranks of the request's values or runs, in request order: measure (canonical name), rb, k (K distinct "
     "values: ranks run from 1 to K), rank (1-based), scaled ((rank - 1) / (K - 1)) and scale ('exact: table', "
-    "'exact: rank oracle' or 'exact: closed form')."),
-    measure=(str, ...), rb=(int | list[int] | None, Field(description=RB)), k=(int, ...), rank=(list[int], ...),
-    scaled=(list[float], ...), scale=(str, ...))
+    "'exact: rank oracle' or 'exact: closed form')."), measure=(str, ...), rb=RB, k=(int, ...),
+    rank=(list[int], ...), scaled=(list[float], ...), scale=(str, ...))
 
 
 def _as_json(name: str, hint: Any) -> Any:
@@ -57,7 +74,6 @@ def _as_json(name: str, hint: Any) -> Any:
     return int | str if hint is int and name.startswith("n_") else float | None if hint is float else hint
 
 
-#: One table of GET /v1/tables: TableInfo's fields (``irscale info --json``), with names and rb_dependent.
 TableModel = create_model(
     "TableModel", __doc__="Metadata of one table: the fields of irscale info --json, with names and rb_dependent.",
     **{name: (_as_json(name, hint), ...) for name, hint in get_type_hints(TableInfo).items() if name != "attrs"},
@@ -69,18 +85,11 @@ TablesResponse = create_model("TablesResponse", __doc__="Every table the service
                               store=(StoreInfo, ...), tables=(list[TableModel], ...))
 HealthResponse = create_model("HealthResponse", __doc__="The service is up and answers for this many tables.",
                               status=(str, Field(examples=["ok"])), tables=(int, ...))
-
-
-class ErrorInfo(BaseModel):
-    """What went wrong."""
-
-    type: str = Field(examples=["RunError"], description="Kind of error, e.g. MeasureError, RunError, RequestError.")
-    message: str = Field(examples=["runs[2] has length 7; runs of AP@8 have length N = 8"],
-                         description="What is wrong, naming the field or the index of the offending item.")
-    details: list[dict[str, str]] | None = Field(None, description=(
-        "Request validation problems (at most 20): where (loc, e.g. values[3] or runs[0][2]) and the message."))
-
-
+ErrorInfo = create_model(
+    "ErrorInfo", __doc__="What went wrong: its kind, a message naming the field or the index of the offending item, "
+                         "and the request validation problems (at most 20: where, e.g. values[3], and what).",
+    type=(str, Field(examples=["RunError"])), message=(str, Field(examples=[
+        "runs[2] has length 7; runs of AP@8 have length N = 8"])), details=(list[dict[str, str]] | None, None))
 ErrorResponse = create_model("ErrorResponse", __doc__="The shape of every error answer.", error=(ErrorInfo, ...))
 GapHistogram = create_model(
     "GapHistogram", __doc__=(
@@ -96,6 +105,129 @@ TableViewResponse = create_model(
         "A bounded view of one scale (K distinct values of n_runs runs): its ranks 1..K cut into points = min(points "
         "asked, K) bins of consecutive ranks (exact: one bin per rank), each with its first and last rank (rank_lo, "
         "rank_hi) and their values (value_lo, value_hi), and a histogram of the gaps."),
-    measure=(str, ...), rb=(int | list[int] | None, Field(description=RB)), k=(int, ...), n_runs=(int, ...),
-    points=(int, ...), exact=(bool, ...), rank_lo=(list[int], ...), rank_hi=(list[int], ...),
-    value_lo=(list[float], ...), value_hi=(list[float], ...), gaps=(GapHistogram, ...))
+    measure=(str, ...), rb=RB, k=(int, ...), n_runs=(int, ...), points=(int, ...), exact=(bool, ...),
+    rank_lo=(list[int], ...), rank_hi=(list[int], ...), value_lo=(list[float], ...), value_hi=(list[float], ...),
+    gaps=(GapHistogram, ...))
+
+
+_FIELDS = ", ".join(RankRequest.model_fields)
+VIEW_PARAMETERS = tuple(ViewQuery.model_fields)
+_QUOTE = reprlib.Repr()
+_QUOTE.maxstring = _QUOTE.maxother = _QUOTE.maxlong = limits.MAX_QUOTED
+#: The repr of a value cut to about limits.MAX_QUOTED characters (lists to their first items).
+short = _QUOTE.repr
+
+
+class RequestError(IrscaleError, ValueError):
+    """A request that is not a valid one, or asks for more work than the service does at
+    once (HTTP 422); ``details`` lists validation problems as ``{"loc": ..., "message": ...}``."""
+
+    def __init__(self, message: str, details: list | None = None):
+        super().__init__(message)
+        self.details = details
+
+
+class InvalidJSONError(RequestError):
+    """The request body is not JSON (HTTP 400)."""
+
+
+class PayloadTooLargeError(IrscaleError):
+    """A request body, or a list of it, larger than the service reads (HTTP 413)."""
+
+
+def parse_request(body: bytes, max_items: int) -> RankQuery:
+    """The request of a POST /v1/rank body, its runs still lists. Raises InvalidJSONError
+    (400) for empty or malformed JSON, PayloadTooLargeError (413) for more than ``max_items``
+    values or runs or :data:`MAX_RB_ITEMS` counts in ``rb``, RequestError (422) else."""
+    try:
+        request = pydantic_core.from_json(body)     # its parser bounds nesting and the length of integers
+    except ValueError as e:
+        if str(e).startswith(("recursion limit exceeded", "number out of range")):
+            raise RequestError(f"the request body nests lists too deeply or holds too long an integer ({e}); a "
+                               f"request is an object whose fields hold numbers, lists of numbers (values, rb) "
+                               f"or lists of runs (runs)") from None
+        raise InvalidJSONError(f"the request body is not valid JSON: {e}" if body.strip() else "the request body is "
+                               'empty; send a JSON object like {"measure": "AP@10", "values": [0.5]}') from None
+    if not isinstance(request, dict):
+        raise RequestError(f"the request body must be a JSON object with the fields {_FIELDS}")
+    if len(request) > limits.MAX_FIELDS:
+        raise RequestError(f"the request has {len(request)} fields, at most {limits.MAX_FIELDS} are read; the fields "
+                           f"are {_FIELDS}")
+    for name, most in (("values", max_items), ("runs", max_items), ("rb", limits.MAX_RB_ITEMS)):
+        items = request.get(name)
+        if isinstance(items, list) and len(items) > most:
+            raise PayloadTooLargeError(f"rb has {len(items)} items; per-grade counts have at most {most} (one per "
+                                       f"grade)" if name == "rb" else f"{len(items)} {name} in one request; this "
+                                       f"service answers at most {most} per request: split the batch")
+    try:
+        return RankQuery.model_validate(request)
+    except ValidationError as e:
+        raise validation_error(e.errors(include_url=False)) from None
+
+
+def validation_error(errors: list[dict]) -> RequestError:
+    """Pydantic's validation problems as a RequestError naming the first; ``details`` lists
+    the first :data:`MAX_DETAILS`."""
+    details: list[dict] = []
+    for problem in errors:
+        loc, kind = problem["loc"], problem["type"]
+        if loc[0] == "rb" and len(loc) > 1:     # one message for both branches of rb's type
+            if details and details[-1]["loc"] == "rb":
+                continue
+            loc, problem = ("rb",), {**problem, "msg": "Input should be a valid integer (or, for graded measures, "
+                                                       "a list of per-grade counts)"}
+        message = (f"unknown field {short(loc[0])} (the fields are {_FIELDS})" if kind == "extra_forbidden" else
+                   "field required" if kind == "missing" else f"{problem['msg']}, got {short(problem['input'])}")
+        where = str(loc[0])[:limits.MAX_QUOTED] + "".join(f"[{part}]" for part in loc[1:])
+        details.append({"loc": where, "message": message})
+    more = len(details) - 1
+    return RequestError(f"{details[0]['loc']}: {details[0]['message']}" + (
+        f" (and {more} more problem{'s' * (more > 1)})" if more else ""), details[:limits.MAX_DETAILS])
+
+
+def runs_array(runs: list, measure: Measure, maybe_bools: bool = True) -> np.ndarray | list:
+    """Judged runs as :meth:`Scale.rank_runs` takes them: runs of length N as one integer
+    array when numpy reads them so (checked in bulk), else the lists, checked one by one
+    (``maybe_bools``: the body holds ``true`` or ``false``, which numpy reads as 1 and 0)."""
+    if set(map(type, runs)) - {list}:       # the scale would read a flat list as one run
+        i = next(i for i, run in enumerate(runs) if type(run) is not list)
+        raise RunError(f"runs[{i}] must be a list of relevance degrees, got {short(runs[i])}")
+    n, truncated = measure.n, measure.run_space == "truncated"
+    lengths = np.fromiter(map(len, runs), np.int64, len(runs))
+    bad = np.flatnonzero(lengths > n if truncated else lengths != n)
+    if bad.size:
+        i = int(bad[0])
+        raise RunError(f"runs[{i}] has {lengths[i]} documents; rankings of {measure} have at most N = {n}" if truncated
+                       else f"runs[{i}] has length {lengths[i]}; runs of {measure} have length N = {n}")
+    if not truncated and not maybe_bools:
+        with contextlib.suppress(ValueError, TypeError, OverflowError):
+            whole = np.array(runs)
+            if whole.dtype == np.int64 and whole.ndim == 2:
+                return whole
+    return runs
+
+
+def check_view_names(items: list[tuple[str, str]]) -> None:
+    """Raise RequestError (422) for a query parameter of GET /v1/table unknown or given twice."""
+    seen: set[str] = set()
+    for name, _ in items:
+        if name not in VIEW_PARAMETERS:
+            raise RequestError(f"unknown parameter {short(name)} (the parameters are {', '.join(VIEW_PARAMETERS)})",
+                               [{"loc": name[:limits.MAX_QUOTED], "message": "unknown parameter"}])
+        if name in seen:
+            raise RequestError(f"parameter {name!r} given twice", [{"loc": name, "message": "given twice"}])
+        seen.add(name)
+
+
+def view_rb(text: str | None) -> int | tuple[int, ...] | None:
+    """The ``rb`` of GET /v1/table: ``5``, or per-grade counts ``3,2`` (brackets or
+    parentheses allowed, which make counts even of one: ``(3)``)."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    inner = text[1:-1] if text[:1] + text[-1:] in ("()", "[]") else text
+    parts = [part.strip() for part in inner.strip().removesuffix(",").split(",")]
+    if len(parts) > limits.MAX_RB_ITEMS or not all(p.isascii() and p.isdigit() and len(p) <= 9 for p in parts):
+        raise RequestError(f"rb must be an integer (the topic's recall base) or per-grade counts like 3,2; "
+                           f"got {short(text)}", [{"loc": "rb", "message": "an integer or counts like 3,2"}])
+    return tuple(map(int, parts)) if len(parts) > 1 or inner != text else int(parts[0])
