@@ -45,8 +45,7 @@ def workdir_for(path: Path) -> Path:
 
 @dataclasses.dataclass
 class BuildReport:
-    """What a build did: the tables asked for, by table name (``AP@10``, ``nDCG(b=2,gains=(0,1,2))@10 rb=(3,2)``),
-    that it wrote (``built``) and those it found built in the store (``found``)."""
+    """The names of the tables a build asked for (``AP@10``, ``nDCG(b=2)@10 rb=(3,2)``): ``built``, ``found``."""
 
     built: list[str] = dataclasses.field(default_factory=list)
     found: list[str] = dataclasses.field(default_factory=list)
@@ -197,8 +196,7 @@ def _forget_checkpoints(wd: Path, measure: str) -> None:
 
 
 def check_room(path: Path, tables: list) -> None:
-    """Refuse (DiskFullError) a commit whose table files cannot fit on the disk or exceed
-    the process's file-size limit: such a commit must not start."""
+    """Refuse (DiskFullError) a commit whose table files cannot fit on the disk or exceed the file-size limit."""
     sizes = [table_bytes(t) for t in tables]
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     if limit != resource.RLIM_INFINITY and sizes and max(sizes) > limit:
@@ -215,8 +213,7 @@ def check_room(path: Path, tables: list) -> None:
 
 
 def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool = False) -> None:
-    """:func:`~irscale.store.writer.commit` after :func:`check_room`; a full disk or a
-    file-size limit met while writing is DiskFullError."""
+    """:func:`~irscale.store.writer.commit` after :func:`check_room`; a full disk met writing is DiskFullError."""
     check_room(path, tables)
     try:
         commit(path, tables, build_seconds, progress=progress)
@@ -229,8 +226,7 @@ def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool
 
 
 def check_disk(path: Path, wd: Path, plans: list[Estimate]) -> None:
-    """Refuse a build whose estimated peak disk use exceeds the free space of the store's
-    folder: checkpoints of the table being built and the tables."""
+    """Refuse a build whose estimated peak disk use (tables, checkpoints) exceeds the free space."""
     if not plans or sum(p.stored + p.checkpoints for p in plans) < SMALL_BUILD_BYTES:
         return
     stored, peak = 0, 0

@@ -7,12 +7,10 @@
         .locks/KEY                the lock of one file (KEY: a hash of its name; flock)
         .tmp-KEY-XXXX/            the temporary folder of the holder of lock KEY
 
-A commit is a rename (:func:`publish`): the file is written in a temporary folder of the
-store, flushed, renamed into place (``os.replace``) and the folder flushed; a failed step
-fails the commit, and a crash at any moment leaves the old file or the new one, both whole.
-Readers take no lock and write nothing. Writers hold the lock of each file they write
-(:func:`TableLocks`): builds of different tables go on at once, builds of one table take
-turns. A temporary folder whose lock nobody holds was left by a writer that died,
+A commit is a rename (:func:`publish`): written in a temporary folder, flushed, renamed into place, the folder
+flushed; a failed step fails it, a crash leaves the old file or the new one, both whole. Readers take no lock.
+Writers hold the lock of each file they write (:func:`TableLocks`): builds of different tables go on at once,
+builds of one table take turns; a temporary folder whose lock nobody holds was left by a writer that died,
 wherever it ran (another container, another host of an NFS mount): :func:`remove_stale`.
 """
 from __future__ import annotations
@@ -66,8 +64,7 @@ def name_of(file: str) -> str | None:
 
 
 def fsync_folder(folder: Path) -> None:
-    """Flush a folder's entries (a rename into it) to disk; file systems that cannot
-    flush a folder are skipped, and any other failure fails the commit."""
+    """Flush a folder's entries (a rename into it) to disk, where the file system can."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -79,13 +76,12 @@ def fsync_folder(folder: Path) -> None:
 
 
 def _key(file: str) -> str:
-    """The key of the lock and the temporary folders of a file (whose name may be long)."""
+    """The key of the lock and the temporary folders of a file (a name of any length)."""
     return hashlib.sha256(file.encode()).hexdigest()[:20]
 
 
 def create(path: str | os.PathLike) -> None:
-    """Make an empty store folder at ``path`` (its parent must exist), its manifest
-    committed like a table; a store already there is kept."""
+    """Make an empty store folder at ``path`` (in an existing folder; a store already there is kept)."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise StoreError(f"{path} is a single-file store (a packed store): it is read as it is, but tables are "
@@ -121,9 +117,8 @@ def create(path: str | os.PathLike) -> None:
 
 @contextlib.contextmanager
 def writing(path: Path, names: list[str], wait: float | None = None) -> Iterator[None]:
-    """Hold the locks of the tables ``names`` of the store folder ``path`` (made if
-    missing) while a build writes them; a store made here and left without a table is
-    removed again (a refused or interrupted first build leaves nothing)."""
+    """Hold the locks of the tables ``names`` of the store folder ``path`` (made if missing; removed again if
+    left without a table: a refused or interrupted first build leaves nothing)."""
     existed = path.exists()
     try:
         create(path)
@@ -136,16 +131,14 @@ def writing(path: Path, names: list[str], wait: float | None = None) -> Iterator
 
 
 def read_manifest(path: str | os.PathLike) -> dict:
-    """The manifest of the store folder at ``path``, checked: a folder without one is not
-    a store (StoreError), a damaged one is CorruptStoreError."""
+    """The manifest of the store folder at ``path``, checked (damaged: CorruptStoreError)."""
     path = Path(path)
     file = path / MANIFEST
     try:
         fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise StoreError(f"{path} is a folder but not an irscale store (no {MANIFEST})") from None
     except OSError as e:
-        raise StoreError(f"{file}: cannot read it ({e.strerror or e})") from None
+        raise StoreError(f"{path} is a folder but not an irscale store (no {MANIFEST})" if e.errno == errno.ENOENT
+                         else f"{file}: cannot read it ({e.strerror or e})") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise CorruptStoreError(f"{file} is not a regular file; the store is damaged")
@@ -172,23 +165,21 @@ def read_manifest(path: str | os.PathLike) -> dict:
 def table_files(path: str | os.PathLike) -> dict[str, Path]:
     """The table files of the store folder at ``path`` by table name: regular files only
     (a FIFO, device or folder named like a table is not read; symlinks are followed)."""
-    out = {}
     try:
         entries = list(os.scandir(path))
     except OSError as e:
         raise StoreError(f"{path}: cannot list its tables ({e.strerror or e})") from None
+    out = {}
     for entry in entries:
-        name = name_of(entry.name)
         with contextlib.suppress(OSError):
-            if name is not None and entry.is_file():
+            if (name := name_of(entry.name)) is not None and entry.is_file():
                 out[name] = Path(entry.path)
     return dict(sorted(out.items()))
 
 
 def publish(path: Path, file: str, write: Callable[[Path], None]) -> None:
-    """Commit the file ``file`` of the store folder ``path`` (the caller holds its lock):
-    ``write`` writes it, flushed to disk, in a fresh temporary folder of the store; it is
-    renamed over ``path / file`` and the store folder flushed."""
+    """Commit the file ``file`` of the store folder ``path`` (the caller holds its lock), which ``write`` writes
+    and flushes in a fresh temporary folder of the store."""
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{_key(file)}-", dir=path))
     try:
         write(tmp / file)
@@ -199,25 +190,19 @@ def publish(path: Path, file: str, write: Callable[[Path], None]) -> None:
 
 
 def _free(locks: contextlib.ExitStack, file: str) -> bool:
-    """Whether nobody holds the lock file ``file`` (none: nobody ever locked it); it is
-    then held until ``locks`` closes."""
+    """Whether nobody holds the lock file ``file`` (or there is none); if so it is held until ``locks`` closes."""
     try:
-        fd = os.open(file, _OPEN)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    locks.callback(os.close, fd)
-    try:
+        locks.callback(os.close, fd := os.open(file, _OPEN))
+    except OSError as e:
+        return e.errno == errno.ENOENT
+    with contextlib.suppress(OSError):
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
+        return True
+    return False
 
 
 def remove_stale(path: Path, mine: frozenset[str] = frozenset()) -> None:
-    """Remove the temporary folders whose writer is gone: nobody holds their lock (or the
-    caller does, whose keys are ``mine``: it has not written yet)."""
+    """Remove the temporary folders whose lock nobody holds (or the caller, whose keys are ``mine``)."""
     try:
         entries = [e.name for e in os.scandir(path)]
         folder = os.stat(path / LOCKS)
@@ -234,8 +219,7 @@ def remove_stale(path: Path, mine: frozenset[str] = frozenset()) -> None:
 
 
 def remove_if_unused(path: Path) -> None:
-    """Remove the store folder ``path`` that a build created and left without a table (its
-    manifest and lock files only), unless a lock of it is held: another build is at it."""
+    """Remove the store folder ``path`` a build made and left without a table, unless another build holds a lock."""
     locks = path / LOCKS
     with contextlib.ExitStack() as held, contextlib.suppress(OSError):
         if any(e.name not in (MANIFEST, LOCKS) for e in os.scandir(path)):

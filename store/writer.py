@@ -104,8 +104,7 @@ def write_table(g: h5py.Group, table: Table, build_seconds: float | None = None,
 
 
 def stored(value: object) -> object:
-    """An attribute as written: text as a fixed-length string, in the checksummed object
-    header (variable-length text lies in the global heap, which has no checksum)."""
+    """An attribute as written: text fixed-length, in the checksummed object header (not the global heap)."""
     return np.bytes_(value.encode()) if isinstance(value, str) else value
 
 
@@ -115,8 +114,7 @@ def table_bytes(table: Table) -> int:
 
 
 def finish_hdf5(f: h5py.File, close: bool = True) -> None:
-    """Flush (``close``: close) the HDF5 file ``f``; a failure is an OSError of the errno
-    HDF5 names (h5py raises RuntimeError: "... errno = 28, ...")."""
+    """Flush (``close``: close) ``f``; a failure is an OSError of the errno HDF5 names ("... errno = 28, ...")."""
     name = Path(f.filename).name         # unknown once closed
     try:
         f.close() if close else f.flush()
@@ -148,9 +146,8 @@ def hdf5_written(tmp: Path, mode: str = "w") -> Iterator[h5py.File]:
 
 def commit(path: str | os.PathLike, tables: list, build_seconds: dict | None = None,
            progress: bool = False) -> None:
-    """Add ``tables`` to the store folder at ``path`` (created if missing), each table
-    committed by a rename (a table of the same name is replaced); the caller holds their
-    locks (:func:`irscale.store.folder.writing`)."""
+    """Add ``tables`` to the store folder at ``path`` (made if missing), replacing those of the same names; the
+    caller holds their locks (:func:`irscale.store.folder.writing`)."""
     path = Path(path)
     folder.create(path)
     new = sum(t.stored_bytes() for t in tables)
