@@ -94,8 +94,10 @@ def int_attr(value: int) -> int | str:
     return value if -_INT64 <= value <= _INT64 else str(value)
 
 
-def _get(attrs: Mapping, key: str, kinds: tuple, default: object = ...) -> object:
-    v = attrs.get(key, default)
+def _get(attrs: Mapping, key: str, kinds: tuple, default: object = ..., text: bool = False) -> object:
+    """attrs[key] (``default`` when absent; ``text``: decoded from its JSON text) when of
+    ``kinds``, else ValueError naming it."""
+    v = json.loads(_get(attrs, key, (str,), default)) if text else attrs.get(key, default)
     if not isinstance(v, kinds) or isinstance(v, bool) and bool not in kinds:
         raise ValueError(f"attr {key} is {v!r}")
     return v
@@ -106,16 +108,9 @@ def _int(attrs: Mapping, key: str, default: object = ...) -> int:
     return int(v) if isinstance(v, str) and _DECIMAL.fullmatch(v) else _get(attrs, key, (int,), default)
 
 
-def _json(attrs: Mapping, key: str, default: str, kind: type | tuple) -> object:
-    value = json.loads(_get(attrs, key, (str,), default))
-    if not isinstance(value, kind):
-        raise ValueError(f"attr {key} is {attrs.get(key)!r}")
-    return value
-
-
 def _ints(attrs: Mapping, key: str, default: str = "[]") -> tuple[int, ...] | None:
     """attrs[key]: the JSON text of a list of integers (or of null, when that is the default)."""
-    values = _json(attrs, key, default, (list, type(json.loads(default))))
+    values = _get(attrs, key, (list, type(json.loads(default))), default, text=True)
     if values is not None and not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
         raise ValueError(f"attr {key} is {values!r}")
     return values if values is None else tuple(values)
@@ -169,33 +164,28 @@ class TableInfo(Mapping):
         return cls(
             name=table_name(measure, rb_counts), measure=measure, rb_counts=rb_counts,
             family=_get(attrs, "family", (str,), measure.split("(")[0].split("@")[0]),
-            params=_json(attrs, "params", "{}", dict), rel=_ints(attrs, "rel"),
+            params=_get(attrs, "params", (dict,), "{}", text=True), rel=_ints(attrs, "rel"),
             layout=_get({"layout": layout}, "layout", (str,)), distinct_by_rb=_ints(attrs, "distinct_by_rb"),
             implicit=bool(attrs.get("implicit", False)), min_gap_exact=str(attrs.get("min_gap_exact", "")),
             redecided=_int(attrs, "redecided", 0), build_seconds=seconds if seconds >= 0 else None, path=path,
             attrs=dict(attrs), **fields)
 
-    def _keys(self) -> list[str]:
-        fields = [f.name for f in dataclasses.fields(self) if f.name != "attrs"]
-        return fields + [k for k in self.attrs if k not in fields]
-
     def __getitem__(self, key: str) -> object:
-        if key != "attrs" and key in self.__dataclass_fields__:
-            return getattr(self, key)
-        return self.attrs[key]
+        return getattr(self, key) if key != "attrs" and key in self.__dataclass_fields__ else self.attrs[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._keys())
+        fields = [f.name for f in dataclasses.fields(self) if f.name != "attrs"]
+        return iter(fields + [k for k in self.attrs if k not in fields])
 
     def __len__(self) -> int:
-        return len(self._keys())
+        return sum(1 for _ in self)
 
     def to_json(self) -> dict:
         """The metadata as JSON values: the fields, then every other attribute (JSON text
         of lists and objects decoded); non-finite floats as None, integers past 2^53 as
         decimal text."""
         out = {}
-        for key in self._keys():
+        for key in self:
             value = self[key]
             if isinstance(value, str) and value[:1] in ("[", "{") and key not in self.__dataclass_fields__:
                 with contextlib.suppress(ValueError):

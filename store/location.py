@@ -1,10 +1,8 @@
 """Where tables live when the user names no store: one store per user, shared by every
-project, so that a scale is built once (``irscale compare`` builds what it needs there).
-
-``$IRSCALE_STORE`` names it; else ``$XDG_CACHE_HOME/irscale/tables`` (by default
-``~/.cache/irscale/tables``, a store folder), the XDG base-directory convention for data
-that can be made again: the store is a rebuildable cache. ``irscale info`` on that path
-lists what it holds; deleting it costs only the time to build the tables again.
+project, so that a scale is built once: ``$IRSCALE_STORE``, else
+``$XDG_CACHE_HOME/irscale/tables`` (by default ``~/.cache/irscale/tables``), after the XDG
+convention for data that can be made again. ``irscale info`` lists what it holds; deleting
+it costs only the time to build the tables again.
 """
 from __future__ import annotations
 
@@ -22,7 +20,7 @@ def default_store() -> Path:
     line, when ``$IRSCALE_STORE`` is set to blanks or names the root or the current folder
     ("." is a folder of other files, never a store of its own)."""
     named = os.environ.get(STORE_ENV)
-    if named is not None and named != "":
+    if named:
         path = Path(named.strip()).expanduser()
         if not named.strip() or path.name in ("", "..") or path.resolve() == Path(path.anchor or "/"):
             raise StoreError(f"{STORE_ENV}={named!r} names no store folder: set it to the path of a folder for "
@@ -30,6 +28,3 @@ def default_store() -> Path:
         return path
     cache = os.environ.get("XDG_CACHE_HOME", "").strip() or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(cache) / "irscale" / "tables"
-
-
-__all__ = ["STORE_ENV", "default_store"]

@@ -1,14 +1,13 @@
 """One file for sharing: :func:`pack` writes every table of a store folder into one HDF5
 file (groups ``/tables/NAME``, the table attributes and datasets in each), and
-:func:`unpack` makes a store folder of such a file. A packed file is read directly, like
-a folder (:class:`irscale.store.reader.Store`). Both verify every table whole before they
-copy it, from the file they verified: a damaged table is refused, naming it, and never
-copied. What they write is written by irscale (:func:`_copy`), never copied by HDF5.
+:func:`unpack` makes a store folder of such a file, which is read directly, like a folder
+(:class:`irscale.store.reader.Store`). Both verify every table whole before they copy it,
+from the file they verified: a damaged table is refused, naming it, and never copied.
+What they write is written by irscale (:func:`_copy`), never copied by HDF5.
 """
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import h5py
@@ -32,21 +31,17 @@ def pack(store: str | os.PathLike, out: str | os.PathLike) -> int:
     if source.path.is_dir() and Path(os.path.realpath(source.path)) in (inside, *inside.parents):
         raise StoreError(f"{out} is inside the store {store}: give a file outside it")
     tables = source.tables()
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.tmp-", dir=out.parent)
-    try:
-        os.close(fd)
-        with hdf5_written(Path(tmp)) as f:          # every error of the close and the flush fails the pack
+
+    def write(tmp: Path) -> None:
+        with hdf5_written(tmp) as f:          # every error of the close and the flush fails the pack
             write_root_attrs(f)
             f.create_group("tables")
             for t in tables:
                 _copy(source, t, f.create_group(table_path(t.name)))
-        os.replace(tmp, out)
-        folder.fsync_folder(out.parent)
+    try:
+        folder.publish(out.parent, out.name, write)
     except OSError as e:
         raise StoreError(f"cannot write {out}: {e.strerror or e}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return len(tables)
 
 
@@ -61,13 +56,14 @@ def unpack(file: str | os.PathLike, out: str | os.PathLike) -> int:
     tables = source.tables()
     for t in tables:                      # every table verified before the first is written
         source.table(t.measure, verify=True, table_rb=t.rb_counts)
+
+    def write(tmp: Path, t: TableInfo) -> None:
+        with hdf5_written(tmp) as f:
+            _copy(source, t, f)
     try:
         with folder.writing(out, [t.name for t in tables]):
             for t in tables:
-                def write(tmp: Path, t: TableInfo = t) -> None:
-                    with hdf5_written(tmp) as f:
-                        _copy(source, t, f)
-                folder.publish(out, folder.file_of(t.name), write)
+                folder.publish(out, folder.file_of(t.name), lambda tmp, t=t: write(tmp, t))
     except OSError as e:
         raise StoreError(f"cannot write {out}: {e.strerror or e}") from None
     return len(tables)

@@ -1,16 +1,16 @@
 """Reading a store (a store folder, or a packed file): listing, tables read by their
 layouts, memory-mapped, and their scales. Readers take no lock and write nothing.
 
-Our files are trusted to be ours, and checked before any data is touched
-(:func:`_check`): the latest HDF5 file format (libhdf5 checks its metadata against
-their checksums), scalar attributes of fixed-size types that match the table's checksum,
-and exactly the datasets its digests name, each a hard link to a contiguous dataset
-inside the file of the dtype and shape its digest gives. A file is opened once and its
-datasets are memory-mapped from that descriptor, so a table replaced meanwhile (a commit
-renames a new file into place) is read whole from the old file or the new one. Then the
-layout validates the table; tables of less than ``VERIFY_ON_OPEN_BYTES`` are verified
-whole. Damage raises :class:`~irscale.errors.CorruptStoreError` naming the table and the
-command that rebuilds it; a file of another format is refused in one line saying so.
+A table is checked before any of its data is touched (:func:`_check`): the latest HDF5
+file format (libhdf5 checks its metadata against their checksums), scalar attributes of
+fixed-size types that match the table's checksum, and exactly the datasets its digests
+name, each a hard link to a contiguous dataset inside the file of the dtype and shape its
+digest gives. A file is opened once and its datasets are memory-mapped from that
+descriptor, so a table replaced meanwhile (a commit renames a new file into place) is read
+whole from the old file or the new one. Then its layout validates the table; tables of
+less than ``VERIFY_ON_OPEN_BYTES`` are verified whole. Damage raises
+:class:`~irscale.errors.CorruptStoreError` naming the table and the command that rebuilds
+it; a file of another format is refused in one line saying so.
 """
 from __future__ import annotations
 
@@ -49,22 +49,21 @@ class _DamagedError(Exception):
     """A table that fails a check: what is wrong, in a few words."""
 
 
-class _RefusedError(Exception):
+class _RefusedError(_DamagedError):
     """A file of another format than this irscale writes: what it is."""
 
 
 def _reason(e: BaseException) -> str:
     text = " ".join(str(e).split())           # HDF5's messages have line breaks: an error is one line
-    if isinstance(e, (_DamagedError, _RefusedError)):
+    if isinstance(e, _DamagedError):
         return text
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 @contextlib.contextmanager
 def _open(path: Path) -> Iterator[tuple[BinaryIO, h5py.File] | None]:
-    """The regular file ``path`` opened once and HDF5 reading it from that descriptor (None
-    when there is none: a FIFO or a device is not opened for reading); refuses a file of an
-    older HDF5 format (_DamagedError: not HDF5 at all)."""
+    """The regular file ``path`` opened once, and HDF5 reading it from that descriptor (None
+    without it: a FIFO or a device is not opened for reading)."""
     fd = None
     with contextlib.suppress(FileNotFoundError):
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -152,8 +151,10 @@ def _check(g: h5py.Group, fh: BinaryIO, table: str) -> tuple[TableInfo, dict[str
 
 
 class _Source:
-    """The datasets and attributes of one checked table, mapped from the descriptor its
-    file was opened as, for its layout's ``read`` and ``validate``."""
+    """The datasets and attributes of one checked table, for its layout's ``read`` and
+    ``validate``: memory-mapped from the descriptor its file was opened as; lookups touch
+    a few entries at scattered places, so the kernel is told not to read ahead around them
+    (MADV_RANDOM), but for ``scan``, one sequential pass."""
 
     def __init__(self, fh: BinaryIO, attrs: dict, datasets: dict[str, tuple], random_access: bool = True):
         self.fh, self.attrs, self.datasets, self.random_access = fh, attrs, datasets, random_access
@@ -162,18 +163,15 @@ class _Source:
         return name in self.datasets
 
     def mapped(self, name: str, random_access: bool | None = None) -> np.ndarray:
-        """A dataset as a read-only memory map. Lookups touch a few entries at scattered
-        places, so the kernel is told not to read ahead around them (MADV_RANDOM)."""
         dtype, shape, offset = self.datasets[name]
         if not math.prod(shape):
             return np.zeros(shape, dtype)
         arr = np.memmap(self.fh, dtype=dtype, mode="r", offset=offset, shape=shape)
-        if (self.random_access if random_access is None else random_access) and hasattr(mmap, "MADV_RANDOM"):
+        if self.random_access if random_access is None else random_access:
             arr._mmap.madvise(mmap.MADV_RANDOM)
         return arr
 
     def scan(self, name: str) -> np.ndarray:
-        """A dataset mapped for one sequential pass (read ahead by the kernel)."""
         return self.mapped(name, random_access=False)
 
     def read(self, name: str) -> np.ndarray:
@@ -191,8 +189,7 @@ def _digest(arr: np.ndarray) -> str:
 
 class Store:
     """A store opened for reading: a store folder, or a packed file (opened once, here).
-    Tables are memory-mapped on first use: a lookup reads only the parts of a table it
-    touches.
+    Tables are memory-mapped on first use: a lookup reads only the parts it touches.
 
     >>> store = open_store("tables")                # doctest: +SKIP
     >>> store.scale("AP@10", rb=5).rank([0.5])        # doctest: +SKIP
@@ -211,31 +208,28 @@ class Store:
                              f"of irscale pack)")
         if not os.access(self.path, os.R_OK):
             raise StoreError(f"{path}: permission denied")
-        self._file = contextlib.ExitStack()          # the file is opened once: every table is read from it
         try:
-            self._packed = self._file.enter_context(_open(self.path))
-            if self._packed is None:
-                raise StoreError(f"{path} is not a regular file (a store is a folder, or a file written by "
-                                 f"'irscale pack')")
-            f = self._packed[1]
-            self.attrs = _attrs(f)
-            if self.attrs.get("format") != fmt.FORMAT_NAME:
-                raise _RefusedError("an HDF5 file but not an irscale store")
-            if self.attrs.get("format_version") != fmt.FORMAT_VERSION:
-                raise _RefusedError(f"of table format version {self.attrs.get('format_version')}, this irscale "
-                                    f"reads {fmt.FORMAT_VERSION}")
-            if set(f) != {"tables"} or not isinstance(f.get("tables", getlink=True), h5py.HardLink):
-                raise _DamagedError(f"objects {sorted(set(f))}, not the group tables irscale writes")
-            self._group = f["tables"]            # (h5py's get() would take damage for absence)
-        except BaseException as e:
-            self._file.close()
-            if isinstance(e, _RefusedError):
-                raise StoreError(f"{path} is {e}: not a store this irscale wrote; rebuild its tables with irscale "
-                                 f"build ... --rebuild (or upgrade irscale)") from None
-            if isinstance(e, (_DamagedError, *DAMAGE)):
-                raise CorruptStoreError(f"{path}: cannot read HDF5 file ({_reason(e)}); the file is "
-                                        f"damaged") from None
-            raise
+            with contextlib.ExitStack() as stack:      # the file is opened once: every table is read from it
+                self._packed = stack.enter_context(_open(self.path))
+                if self._packed is None:
+                    raise StoreError(f"{path} is not a regular file (a store is a folder, or a file written by "
+                                     f"'irscale pack')")
+                f = self._packed[1]
+                self.attrs = _attrs(f)
+                if self.attrs.get("format") != fmt.FORMAT_NAME:
+                    raise _RefusedError("an HDF5 file but not an irscale store")
+                if self.attrs.get("format_version") != fmt.FORMAT_VERSION:
+                    raise _RefusedError(f"of table format version {self.attrs.get('format_version')}, this irscale "
+                                        f"reads {fmt.FORMAT_VERSION}")
+                if set(f) != {"tables"} or not isinstance(f.get("tables", getlink=True), h5py.HardLink):
+                    raise _DamagedError(f"objects {sorted(set(f))}, not the group tables irscale writes")
+                self._group = f["tables"]            # (h5py's get() would take damage for absence)
+                self._file = stack.pop_all()
+        except _RefusedError as e:
+            raise StoreError(f"{path} is {e}: not a store this irscale wrote; rebuild its tables with irscale "
+                             f"build ... --rebuild (or upgrade irscale)") from None
+        except (_DamagedError, *DAMAGE) as e:
+            raise CorruptStoreError(f"{path}: cannot read HDF5 file ({_reason(e)}); the file is damaged") from None
 
     def __repr__(self) -> str:
         return f"<Store {self.path}: {len(self.tables())} tables>"
@@ -246,8 +240,8 @@ class Store:
 
     @contextlib.contextmanager
     def _checked(self, name: str) -> Iterator[tuple[BinaryIO, TableInfo, dict[str, tuple]] | None]:
-        """The table called ``name``, checked (:func:`_check`): (the file it is in, its
-        metadata, its datasets); None without it."""
+        """(the file, the metadata, the datasets) of the table called ``name``, checked
+        (:func:`_check`); None without it."""
         if self._packed is None:
             with _open(self.path / folder.file_of(name)) as opened:
                 yield None if opened is None else (opened[0], *_check(opened[1], opened[0], name))
@@ -278,10 +272,9 @@ class Store:
                     out += [] if found is None else [found[1]]       # None: removed since it was listed
             except _RefusedError as e:
                 damaged.append((name, f"{e}: not a table this irscale reads"))
-            except _DamagedError as e:
-                damaged.append((name, str(e)))
-            except DAMAGE as e:
-                damaged.append((name, f"its metadata cannot be read: {_reason(e)}"))
+            except (_DamagedError, *DAMAGE) as e:
+                damaged.append((name, str(e) if isinstance(e, _DamagedError) else
+                                f"its metadata cannot be read: {_reason(e)}"))
         return sorted(out, key=lambda t: (t.measure, t.rb_counts or ())), damaged
 
     def has(self, measure: str | Measure, table_rb: tuple | None = None) -> bool:
@@ -297,7 +290,7 @@ class Store:
         try:
             with self._checked(name) as found:
                 return None if found is None else stored_layout(found[1].attrs).name
-        except (_DamagedError, _RefusedError, *DAMAGE) as e:
+        except (_DamagedError, *DAMAGE) as e:
             if strict:
                 raise self._error(name, str(e), m.bounded_only) from None
             return None
@@ -307,21 +300,13 @@ class Store:
         """The table recall base meant by ``table_rb`` (None: the common one)."""
         return m.table_rbs([None if table_rb is None else tuple(table_rb)])[0]
 
-    def _missing(self, m: Measure, table_rb: tuple | None) -> TableNotFoundError:
-        out = shlex.quote(str(self.path))
-        if table_rb is None:
-            return TableNotFoundError(f"{self.path} has no table {m}; create it with: "
-                                      f"irscale build --measures \"{m}\" --out {out}")
-        vec = "(" + ",".join(map(str, table_rb)) + ")"
-        return TableNotFoundError(
-            f"{self.path} has no table {m} for the per-grade counts {vec}; create it with: irscale build "
-            f"--measures \"{m}\" --rb \"{vec}\" --out {out} (or --qrels FILE for every topic of a qrels file)")
-
-    def rebuild_command(self, name: str, bounded: bool = False) -> str:
-        """The command that rebuilds the table called ``name`` in this store."""
+    def rebuild_command(self, name: str, bounded: bool = False, rebuild: bool = True) -> str:
+        """The command that rebuilds (not ``rebuild``: builds) the table called ``name`` in
+        this store."""
         measure, _, vec = name.partition(" rb=")
         return (f'irscale build --measures "{measure}"' + (f' --rb "{vec}"' if vec else "")
-                + (" --layout bounded" if bounded else "") + f" --rebuild --out {shlex.quote(str(self.path))}")
+                + (" --layout bounded" if bounded else "") + (" --rebuild" if rebuild else "")
+                + f" --out {shlex.quote(str(self.path))}")
 
     def _error(self, name: str, problem: str, bounded: bool = False) -> CorruptStoreError:
         """The error naming the table ``name`` that fails a check (``problem``, a few words)."""
@@ -332,10 +317,10 @@ class Store:
 
     def table(self, measure: str | Measure, verify: bool = False, table_rb: tuple | None = None) -> Table:
         """The :class:`~irscale.scales.tables.scale.Table` of ``measure`` (memory-mapped),
-        checked (raises :class:`~irscale.errors.CorruptStoreError` naming the table).
-        ``verify`` verifies it whole: every digest and the layout's deep checks (reads the
-        whole table). Measures with a table per recall-base vector: the table of
-        ``table_rb`` (default: the common one, (N, ..., N))."""
+        checked (raises :class:`~irscale.errors.CorruptStoreError` naming the table);
+        ``verify`` verifies it whole: every digest and the layout's deep checks. Measures
+        with a table per recall-base vector: the table of ``table_rb`` (default: the common
+        one, (N, ..., N))."""
         m = parse_measure(measure)
         key = (m, self._table_rb(m, table_rb))
         if key not in self._cache or verify:
@@ -344,12 +329,16 @@ class Store:
 
     def _load(self, m: Measure, trb: tuple | None, verify: bool) -> tuple[Table, dict, dict[str, np.ndarray]]:
         """(the table, its attributes, its datasets mapped when ``verify``) read from one
-        open file, checked and validated by its layout (see :meth:`table`)."""
+        open file, checked and validated by its layout."""
         name = table_name(str(m), trb)
         try:
             with self._checked(name) as found:
                 if found is None:
-                    raise self._missing(m, trb)
+                    vec = name.partition(" rb=")[2]
+                    raise TableNotFoundError(
+                        f"{self.path} has no table {m}" + (f" for the per-grade counts {vec}" if vec else "")
+                        + f"; create it with: {self.rebuild_command(name, rebuild=False)}"
+                        + (" (or --qrels FILE for every topic of a qrels file)" if vec else ""))
                 fh, info, datasets = found
                 source = _Source(fh, info.attrs, datasets, random_access=not verify)
                 t = self._read(source, info, m, trb, verify)
@@ -363,10 +352,9 @@ class Store:
             raise self._error(name, getattr(e, "problem", None) or str(e), m.bounded_only) from None
         except IrscaleError:
             raise
-        except _DamagedError as e:
-            raise self._error(name, str(e), m.bounded_only) from None
-        except DAMAGE as e:
-            raise self._error(name, f"cannot be read ({_reason(e)})", m.bounded_only) from None
+        except (_DamagedError, *DAMAGE) as e:
+            problem = str(e) if isinstance(e, _DamagedError) else f"cannot be read ({_reason(e)})"
+            raise self._error(name, problem, m.bounded_only) from None
 
     def _read(self, source: _Source, info: TableInfo, m: Measure, trb: tuple | None, verify: bool) -> Table:
         a = source.attrs
@@ -375,8 +363,7 @@ class Store:
         if "rel" in a and info.rel != tuple(range(m.levels)):
             raise _DamagedError(f"attr rel {a.get('rel')!r}")
         layout = stored_layout(a)
-        allowed = m.layouts + ("entries",) * ("implicit" in m.layouts) + ("bounded",) * m.bounded_only
-        if layout.name not in allowed:
+        if layout.name not in m.layouts + ("entries",) * ("implicit" in m.layouts) + ("bounded",) * m.bounded_only:
             raise _DamagedError(f"layout {layout.name!r} for a measure of layouts {', '.join(m.layouts)}")
         size = sum(d.itemsize * math.prod(shape) for d, shape, _ in source.datasets.values())
         whole = verify or size < VERIFY_ON_OPEN_BYTES or not layout.lazy
@@ -390,8 +377,8 @@ class Store:
             raise _DamagedError(f"error_bound {cert.error_bound!r}")
         meta = dict(a, store_file=str(self.path), table_name=info.name,
                     rebuild_command=self.rebuild_command(info.name, m.bounded_only))
-        t = layout.read(source, measure=m, n_entries=info.n_entries, n_runs=info.n_runs,
-                        certificate=cert, table_rb=trb, meta=meta)
+        t = layout.read(source, measure=m, n_entries=info.n_entries, n_runs=info.n_runs, certificate=cert,
+                        table_rb=trb, meta=meta)
         layout.validate(t, source, deep=whole)
         return t
 
@@ -400,8 +387,7 @@ class Store:
         """The attributes and the datasets (memory-mapped) of the table ``info`` lists,
         verified whole first: for copying it (:mod:`irscale.store.pack`)."""
         m = parse_measure(info.measure)
-        _, attrs, arrays = self._load(m, self._table_rb(m, info.rb_counts), verify=True)
-        yield attrs, arrays
+        yield self._load(m, self._table_rb(m, info.rb_counts), verify=True)[1:]
 
     def verify(self) -> list[str]:
         """Verify every table whole (:meth:`table` with ``verify``); returns the tables
@@ -412,9 +398,8 @@ class Store:
         return [t.name for t in tables]
 
     def verify_each(self) -> Iterator[tuple[str, str | None]]:
-        """Verify every table whole, table by table, and go on after a bad one: yields
-        (table name, None) for a sound table and (table name, what is wrong, in a few
-        words) for one that is corrupt or cannot be read."""
+        """Verify every table whole and go on after a bad one: yields (table name, None) for
+        a sound table, (table name, what is wrong, in a few words) for another."""
         tables, damaged = self._listing()
         for t in tables:
             try:
@@ -427,8 +412,7 @@ class Store:
 
     def bounded_table(self, measure: str | Measure, table_rb: tuple | None = None) -> BoundedTable | None:
         """The stored bounded table of ``measure`` (and of ``table_rb``), or None when the
-        store has none: bounded scales are used only where asked for, so :meth:`scale`
-        never answers with one."""
+        store has none: bounded scales are used only where asked for, never by :meth:`scale`."""
         m = parse_measure(measure)
         trb = self._table_rb(m, table_rb)
         if not m.bounded_only or self.layout_of(m, trb) != "bounded":
@@ -440,31 +424,24 @@ class Store:
         ``rb`` (an int, or the per-grade counts (c_1..c_G) for measures keyed by them);
         measures with a closed form (P, R, F1, RR, Rprec) need no table: without one
         stored, their closed form answers (:mod:`irscale.scales.tables.closed`)."""
-        given = (measure, rb)
-        try:                                     # the arguments as given: checked once, then cached
-            hit = self._scales.get(given)
-        except TypeError:                        # an unhashable rb (a list of counts)
-            hit = None
-        if hit is not None:
-            return hit
+        with contextlib.suppress(KeyError, TypeError):     # as given, checked once (an unhashable rb: each time)
+            return self._scales[measure, rb]
         m = parse_measure(measure)
         m.check_scales()
         key = (m, m.check_rb(rb))
         scale = self._scales.get(key)
         if scale is None:
-            rb = key[1]
-            m.check_defined(rb)
+            m.check_defined(key[1])
             try:
-                scale = None if m.layout == "closed" else self.table(m, table_rb=m.table_rb(rb)).scale(rb)
+                scale = None if m.layout == "closed" else self.table(m, table_rb=m.table_rb(key[1])).scale(key[1])
             except TableNotFoundError:
                 if m.closed_form() is None:
                     raise
-            if scale is None:
-                scale = closed_scale(m, rb)
+            scale = closed_scale(m, key[1]) if scale is None else scale
         if len(self._scales) < 4096:
             self._scales[key] = scale
             with contextlib.suppress(TypeError):
-                self._scales[given] = scale
+                self._scales[measure, rb] = scale
         return scale
 
 
