@@ -1,14 +1,11 @@
-"""The lookup service as an ASGI application (:func:`create_app`: its routes, error answers,
-fixed pool of threads, the page at ``/``, the docs served without a CDN) and ``irscale serve``
-(:func:`serve`: one uvicorn process with uvicorn's own limits; slow clients, floods and
-worker memory are the deployment's, docs/service.md)."""
+"""The lookup service as an ASGI application (:func:`create_app`) and ``irscale serve`` (:func:`serve`:
+one uvicorn process with uvicorn's own limits; slow clients and memory are the deployment's)."""
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import functools
 import html
-import json
 import logging
 import os
 import resource
@@ -32,7 +29,7 @@ import irscale.service as limits
 import irscale.service.models as models
 from irscale.errors import CorruptStoreError, IrscaleError, TableNotFoundError
 from irscale.service.lookups import LookupService
-from irscale.service.models import InvalidJSONError, PayloadTooLargeError, check_view_names, validation_error, view_rb
+from irscale.service.models import InvalidJSONError, PayloadTooLargeError, validation_error, view_rb
 from irscale.version import __version__
 
 log = logging.getLogger("irscale.service")
@@ -58,7 +55,7 @@ def page_html(root: str = "") -> str:
     static = resources.files(__package__) / "static"
     css, js, page = ((static / name).read_text(encoding="utf-8") for name in ("page.css", "page.js", "page.html"))
     root = root.rstrip("/")
-    as_json = json.dumps(root).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    as_json = pydantic_core.to_json(root).decode().translate({ord(c): f"\\u{ord(c):04x}" for c in "<>&"})
     return (page.replace("__PAGE_CSS__\n", textwrap.indent(css, "  ")).replace("__PAGE_JS__\n", js)
             .replace("__ROOT_JSON__", as_json).replace("__ROOT_HTML__", html.escape(root, quote=True)))
 
@@ -66,10 +63,9 @@ def page_html(root: str = "") -> str:
 def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
                max_body_bytes: int = limits.DEFAULT_MAX_BODY_BYTES, *, threads: int = limits.DEFAULT_THREADS,
                max_seconds: float = limits.DEFAULT_MAX_SECONDS) -> FastAPI:
-    """The lookup service (docs/service.md) over the snapshot of ``store`` (a path or an open
-    Store; StoreError when it is missing, not a store or holds no table) taken now: per request at
-    most ``max_items`` values or runs, ``max_body_bytes`` of body (413), ``max_seconds`` of
-    estimated work (422), answered by a pool of ``threads`` threads."""
+    """The lookup service (docs/service.md) over the snapshot of ``store`` (a path or an open Store)
+    taken now: per request at most ``max_items`` values or runs, ``max_body_bytes`` of body (413) and
+    ``max_seconds`` of estimated work (422), answered by a pool of ``threads`` threads."""
     service = LookupService(store, max_items=max_items, max_seconds=max_seconds)
     pool = ThreadPoolExecutor(max(1, int(threads)), thread_name_prefix="irscale-lookup")
 
@@ -104,8 +100,7 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
         return await user_error(request, validation_error([{**p, "loc": p["loc"][1:]} for p in error.errors()]))
 
     async def answered(request: Request, work: Any, *args: Any) -> Response:
-        """``work(*args)`` in the pool as a JSON answer; any exception is answered here (one
-        reaching the server would make it drop the connection)."""
+        """``work(*args)`` in the pool as a JSON answer, every exception answered here (not by the server)."""
         try:
             return _json(await asyncio.get_running_loop().run_in_executor(pool, work, *args))
         except IrscaleError as e:
@@ -121,36 +116,30 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
               openapi_extra={"requestBody": {"required": True, "content": {
                   "application/json": {"schema": models.RankRequest.model_json_schema()}}}})
     async def rank(request: Request) -> Response:
-        """Map raw values of a measure (within tolerance) or judged runs (exactly) to their
-        1-based unq ranks and to [0, 1]."""
+        """Map raw values of a measure (within tolerance) or judged runs (exactly) to unq ranks and to [0, 1]."""
         too_large = PayloadTooLargeError(f"the request body is larger than this service accepts ({max_body_bytes} "
                                          f"bytes); split the batch")
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_body_bytes:
             raise too_large
-        chunks, size = [], 0
+        body = bytearray()
         async for chunk in request.stream():        # no Content-Length (chunked): counted as it comes
-            size += len(chunk)
-            if size > max_body_bytes:
+            body += chunk
+            if len(body) > max_body_bytes:
                 raise too_large
-            chunks.append(chunk)
-        return await answered(request, service.rank, b"".join(chunks))
+        return await answered(request, service.rank, bytes(body))
 
     @app.get("/v1/tables", response_model=models.TablesResponse, summary="List the tables")
     async def tables() -> Response:
-        """The store's format and the metadata of every table served (those of ``irscale info
-        --json``, with the names ir_measures and trec_eval give each measure)."""
+        """The store's format and every table's metadata (of ``irscale info --json``, with its names)."""
         return _json(service.tables_json)
 
     @app.get("/v1/table", response_model=models.TableViewResponse, responses=_ERRORS, summary="View one scale")
     async def table_view(request: Request, query: Annotated[models.ViewQuery, Query()]) -> Response:
-        """A bounded view of the scale of one measure (and recall base) for plotting: the values
-        at the first and last rank of at most ``points`` bins of consecutive ranks, and a
-        histogram of the gaps between consecutive distinct values (422 when its estimated work
-        is over the limit)."""
-        check_view_names(request.query_params.multi_items())
-        return await answered(request, service.view, query.measure.strip(), view_rb(query.rb), query.points, query.bins,
-                              query.gaps)
+        """A bounded view of one scale for plotting: the values at the first and last rank of ``points``
+        bins of consecutive ranks, and a histogram of the gaps between consecutive distinct values."""
+        rb = view_rb(request.query_params.multi_items())
+        return await answered(request, service.view, query.measure.strip(), rb, query.points, query.bins, query.gaps)
 
     @app.get("/", include_in_schema=False)
     async def page(request: Request) -> HTMLResponse:
@@ -168,8 +157,7 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
 def serve(store_path: str | os.PathLike, host: str = "127.0.0.1", port: int = 8000, log_level: str = "info", *,
           max_connections: int = limits.DEFAULT_MAX_CONNECTIONS, **options: Any) -> None:
     """Serve the tables of ``store_path`` over HTTP until interrupted (``options``: those of
-    :func:`create_app`). A missing or foreign store raises StoreError and a busy port
-    IrscaleError before anything starts (the command line prints one line, exit 2)."""
+    :func:`create_app`); a missing store raises StoreError and a busy port IrscaleError first."""
     store = irscale.open_store(store_path)
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

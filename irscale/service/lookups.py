@@ -13,7 +13,7 @@ import numpy as np
 import pydantic_core
 
 import irscale
-from irscale.errors import IrscaleError, IrscaleWarning, MeasureError, StoreError, TableNotFoundError
+from irscale.errors import IrscaleWarning, MeasureError, StoreError, TableNotFoundError
 from irscale.errors import ValueNotInScaleError as NotAValue
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.measures.user_names import names_of, read_stored
@@ -104,17 +104,10 @@ class LookupService:
             raise TableNotFoundError(f"this store has no table {m}; available tables: {', '.join(self.tables)}")
         try:
             return self.store.scale(m, rb)
-        except TableNotFoundError:      # a table per recall-base vector (the reader's message names the file)
-            try:
-                vec = "(" + ",".join(map(str, m.table_rb(m.check_rb(rb)))) + ")"
-            except (IrscaleError, TypeError, ValueError):
-                vec = str(rb)
+        except TableNotFoundError as e:      # a table per recall-base vector: those the store has
             have = ", ".join("(" + ",".join(map(str, t["rb_counts"])) + ")" for t in self.tables.values()
                              if t["measure"] == str(m) and t["rb_counts"] is not None)
-            raise TableNotFoundError(f"this store has no table {m} for the per-grade counts {vec}"
-                                     + (f" (it has {m} for {have})" if have else "")
-                                     + f"; create it with: irscale build --measures \"{m}\" --rb \"{vec}\" "
-                                       f"--out STORE") from None
+            raise TableNotFoundError(f"{e}" + (f" (it has {m} for {have})" if have else "")) from None
 
     def scrub(self, message: str) -> str:
         """``message`` without the store's location (its path becomes "this store")."""

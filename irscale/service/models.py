@@ -207,22 +207,17 @@ def runs_array(runs: list, measure: Measure, maybe_bools: bool = True) -> np.nda
     return runs
 
 
-def check_view_names(items: list[tuple[str, str]]) -> None:
-    """Raise RequestError (422) for a query parameter of GET /v1/table unknown or given twice."""
-    seen: set[str] = set()
-    for name, _ in items:
+def view_rb(items: list[tuple[str, str]]) -> int | tuple[int, ...] | None:
+    """The ``rb`` of a GET /v1/table query (its items): ``5``, or per-grade counts ``3,2`` (brackets or
+    parentheses make counts even of one: ``(3)``); RequestError for a parameter unknown or given twice."""
+    names = [name for name, _ in items]
+    for name in names:
         if name not in VIEW_PARAMETERS:
             raise RequestError(f"unknown parameter {short(name)} (the parameters are {', '.join(VIEW_PARAMETERS)})",
                                [{"loc": name[:limits.MAX_QUOTED], "message": "unknown parameter"}])
-        if name in seen:
+        if names.count(name) > 1:
             raise RequestError(f"parameter {name!r} given twice", [{"loc": name, "message": "given twice"}])
-        seen.add(name)
-
-
-def view_rb(text: str | None) -> int | tuple[int, ...] | None:
-    """The ``rb`` of GET /v1/table: ``5``, or per-grade counts ``3,2`` (brackets or
-    parentheses allowed, which make counts even of one: ``(3)``)."""
-    text = (text or "").strip()
+    text = dict(items).get("rb", "").strip()
     if not text:
         return None
     inner = text[1:-1] if text[:1] + text[-1:] in ("()", "[]") else text
