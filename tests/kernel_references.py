@@ -540,6 +540,28 @@ def oracle_count(a_side, b_side, r, y, strict):
     return total
 
 
+def oracle_lists(b_side, want, thresholds, bucket_entries):
+    """Side B's lists for thresholds 0..want: per list (values, positions in B, weight before
+    each entry, total weight, bucket starts, first value, buckets per unit of value); list t
+    holds the entries (s, c, w) with c <= t (every entry unless ``thresholds``), bucket g
+    starting at the first entry not below first + g * width."""
+    out = []
+    for t in range(want + 1):
+        entries = [(i, s, w) for i, (s, c, w) in enumerate(b_side) if not thresholds or c <= t]
+        xs = [s for _, s, _ in entries]
+        before = [sum(w for _, _, w in entries[:k]) for k in range(len(entries))]
+        buckets = max(1, len(xs) // bucket_entries)
+        if not xs:
+            out.append((xs, [], before, 0, [0] * (buckets + 1), 0.0, 0.0))
+            continue
+        width = (xs[-1] - xs[0]) / buckets
+        edges = [xs[0] + g * width if width > 0 else xs[0] for g in range(buckets + 1)]
+        starts = [sum(1 for x in xs if x < e) for e in edges]
+        out.append((xs, [i for i, _, _ in entries], before, sum(w for _, _, w in entries), starts, xs[0],
+                    1.0 / width if width > 0 else 0.0))
+    return out
+
+
 def oracle_band(a_side, b_side, r, lo, hi):
     """The pairs (index in A, index in B) counted by count(hi) (<=) and not by count(lo) (<)."""
     out = []

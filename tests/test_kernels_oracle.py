@@ -3,7 +3,7 @@ double loops of tests/kernel_references.py, on random sides with counts and weig
 many equal values, so that the strict and non-strict comparisons are both exercised)."""
 import numpy as np
 import pytest
-from kernel_references import oracle_band, oracle_count
+from kernel_references import oracle_band, oracle_count, oracle_lists
 
 from irscale.scales.tables import oracle_form as of
 from irscale.scales.tables.oracle_form import Searchable, Side
@@ -52,3 +52,21 @@ def test_bands_over_the_limit_are_flagged_not_listed():
     view = _searchable(rng, False, False)
     counts, starts, pa, pb, over = view.scan(np.array([-np.inf, 0.5]), np.array([np.inf, 0.5]), 0, limit=3)
     assert over[0] and starts[1] == 0
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("rb_dependent,weights", [(False, False), (True, False), (True, True), (False, True)])
+def test_lists_equal_the_plain_loops(seed, rb_dependent, weights):
+    """Side B's lists per count threshold (fill_lists) as the plain loops build them."""
+    rng = np.random.default_rng(seed)
+    B = _side(rng, int(rng.integers(0, 60)), 5 if rb_dependent else 0, weights)
+    lists = of.Lists(B, rb_dependent)
+    want = int(rng.integers(0, 7))
+    Bx, Bpos, Bcw, WB, Boff, Bidx, Bidx_off, Bmin, Binv, T = lists.ready(want)
+    ref = oracle_lists(list(zip(B.s.tolist(), B.c.tolist(), B.w.tolist())), T, lists.T_full > 0, of.BUCKET_ENTRIES)
+    assert T == min(want, lists.T_full) and len(WB) == len(ref)
+    for t, (xs, pos, before, total, starts, xmin, inv) in enumerate(ref):
+        part = slice(Boff[t], Boff[t + 1])
+        assert Bx[part].tolist() == xs and Bpos[part].tolist() == pos and WB[t] == total
+        assert Bcw[part].tolist() == before if not lists.unit else Bcw.size == 0
+        assert Bidx[Bidx_off[t]:Bidx_off[t + 1]].tolist() == starts and (Bmin[t], Binv[t]) == (xmin, inv)

@@ -228,3 +228,40 @@ def bucket_index(x: np.ndarray, buckets: int) -> tuple[np.ndarray, float, float]
     edges = xmin + np.arange(buckets + 1, dtype=np.float64) * width if width > 0 else np.full(buckets + 1, xmin)
     idx = np.searchsorted(x, edges, side="left").astype(np.int64)
     return idx, xmin, inv
+
+
+@nb.njit(cache=True)
+def fill_lists(s, c, w, thresholds, unit, Boff, Bidx_off, Bx, Bpos, Bcw, Bidx, Bmin, Binv, WB):
+    """Side B's lists (see the module docstring) for thresholds 0..len(WB) - 1, written into
+    arrays sized by the caller (``Boff``, ``Bidx_off``: where each list and its bucket index
+    go): list t holds the entries with ``c <= t`` (every entry unless ``thresholds``) in
+    their order (B is sorted by value), its bucket index as :func:`bucket_index` makes it."""
+    for t in range(WB.shape[0]):
+        k, total = Boff[t], 0
+        for i in range(s.shape[0]):
+            if thresholds and c[i] > t:
+                continue
+            Bx[k] = s[i]
+            Bpos[k] = i
+            if not unit:
+                Bcw[k] = total
+            total += w[i]
+            k += 1
+        WB[t] = total
+        lo, hi, g0 = Boff[t], Boff[t + 1], Bidx_off[t]
+        buckets = Bidx_off[t + 1] - g0 - 1
+        if hi == lo:
+            for g in range(buckets + 1):
+                Bidx[g0 + g] = 0
+            Bmin[t], Binv[t] = 0.0, 0.0
+            continue
+        xmin, xmax = Bx[lo], Bx[hi - 1]
+        width = (xmax - xmin) / buckets
+        Bmin[t] = xmin
+        Binv[t] = 1.0 / width if width > 0 else 0.0
+        j = lo
+        for g in range(buckets + 1):           # entries below each edge: a merge of two sorted lists
+            edge = xmin + g * width if width > 0 else xmin
+            while j < hi and Bx[j] < edge:
+                j += 1
+            Bidx[g0 + g] = j - lo
