@@ -36,8 +36,7 @@ VERIFY_ON_OPEN_BYTES = 64 << 20
 #: The hash of table checksums and dataset digests.
 new_checksum = hashlib.sha256
 #: Integers past int64 (the run counts and K of bounded scales, up to 2^1000 and more) are
-#: stored as decimal text; readers take either.
-_INT64 = 2 ** 63 - 1
+#: stored as decimal text (:func:`int_attr`); readers take either.
 _DECIMAL = re.compile(r"[0-9]{1,4000}")
 
 
@@ -66,9 +65,9 @@ def _tagged(value: object) -> list:
 def table_checksum(attrs: dict) -> str:
     """The checksum of a table from its decoded attributes: the sha256 of those it covers,
     sorted by name, each with its type."""
-    items = [[k, *_tagged(attrs[k])] for k in sorted(attrs) if k not in _NOT_HASHED]
-    return new_checksum(b"irscale-table-v4\0" + json.dumps(items, ensure_ascii=True, separators=(",", ":")).encode()
-                        ).hexdigest()
+    items = json.dumps([[k, *_tagged(attrs[k])] for k in sorted(attrs) if k not in _NOT_HASHED], ensure_ascii=True,
+                       separators=(",", ":"))
+    return new_checksum(b"irscale-table-v4\0" + items.encode()).hexdigest()
 
 
 def decode_attrs(attrs: Mapping) -> dict:
@@ -91,7 +90,7 @@ def little_endian_bytes(arr: np.ndarray) -> memoryview:
 def int_attr(value: int) -> int | str:
     """An integer as an HDF5 attribute: itself within int64, else its decimal text."""
     value = int(value)
-    return value if -_INT64 <= value <= _INT64 else str(value)
+    return value if abs(value) < 2 ** 63 else str(value)
 
 
 def _get(attrs: Mapping, key: str, kinds: tuple, default: object = ..., text: bool = False) -> object:

@@ -1,10 +1,7 @@
 """One file for sharing: :func:`pack` writes every table of a store folder into one HDF5
-file (groups ``/tables/NAME``, the table attributes and datasets in each), and
-:func:`unpack` makes a store folder of such a file, which is read directly, like a folder
-(:class:`irscale.store.reader.Store`). Both verify every table whole before they copy it,
-from the file they verified: a damaged table is refused, naming it, and never copied.
-What they write is written by irscale (:func:`_copy`), never copied by HDF5.
-"""
+file (groups ``/tables/NAME``), read directly like a folder; :func:`unpack` makes a store
+folder of it. Both verify every table whole and copy it from the file they verified (a
+damaged table is refused, naming it); irscale writes what they write (:func:`_copy`)."""
 from __future__ import annotations
 
 import os

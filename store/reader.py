@@ -2,15 +2,13 @@
 layouts, memory-mapped, and their scales. Readers take no lock and write nothing.
 
 A table is checked before any of its data is touched (:func:`_check`): the latest HDF5
-file format (libhdf5 checks its metadata against their checksums), scalar attributes of
-fixed-size types that match the table's checksum, and exactly the datasets its digests
-name, each a hard link to a contiguous dataset inside the file of the dtype and shape its
-digest gives. A file is opened once and its datasets are memory-mapped from that
-descriptor, so a table replaced meanwhile (a commit renames a new file into place) is read
-whole from the old file or the new one. Then its layout validates the table; tables of
-less than ``VERIFY_ON_OPEN_BYTES`` are verified whole. Damage raises
-:class:`~irscale.errors.CorruptStoreError` naming the table and the command that rebuilds
-it; a file of another format is refused in one line saying so.
+file format (checksummed metadata), scalar attributes of fixed-size types that match its
+checksum, exactly the datasets its digests name, each a hard link to a contiguous dataset
+inside the file of the dtype and shape its digest gives. A file is opened once and its
+datasets are memory-mapped from that descriptor, so a table replaced meanwhile is read
+whole from the old file or the new one. Then its layout validates the table (whole when it
+is smaller than ``VERIFY_ON_OPEN_BYTES``). Damage raises CorruptStoreError naming the
+table and the command that rebuilds it; a file of another format is refused in one line.
 """
 from __future__ import annotations
 
@@ -63,7 +61,8 @@ def _reason(e: BaseException) -> str:
 @contextlib.contextmanager
 def _open(path: Path) -> Iterator[tuple[BinaryIO, h5py.File] | None]:
     """The regular file ``path`` opened once, and HDF5 reading it from that descriptor (None
-    without it: a FIFO or a device is not opened for reading)."""
+    without it: a FIFO or a device is not read). Its file object, of the descriptor, names
+    no path, so that no memory map of it (``filename``) leads a reader to open it again."""
     fd = None
     with contextlib.suppress(FileNotFoundError):
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -197,8 +196,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
-        self._cache: dict = {}
-        self._scales: dict = {}
+        self._cache, self._scales = {}, {}
         self._packed: tuple[BinaryIO, h5py.File] | None = None
         if self.path.is_dir():
             self.attrs = folder.read_manifest(self.path)
@@ -316,11 +314,9 @@ class Store:
         return err
 
     def table(self, measure: str | Measure, verify: bool = False, table_rb: tuple | None = None) -> Table:
-        """The :class:`~irscale.scales.tables.scale.Table` of ``measure`` (memory-mapped),
-        checked (raises :class:`~irscale.errors.CorruptStoreError` naming the table);
-        ``verify`` verifies it whole: every digest and the layout's deep checks. Measures
-        with a table per recall-base vector: the table of ``table_rb`` (default: the common
-        one, (N, ..., N))."""
+        """The :class:`~irscale.scales.tables.scale.Table` of ``measure`` (for measures with a
+        table per recall-base vector: of ``table_rb``, default (N, ..., N)), memory-mapped and
+        checked; ``verify``: verified whole (every digest, the layout's deep checks)."""
         m = parse_measure(measure)
         key = (m, self._table_rb(m, table_rb))
         if key not in self._cache or verify:
@@ -415,9 +411,7 @@ class Store:
         store has none: bounded scales are used only where asked for, never by :meth:`scale`."""
         m = parse_measure(measure)
         trb = self._table_rb(m, table_rb)
-        if not m.bounded_only or self.layout_of(m, trb) != "bounded":
-            return None
-        return self.table(m, table_rb=trb)
+        return self.table(m, table_rb=trb) if m.bounded_only and self.layout_of(m, trb) == "bounded" else None
 
     def scale(self, measure: str | Measure, rb: RecallBase = None) -> Scale:
         """The :class:`~irscale.scales.tables.scale.Scale` of a stored table for the actual
