@@ -195,26 +195,20 @@ def _forget_checkpoints(wd: Path, measure: str) -> None:
         shutil.rmtree(sub[0], ignore_errors=True)
 
 
-def check_room(path: Path, tables: list) -> None:
-    """Refuse (DiskFullError) a commit whose table files cannot fit on the disk or exceed the file-size limit."""
+def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool = False) -> None:
+    """:func:`~irscale.store.writer.commit`, refused (DiskFullError) when the table files cannot fit on the disk
+    or exceed the file-size limit; a full disk met while writing is DiskFullError."""
     sizes = [table_bytes(t) for t in tables]
     limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
     if limit != resource.RLIM_INFINITY and sizes and max(sizes) > limit:
         raise DiskFullError(f"file size limit reached writing {path}: file too large (a table file takes about "
                             f"{size(max(sizes))}, and this process may write files of at most {size(limit)}, "
                             f"ulimit -f)")
-    try:
+    with contextlib.suppress(OSError):
         free = shutil.disk_usage(path).free
-    except OSError:
-        return
-    if sum(sizes) > free:
-        raise DiskFullError(f"disk full while writing {path} ({size(free)} free on {path}; the new tables need "
-                            f"about {size(sum(sizes))})")
-
-
-def commit_checked(path: Path, tables: list, build_seconds: dict, progress: bool = False) -> None:
-    """:func:`~irscale.store.writer.commit` after :func:`check_room`; a full disk met writing is DiskFullError."""
-    check_room(path, tables)
+        if sum(sizes) > free:
+            raise DiskFullError(f"disk full while writing {path} ({size(free)} free on {path}; the new tables need "
+                                f"about {size(sum(sizes))})")
     try:
         commit(path, tables, build_seconds, progress=progress)
     except (StoreError, OSError, RuntimeError) as e:
