@@ -230,3 +230,27 @@ def test_vectors_no_oracle_serves_are_estimated_and_guarded_as_tables():
     assert auto.memory == table.memory > 0 and auto.stored == table.stored > 0 and auto.runs == table.runs
     assert estimate(m, (12, 2)).memory == 0                   # an oracle: nothing stored
     assert runs_enumerated(m, (12, 2)) == 0 and runs_enumerated(m, (3, 2)) == m.table_runs((3, 2)) > 0
+
+
+def test_explain_says_which_count_vectors_have_tables(tmp_path):
+    """A measure whose topics' count vectors are served partly by oracles, partly by tables:
+    --explain says how many of each, not 'rank oracle' alone."""
+    import warnings
+
+    from irscale.scales.runs.evaluator import Evaluator
+    qrels = tmp_path / "qrels.txt"
+    lines = [f"1 0 a{i} {1 if i < 2 else 2}" for i in range(8)]           # (2, 6): grade 1 bounds alone
+    lines += [f"2 0 b{i} {1 if i < 2 else 2}" for i in range(5)]          # (2, 3): both grades bound
+    qrels.write_text("\n".join(lines) + "\n")
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"{q} Q0 {d} {r} {10 - r} x\n" for q, docs in (("1", "a"), ("2", "b"))
+                           for r, d in enumerate(f"{docs}{i}" for i in range(6))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ev = Evaluator(str(qrels), "nDCG@6", store=tmp_path / "s")
+        ev.evaluate(str(run))
+    [(name, said)] = ev.explain().items()
+    m = ev.measures()[0]
+    layouts = sorted(str(ev.store.layout_of(m, t)) for t in ((2, 6), (2, 3)))
+    assert layouts == ["entries", "oracle"], layouts            # a table of the entries layout, an oracle
+    assert "rank oracle for 1 of its 2 count vectors" in said and "table for the other 1" in said, said

@@ -223,8 +223,25 @@ class Evaluator:
         if kind == "exact: closed form":
             return f"{kind}: ranks counted by formula, no table (docs/exactness.md)"
         if kind == "exact: rank oracle":
-            return f"{kind}: ranks counted from the measure's structure, no table (docs/exactness.md)"
+            tables = self._tables_among_oracles(m)
+            if not tables:
+                return f"{kind}: ranks counted from the measure's structure, no table (docs/exactness.md)"
+            oracles, total = tables[0], tables[1]
+            return (f"{kind} for {oracles} of its {total} count vectors (ranks counted from the measure's structure, "
+                    f"docs/exactness.md), exact: table for the other {total - oracles} in {self.path}"
+                    + (" (built now)" if m in self.built else ""))
         return f"{kind} in {self.path}" + (" (built now)" if m in self.built else "")
+
+    def _tables_among_oracles(self, m: Measure) -> tuple[int, int] | None:
+        """(count vectors served by an oracle, count vectors) of a measure with oracles
+        whose store holds tables for some of the topics' count vectors (None: none)."""
+        if self.store is None or not m.recall_base.per_grade:
+            return None
+        c = self.conventions
+        rbs = table_needs(self.qrels, [m], c.rb_scale, c.max_grade, c.rel_level).get(m, [])
+        layouts_used = [self.store.layout_of(m, t) for t in rbs]
+        tables = sum(layout not in (None, "oracle") for layout in layouts_used)
+        return None if not tables else (len(layouts_used) - tables, len(layouts_used))
 
     def _uses_bounds(self) -> bool:
         """Whether some measure is scaled by a bounded scale (scores gain their intervals)."""
