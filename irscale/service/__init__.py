@@ -1,7 +1,6 @@
-"""The HTTP lookup service, read-only (no file path in or out): ``irscale serve`` (:func:`serve`),
-gunicorn behind a reverse proxy (docs/service.md, "Deployment") or an ASGI application
-(:func:`create_app`). Modules: ``models`` (requests read and checked, answers), ``lookups``,
-``app``; the names below load them (and FastAPI) when first used. Its limits and defaults:"""
+"""The HTTP lookup service, read-only: ``irscale serve`` (:func:`serve`), gunicorn behind a reverse proxy
+(docs/service.md) or an ASGI app (:func:`create_app`); modules ``models`` (requests read and checked,
+answers), ``lookups``, ``app``, loaded (with FastAPI) when first used. Its limits and defaults:"""
 from __future__ import annotations
 
 import importlib

@@ -2,7 +2,6 @@
 one uvicorn process with uvicorn's own limits; slow clients and memory are the deployment's)."""
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import html
@@ -10,17 +9,16 @@ import logging
 import os
 import resource
 import socket
-import textwrap
-from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from importlib import resources
 from typing import Annotated, Any
 
+import anyio.to_thread
 import pydantic_core
 import uvicorn
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import Response
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException
 
@@ -33,19 +31,13 @@ from irscale.service.models import InvalidJSONError, PayloadTooLargeError, valid
 from irscale.version import __version__
 
 log = logging.getLogger("irscale.service")
-#: Where the files of the interactive docs (fastapi-offline's Swagger UI, ReDoc, icon) are served.
-DOCS_ASSETS = "/docs-assets"
 _STATUS = ((InvalidJSONError, 400), (TableNotFoundError, 404), (PayloadTooLargeError, 413), (CorruptStoreError, 500))
 _ERRORS = {status: {"model": models.ErrorResponse} for status in (400, 404, 413, 422)}
 
 
-def _json(payload: bytes, status: int = 200, headers: dict | None = None) -> Response:
-    return Response(payload, status_code=status, media_type="application/json", headers=headers)
-
-
 def _error(kind: str, message: str, status: int, details: list | None = None, headers: dict | None = None) -> Response:
     error = {"type": kind, "message": message} | ({"details": details} if details else {})
-    return _json(pydantic_core.to_json({"error": error}), status, headers)
+    return Response(pydantic_core.to_json({"error": error}), status, headers, "application/json")
 
 
 @functools.lru_cache(maxsize=16)
@@ -56,7 +48,7 @@ def page_html(root: str = "") -> str:
     css, js, page = ((static / name).read_text(encoding="utf-8") for name in ("page.css", "page.js", "page.html"))
     root = root.rstrip("/")
     as_json = pydantic_core.to_json(root).decode().translate({ord(c): f"\\u{ord(c):04x}" for c in "<>&"})
-    return (page.replace("__PAGE_CSS__\n", textwrap.indent(css, "  ")).replace("__PAGE_JS__\n", js)
+    return (page.replace("__PAGE_CSS__\n", css).replace("__PAGE_JS__\n", js)
             .replace("__ROOT_JSON__", as_json).replace("__ROOT_HTML__", html.escape(root, quote=True)))
 
 
@@ -67,19 +59,12 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
     taken now: per request at most ``max_items`` values or runs, ``max_body_bytes`` of body (413) and
     ``max_seconds`` of estimated work (422), answered by a pool of ``threads`` threads."""
     service = LookupService(store, max_items=max_items, max_seconds=max_seconds)
-    pool = ThreadPoolExecutor(max(1, int(threads)), thread_name_prefix="irscale-lookup")
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI):
-        yield
-        pool.shutdown(wait=False, cancel_futures=True)
+    pool = anyio.CapacityLimiter(max(1, int(threads)))      # the threads that answer at once; the others wait
 
     app = FastAPIOffline(title="irscale lookup service", version=__version__,
-                         description="Unq interval-scale ranks of IR evaluation measure values and judged runs, "
-                                     "from exact precomputed tables. Every error answers "
-                                     '`{"error": {"type": ..., "message": ...}}`.',
-                         static_url=DOCS_ASSETS, swagger_ui_parameters={"validatorUrl": None},  # no online badge
-                         lifespan=lifespan)
+                         description="Unq interval-scale ranks of IR measure values and judged runs, from exact "
+                                     'tables. Every error answers `{"error": {"type": ..., "message": ...}}`.',
+                         static_url="/docs-assets", swagger_ui_parameters={"validatorUrl": None})  # no CDN, no badge
     app.state.service = service
 
     @app.exception_handler(IrscaleError)
@@ -90,8 +75,7 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> Response:
-        path = request.url.path
-        path = path if len(path) <= limits.MAX_QUOTED else path[:limits.MAX_QUOTED] + "..."     # not echoed whole
+        path = request.url.path[:limits.MAX_QUOTED] + "..." * (len(request.url.path) > limits.MAX_QUOTED)   # cut
         return _error(HTTPStatus(error.status_code).phrase.replace(" ", ""), f"{error.detail}: {request.method} "
                       f"{path} (the API is described at /docs)", error.status_code, headers=error.headers)
 
@@ -102,7 +86,8 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
     async def answered(request: Request, work: Any, *args: Any) -> Response:
         """``work(*args)`` in the pool as a JSON answer, every exception answered here (not by the server)."""
         try:
-            return _json(await asyncio.get_running_loop().run_in_executor(pool, work, *args))
+            answer = await anyio.to_thread.run_sync(work, *args, limiter=pool)
+            return Response(answer, media_type="application/json")
         except IrscaleError as e:
             return await user_error(request, e)
         except MemoryError:
@@ -132,7 +117,7 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
     @app.get("/v1/tables", response_model=models.TablesResponse, summary="List the tables")
     async def tables() -> Response:
         """The store's format and every table's metadata (of ``irscale info --json``, with its names)."""
-        return _json(service.tables_json)
+        return Response(service.tables_json, media_type="application/json")
 
     @app.get("/v1/table", response_model=models.TableViewResponse, responses=_ERRORS, summary="View one scale")
     async def table_view(request: Request, query: Annotated[models.ViewQuery, Query()]) -> Response:
@@ -142,9 +127,9 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
         return await answered(request, service.view, query.measure.strip(), rb, query.points, query.bins, query.gaps)
 
     @app.get("/", include_in_schema=False)
-    async def page(request: Request) -> HTMLResponse:
+    async def page(request: Request) -> Response:
         """The page for research use (:func:`page_html`)."""
-        return HTMLResponse(page_html(request.scope.get("root_path", "")))
+        return Response(page_html(request.scope.get("root_path", "")), media_type="text/html")
 
     @app.get("/healthz", response_model=models.HealthResponse, summary="Liveness")
     async def healthz() -> dict:

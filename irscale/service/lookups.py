@@ -13,8 +13,7 @@ import numpy as np
 import pydantic_core
 
 import irscale
-from irscale.errors import IrscaleWarning, MeasureError, StoreError, TableNotFoundError
-from irscale.errors import ValueNotInScaleError as NotAValue
+from irscale.errors import IrscaleWarning, MeasureError, StoreError, TableNotFoundError, ValueNotInScaleError
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.measures.user_names import names_of, read_stored
 from irscale.scales.tables.layouts import kind_of_scale
@@ -31,14 +30,10 @@ GAP_WINDOWS = 64
 GAP_WINDOW = 4096
 
 
-def _layout(scale: Scale) -> str:
-    return getattr(scale.table, "layout", "")
-
-
 def unit_cost(scale: Scale) -> float:
     """Estimated microseconds of one value, run or view rank of ``scale`` (measured on 2 cores)."""
-    n = scale.measure.n
-    return max(2.0, 2 ** ((n - 26) / 2)) if _layout(scale) == "oracle" else 2.0 + n / 50 * (_layout(scale) == "closed")
+    n, layout = scale.measure.n, getattr(scale.table, "layout", "")
+    return max(2.0, 2 ** ((n - 26) / 2)) if layout == "oracle" else 2.0 + n / 50 * (layout == "closed")
 
 
 def cost(scale: Scale, items: int = 0, points: int | None = None, listed: bool = False,
@@ -48,25 +43,24 @@ def cost(scale: Scale, items: int = 0, points: int | None = None, listed: bool =
     if points is None:
         return items * (unit_cost(scale) + listed * (3 + 0.7 * scale.measure.n)) * 1e-6
     plan, read = gap_plan(scale, windows)
-    k, n = int(scale.k), scale.measure.n
+    k, n, closed = int(scale.k), scale.measure.n, getattr(scale.table, "layout", "") == "closed"
     ranks = 2 * min(points, k) + (read / 20 if plan == "stream" else read)
-    return (ranks * unit_cost(scale) + (2.5e-5 * k * n * n if _layout(scale) == "closed" else 0.0)) * 1e-6
+    return (ranks * unit_cost(scale) + 2.5e-5 * k * n * n * closed) * 1e-6     # a closed form counts its runs
 
 
 def gap_plan(scale: Scale, windows: int | None = None) -> tuple[str, int]:
     """How the gaps of ``scale`` are read, ``"all"``, ``"stream"`` (the stored entries) or ``"sampled"``, and
     how many values that reads."""
-    k = int(scale.k)
-    stored = k if _layout(scale) == "implicit" else int(scale.table.n_entries)     # oracles and closed forms: 0
+    k, layout = int(scale.k), getattr(scale.table, "layout", "")
+    stored = k if layout == "implicit" else int(scale.table.n_entries)     # oracles and closed forms: 0
     if k <= GAP_WINDOWS * GAP_WINDOW:
         return "all", k
     return ("stream", stored) if 0 < stored <= VIEW_EXACT_VALUES else ("sampled", (windows or GAP_WINDOWS) * GAP_WINDOW)
 
 
 class LookupService:
-    """The lookups on the snapshot of ``store`` (a path, or an open Store) taken here, every table
-    opened (memory-mapped): at most ``max_items`` values or runs and ``max_seconds`` of estimated
-    work (:func:`cost`) per request; thread-safe."""
+    """The lookups on the snapshot of ``store`` (a path, or an open Store) taken here: at most ``max_items``
+    values or runs and ``max_seconds`` of estimated work (:func:`cost`) per request; thread-safe."""
 
     def __init__(self, store: Any, max_items: int = DEFAULT_MAX_ITEMS, max_seconds: float = DEFAULT_MAX_SECONDS):
         self.store = store if isinstance(store, irscale.Store) else irscale.open_store(store)
@@ -85,10 +79,9 @@ class LookupService:
         self.measures = {t["measure"] for t in self.tables.values()}
         store = {key: self.store.attrs.get(key) for key in StoreInfo.model_fields}
         self.tables_json = pydantic_core.to_json({"store": store, "tables": list(self.tables.values())})
-        path = Path(self.store.path)
-        secrets = {str(path.resolve()), str(path.resolve().parent) + os.sep}     # never in an answer
-        if os.sep in str(path):     # a bare file name is no location (and may be a word of a message)
-            secrets |= {str(path), str(path.parent) + os.sep}
+        path = Path(self.store.path)        # never in an answer; a bare file name is no location (and may be a word)
+        paths = [path.resolve()] + ([path] if os.sep in str(path) else [])
+        secrets = {str(p) for p in paths} | {str(p.parent) + os.sep for p in paths}
         self._secrets = sorted(secrets - {os.sep}, key=len, reverse=True)
         self.scale = functools.lru_cache(maxsize=256)(self._open_scale)
         for t in self.tables.values():
@@ -130,10 +123,9 @@ class LookupService:
         scale = self.scale(query.measure, tuple(query.rb) if isinstance(query.rb, list) else query.rb)
         items = query.values if query.values is not None else runs_array(
             query.runs, scale.measure, maybe_bools=b"true" in body or b"false" in body)
-        listed = query.runs is not None and isinstance(items, list)
-        most = int(self.max_seconds / cost(scale, 1, listed=listed))
-        what = f"{len(items)} {'values' if query.runs is None else 'runs'}"
-        self._check_cost(scale, cost(scale, len(items), listed=listed), what, f"send at most {most} per request")
+        each = cost(scale, 1, listed=query.runs is not None and isinstance(items, list))
+        self._check_cost(scale, len(items) * each, f"{len(items)} {'values' if query.runs is None else 'runs'}",
+                         f"send at most {int(self.max_seconds / each)} per request")
         ranks = _rank_values(scale, query) if query.values is not None else (
             scale.rank_runs(items) if len(items) else np.zeros(0, np.int64))
         answer = {"measure": str(scale.measure), "rb": scale.rb, "k": scale.k, "rank": ranks.tolist()}
@@ -141,13 +133,22 @@ class LookupService:
 
     @functools.lru_cache(maxsize=16)  # noqa: B019  (one service per process, the cache of its views)
     def view(self, measure: str, rb: Any, points: int, bins: int, gaps: str) -> bytes:
-        """The JSON answer (TableViewResponse) to GET /v1/table, its work estimated first."""
+        """The JSON answer (TableViewResponse) to GET /v1/table, its work estimated first: the values at
+        the first and last rank of ``min(points, K)`` bins of consecutive ranks, and the gap histogram."""
         scale = self.scale(measure, rb)
         # slow scales (rank oracles at large N) have their gaps sampled in fewer windows
         windows = max(1, min(GAP_WINDOWS, int(self.max_seconds * 5e5 / GAP_WINDOW / unit_cost(scale))))
         self._check_cost(scale, cost(scale, points=points, windows=windows), "the view",
                          "ask for fewer points, or rank values and runs with POST /v1/rank")
-        return table_view(scale, points, bins, gaps, windows)
+        k = int(scale.k)
+        m = min(points, k)
+        cuts = (np.arange(m + 1, dtype=np.int64) * k) // m      # bin i: ranks cuts[i] + 1 .. cuts[i + 1]
+        lo, hi = cuts[:-1] + 1, cuts[1:]
+        values = scale.values_of_ranks(np.concatenate([lo, hi]))
+        return pydantic_core.to_json({
+            "measure": str(scale.measure), "rb": scale.rb, "k": k, "n_runs": int(scale.n_runs), "points": m,
+            "exact": m == k, "rank_lo": lo.tolist(), "rank_hi": hi.tolist(), "value_lo": values[:m].tolist(),
+            "value_hi": values[m:].tolist(), "gaps": gap_histogram(scale, bins, gaps, windows)})
 
 
 def _rank_values(scale: Scale, query: RankQuery) -> np.ndarray:
@@ -157,26 +158,12 @@ def _rank_values(scale: Scale, query: RankQuery) -> np.ndarray:
     tolerances = {"rtol": RTOL if query.rtol is None else query.rtol, "atol": query.atol, "decimals": decimals}
     try:
         return scale.rank(values, **tolerances)
-    except NotAValue as e:
+    except ValueNotInScaleError as e:
         i = int(np.flatnonzero(scale.rank(values, errors="zero", **tolerances) == 0)[0])
         lo, hi = scale.values_of_ranks(np.array([1, scale.k]))
         hint = ("; a value rounded as trec_eval prints it (0.3333) ranks with decimals: 4"
                 if decimals is None and "ambiguous" not in str(e) and lo <= values[i] <= hi else "")
-        raise NotAValue(f"values[{i}]: {e}{hint}") from None
-
-
-def table_view(scale: Scale, points: int, bins: int, gaps: str, windows: int | None = None) -> bytes:
-    """The JSON of a TableViewResponse of ``scale``: the values at the first and last rank of
-    ``min(points, K)`` bins of consecutive ranks, and the histogram of the gaps."""
-    k = int(scale.k)
-    m = min(points, k)
-    cuts = (np.arange(m + 1, dtype=np.int64) * k) // m      # bin i: ranks cuts[i] + 1 .. cuts[i + 1]
-    lo, hi = cuts[:-1] + 1, cuts[1:]
-    values = scale.values_of_ranks(np.concatenate([lo, hi]))
-    return pydantic_core.to_json({
-        "measure": str(scale.measure), "rb": scale.rb, "k": k, "n_runs": int(scale.n_runs), "points": m,
-        "exact": m == k, "rank_lo": lo.tolist(), "rank_hi": hi.tolist(), "value_lo": values[:m].tolist(),
-        "value_hi": values[m:].tolist(), "gaps": gap_histogram(scale, bins, gaps, windows)})
+        raise ValueNotInScaleError(f"values[{i}]: {e}{hint}") from None
 
 
 def gap_histogram(scale: Scale, bins: int, kind: str, windows: int | None = None) -> dict:
@@ -184,14 +171,12 @@ def gap_histogram(scale: Scale, bins: int, kind: str, windows: int | None = None
     GapHistogram), read as :func:`gap_plan` says."""
     k, windows = int(scale.k), windows or GAP_WINDOWS
     plan, _ = gap_plan(scale, windows)
-    if plan == "all":
-        gaps = np.diff(scale.values_of_ranks(np.arange(1, k + 1, dtype=np.int64)))
-    elif plan == "sampled":
-        starts = np.linspace(1, k - GAP_WINDOW + 1, windows).astype(np.int64)
-        ranks = (starts[:, None] + np.arange(GAP_WINDOW, dtype=np.int64)[None, :]).reshape(-1)
-        gaps = np.diff(scale.values_of_ranks(ranks).reshape(windows, GAP_WINDOW), axis=1).reshape(-1)
-    else:
+    if plan == "stream":
         gaps = np.diff(np.concatenate([np.zeros(0)] + [block for block, _ in scale.value_blocks()]))
+    else:       # every rank, or windows of GAP_WINDOW consecutive ranks evenly spaced
+        n, size = (1, k) if plan == "all" else (windows, GAP_WINDOW)
+        ranks = np.linspace(1, k - size + 1, n).astype(np.int64)[:, None] + np.arange(size, dtype=np.int64)
+        gaps = np.diff(scale.values_of_ranks(ranks.reshape(-1)).reshape(n, size), axis=1).reshape(-1)
     positive = gaps[gaps > 0]
     edges, counts = np.zeros(0), np.zeros(0, np.int64)
     if positive.size and kind == "log":

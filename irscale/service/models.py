@@ -1,6 +1,5 @@
-"""The requests of the lookup service, read and checked (:func:`parse_request`, :func:`runs_array`,
-:func:`view_rb`), their errors, and the pydantic models of requests and answers that ``/openapi.json``
-and ``/docs`` show. Messages quote at most MAX_QUOTED characters of what the client sent."""
+"""The requests of the lookup service read and checked (:func:`parse_request`, :func:`view_rb`), their errors
+(quoting at most MAX_QUOTED characters of the request), and the models ``/openapi.json`` shows."""
 from __future__ import annotations
 
 import contextlib
@@ -17,8 +16,7 @@ from irscale.scales.measures.measure import Measure
 from irscale.store.format import TableInfo
 
 Tolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-RB = (int | list[int] | None, Field(description="The recall base (null for measures without one; per-grade counts for "
-                                                "graded RB-dependent measures)."))
+RB = (int | list[int] | None, Field(description="The recall base (null without one; per-grade counts if graded)."))
 
 
 class RankRequest(BaseModel):
@@ -27,88 +25,68 @@ class RankRequest(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", json_schema_extra={"examples": [
         {"measure": "AP@10", "rb": 5, "values": [0.0, 0.25, 1.0]}, {"measure": "DCG(b=2)@4", "runs": [[1, 0, 1, 0]]}]})
 
-    measure: str = Field(max_length=200, examples=["AP@30"], description=(
-        "Measure name in ir_measures style, e.g. AP@30, RBP(p=0.8)@30 (answers use the canonical spelling)."))
+    measure: str = Field(max_length=200, examples=["AP@30"], description="Measure name, e.g. AP@30, RBP(p=0.8)@30.")
     rb: int | list[int] | None = Field(None, examples=[12, [3, 2]], description=(
-        "Recall base of the topic (>= 1): required for RB-dependent measures, refused for the others; graded "
-        "RB-dependent measures (gR, nDCG with gains) take the per-grade counts [c_1, ..., c_G]."))
+        "Recall base of the topic (>= 1), for RB-dependent measures only; per-grade counts [c_1, ..., c_G] for "
+        "graded ones (gR, nDCG with gains)."))
     values: list[Annotated[float, Field(allow_inf_nan=False)]] | None = Field(  # fail_fast: one bad item reported
         None, fail_fast=True, examples=[[0.0, 0.25, 1.0]], description="Raw measure values to rank.")
     runs: list[list[int]] | None = Field(None, examples=[[[1, 0, 1, 0]]], description=(
-        "Judged runs to rank exactly: each the list of N relevance degrees r_1..r_N, r_1 the top document "
-        "(measures over truncated rankings, e.g. RBPU: 0 to N degrees)."))
+        "Judged runs to rank exactly: each the relevance degrees r_1..r_N, r_1 the top document (0 to N for RBPU)."))
     rtol: Tolerance | None = Field(None, description="Relative tolerance of value lookups (default 64 ulps).")
     atol: Tolerance | None = Field(None, description="Absolute tolerance (default: the table's float error bound).")
     decimals: int | None = Field(None, ge=0, le=17, examples=[4], description=(
-        "The values were rounded to this many decimals (trec_eval prints 4): each ranks the nearest distinct value "
-        "when it is the only one within half a unit of the last decimal (or atol, if larger)."))
+        "The values were rounded to this many decimals (trec_eval: 4): each ranks the one distinct value within "
+        "half a unit of the last decimal."))
 
 
-class RankQuery(RankRequest):
-    """A RankRequest as validated: its runs are checked with numpy, not item by item."""
-
-    runs: list[Any] | None = None
+#: A RankRequest as validated: its runs are checked with numpy, not item by item.
+RankQuery = create_model("RankQuery", __base__=RankRequest, runs=(list[Any] | None, None))
 
 
 class ViewQuery(BaseModel):
     """The query of GET /v1/table."""
 
     measure: str = Field(min_length=1, max_length=200, examples=["AP@10"], description="Measure name, e.g. AP@30.")
-    rb: str | None = Field(None, max_length=200, description=(
-        "Recall base: required for RB-dependent measures, refused for the others; per-grade counts as 3,2."))
-    points: int = Field(limits.DEFAULT_VIEW_POINTS, ge=2, le=limits.MAX_VIEW_POINTS, description=(
-        "Bins of consecutive ranks (each answered with its smallest and largest value)."))
+    rb: str | None = Field(None, max_length=200, description="Recall base, or per-grade counts as 3,2.")
+    points: int = Field(limits.DEFAULT_VIEW_POINTS, ge=2, le=limits.MAX_VIEW_POINTS, description="Bins of ranks.")
     bins: int = Field(limits.DEFAULT_GAP_BINS, ge=1, le=limits.MAX_GAP_BINS, description="Bins of the gap histogram.")
     gaps: Literal["log", "linear"] = Field("log", description="Gap bins equally wide in log10 of the gap, or linear.")
 
 
-RankResponse = create_model("RankResponse", __doc__=(
-    "Unq ranks of the request's values or runs, in request order: measure (canonical name), rb, k (K distinct "
-    "values: ranks run from 1 to K), rank (1-based), scaled ((rank - 1) / (K - 1)) and scale ('exact: table', "
-    "'exact: rank oracle' or 'exact: closed form')."), measure=(str, ...), rb=RB, k=(int, ...),
-    rank=(list[int], ...), scaled=(list[float], ...), scale=(str, ...))
-
-
-def _as_json(name: str, hint: Any) -> Any:
-    """A TableInfo field's type as ``to_json`` writes it (integers past 2^53 as text, non-finite floats null)."""
-    return int | str if hint is int and name.startswith("n_") else float | None if hint is float else hint
+RankResponse = create_model(
+    "RankResponse", __doc__="Unq ranks (1..k) of the values or runs, in request order, scaled to [0, 1], and what "
+                            "answered (exact: table, rank oracle or closed form).",
+    measure=(str, ...), rb=RB, k=(int, ...), rank=(list[int], ...), scaled=(list[float], ...), scale=(str, ...))
 
 
 TableModel = create_model(
-    "TableModel", __doc__="Metadata of one table: the fields of irscale info --json, with names and rb_dependent.",
-    **{name: (_as_json(name, hint), ...) for name, hint in get_type_hints(TableInfo).items() if name != "attrs"},
-    names=(list[str], Field(description="The names ir_measures and trec_eval give the measure (ndcg_cut_10).")),
-    rb_dependent=(bool, Field(description="Whether lookups need the recall base rb.")))
+    "TableModel", __doc__="Metadata of one table: the fields of irscale info --json, its names (those of ir_measures "
+                          "and trec_eval) and whether lookups need the recall base rb.",
+    **{name: (int | str if hint is int and name.startswith("n_") else float | None if hint is float else hint, ...)
+       for name, hint in get_type_hints(TableInfo).items() if name != "attrs"},    # as to_json writes them
+    names=(list[str], ...), rb_dependent=(bool, ...))
 StoreInfo = create_model("StoreInfo", __doc__="The store's format (never its location).", format=(str, ...),
                          format_version=(int, ...), created=(str | None, ...), generator_version=(str | None, ...))
 TablesResponse = create_model("TablesResponse", __doc__="Every table the service answers for.",
                               store=(StoreInfo, ...), tables=(list[TableModel], ...))
 HealthResponse = create_model("HealthResponse", __doc__="The service is up and answers for this many tables.",
                               status=(str, Field(examples=["ok"])), tables=(int, ...))
-ErrorInfo = create_model(
-    "ErrorInfo", __doc__="What went wrong: its kind, a message naming the field or the index of the offending item, "
-                         "and the request validation problems (at most 20: where, e.g. values[3], and what).",
-    type=(str, Field(examples=["RunError"])), message=(str, Field(examples=[
-        "runs[2] has length 7; runs of AP@8 have length N = 8"])), details=(list[dict[str, str]] | None, None))
-ErrorResponse = create_model("ErrorResponse", __doc__="The shape of every error answer.", error=(ErrorInfo, ...))
+ErrorResponse = create_model("ErrorResponse", __doc__="The shape of every error answer.", error=(create_model(
+    "ErrorInfo", __doc__="The kind of error, a message naming the field or item at fault, and validation problems.",
+    type=(str, Field(examples=["RunError"])), message=(str, Field(examples=["runs[2] has length 7"])),
+    details=(list[dict[str, str]] | None, None)), ...))
 GapHistogram = create_model(
-    "GapHistogram", __doc__=(
-        "Histogram of the gaps between consecutive distinct values (every gap, or those within windows of "
-        "consecutive ranks for big scales: sampled): scale ('log', bins equally wide in log10 of the gap, or "
-        "'linear' from 0), edges (in value units; none without positive gaps), counts (positive gaps per bin), "
-        "zero (gaps of 0: values float64 cannot tell apart), used (gaps counted), total (K - 1), and the min, "
-        "max, mean and median of the gaps counted."),
+    "GapHistogram", __doc__="Histogram of the gaps between consecutive distinct values (or of those within windows "
+                            "of ranks: sampled), bins in log10 of the gap or linear; gaps of 0 counted apart.",
     scale=(str, ...), edges=(list[float], ...), counts=(list[int], ...), zero=(int, ...), used=(int, ...),
     total=(int, ...), sampled=(bool, ...), **dict.fromkeys(("min", "max", "mean", "median"), (float | None, ...)))
 TableViewResponse = create_model(
-    "TableViewResponse", __doc__=(
-        "A bounded view of one scale (K distinct values of n_runs runs): its ranks 1..K cut into points = min(points "
-        "asked, K) bins of consecutive ranks (exact: one bin per rank), each with its first and last rank (rank_lo, "
-        "rank_hi) and their values (value_lo, value_hi), and a histogram of the gaps."),
+    "TableViewResponse", __doc__="A bounded view of one scale: its ranks 1..K in min(points, K) bins of consecutive "
+                                 "ranks, with their first and last ranks and values, and the histogram of its gaps.",
     measure=(str, ...), rb=RB, k=(int, ...), n_runs=(int, ...), points=(int, ...), exact=(bool, ...),
     rank_lo=(list[int], ...), rank_hi=(list[int], ...), value_lo=(list[float], ...), value_hi=(list[float], ...),
     gaps=(GapHistogram, ...))
-
 
 _FIELDS = ", ".join(RankRequest.model_fields)
 VIEW_PARAMETERS = tuple(ViewQuery.model_fields)
@@ -143,9 +121,8 @@ def parse_request(body: bytes, max_items: int) -> RankQuery:
         request = pydantic_core.from_json(body)     # its parser bounds nesting and the length of integers
     except ValueError as e:
         if str(e).startswith(("recursion limit exceeded", "number out of range")):
-            raise RequestError(f"the request body nests lists too deeply or holds too long an integer ({e}); a "
-                               f"request is an object whose fields hold numbers, lists of numbers (values, rb) "
-                               f"or lists of runs (runs)") from None
+            raise RequestError(f"the request body nests lists too deeply or holds too long an integer ({e}); a request "
+                               f"is an object of numbers, lists of numbers (values, rb) or of runs (runs)") from None
         raise InvalidJSONError(f"the request body is not valid JSON: {e}" if body.strip() else "the request body is "
                                'empty; send a JSON object like {"measure": "AP@10", "values": [0.5]}') from None
     if not isinstance(request, dict):
