@@ -14,10 +14,8 @@ import pydantic_core
 
 import irscale
 from irscale.errors import IrscaleWarning, MeasureError, StoreError, TableNotFoundError, ValueNotInScaleError
-from irscale.scales.measures.parse import parse_measure
 from irscale.scales.measures.user_names import names_of, read_stored
 from irscale.scales.tables.layouts import kind_of_scale
-from irscale.scales.tables.scale import RTOL, Scale
 from irscale.service import DEFAULT_MAX_ITEMS, DEFAULT_MAX_SECONDS
 from irscale.service.models import RankQuery, RequestError, StoreInfo, TableModel, parse_request, runs_array
 
@@ -30,13 +28,13 @@ GAP_WINDOWS = 64
 GAP_WINDOW = 4096
 
 
-def unit_cost(scale: Scale) -> float:
+def unit_cost(scale: irscale.Scale) -> float:
     """Estimated microseconds of one value, run or view rank of ``scale`` (measured on 2 cores)."""
     n, layout = scale.measure.n, getattr(scale.table, "layout", "")
     return max(2.0, 2 ** ((n - 26) / 2)) if layout == "oracle" else 2.0 + n / 50 * (layout == "closed")
 
 
-def cost(scale: Scale, items: int = 0, points: int | None = None, listed: bool = False,
+def cost(scale: irscale.Scale, items: int = 0, points: int | None = None, listed: bool = False,
          windows: int | None = None) -> float:
     """Estimated seconds of one core to rank ``items`` values or runs of ``scale`` (``listed``:
     runs checked list by list), or to compute its view of ``points`` bins."""
@@ -48,7 +46,7 @@ def cost(scale: Scale, items: int = 0, points: int | None = None, listed: bool =
     return (ranks * unit_cost(scale) + 2.5e-5 * k * n * n * closed) * 1e-6     # a closed form counts its runs
 
 
-def gap_plan(scale: Scale, windows: int | None = None) -> tuple[str, int]:
+def gap_plan(scale: irscale.Scale, windows: int | None = None) -> tuple[str, int]:
     """How the gaps of ``scale`` are read, ``"all"``, ``"stream"`` (the stored entries) or ``"sampled"``, and
     how many values that reads."""
     k, layout = int(scale.k), getattr(scale.table, "layout", "")
@@ -68,7 +66,7 @@ class LookupService:
         self.tables: dict[str, dict] = {}
         for info in self.store.tables():
             try:
-                m = parse_measure(info.measure)
+                m = irscale.parse_measure(info.measure)
             except MeasureError as e:  # a family this irscale does not know
                 log.warning("skipping table %s: %s", info.name, e)
                 continue
@@ -89,7 +87,7 @@ class LookupService:
             scale = self.scale(t["measure"], rb)
         scale.values_of_ranks(np.array([1]))    # numba loads its registries (about 1 s) here, not in a request
 
-    def _open_scale(self, measure: str, rb: Any) -> Scale:
+    def _open_scale(self, measure: str, rb: Any) -> irscale.Scale:
         with warnings.catch_warnings():     # a name read as the store's table: the answer names the measure
             warnings.simplefilter("ignore", IrscaleWarning)
             m = read_stored(measure, self.measures, rb)
@@ -108,7 +106,7 @@ class LookupService:
             message = message.replace(secret, "" if secret.endswith(os.sep) else "this store")
         return message
 
-    def _check_cost(self, scale: Scale, need: float, what: str, advice: str) -> None:
+    def _check_cost(self, scale: irscale.Scale, need: float, what: str, advice: str) -> None:
         if need > self.max_seconds:
             raise RequestError(f"{what} of {scale.measure} ({kind_of_scale(scale)}) would take about {need:.3g} s "
                                f"of work; this service does at most {self.max_seconds:g} s per request: {advice}")
@@ -151,11 +149,11 @@ class LookupService:
             "value_hi": values[m:].tolist(), "gaps": gap_histogram(scale, bins, gaps, windows)})
 
 
-def _rank_values(scale: Scale, query: RankQuery) -> np.ndarray:
+def _rank_values(scale: irscale.Scale, query: RankQuery) -> np.ndarray:
     """Ranks of the values of ``query`` (Scale.rank); ValueNotInScaleError names the first
     rejected index, with a hint to send ``decimals`` for a value within the range."""
     values, decimals = np.array(query.values, dtype=np.float64), query.decimals
-    tolerances = {"rtol": RTOL if query.rtol is None else query.rtol, "atol": query.atol, "decimals": decimals}
+    tolerances = {"atol": query.atol, "decimals": decimals} | ({} if query.rtol is None else {"rtol": query.rtol})
     try:
         return scale.rank(values, **tolerances)
     except ValueNotInScaleError as e:
@@ -166,7 +164,7 @@ def _rank_values(scale: Scale, query: RankQuery) -> np.ndarray:
         raise ValueNotInScaleError(f"values[{i}]: {e}{hint}") from None
 
 
-def gap_histogram(scale: Scale, bins: int, kind: str, windows: int | None = None) -> dict:
+def gap_histogram(scale: irscale.Scale, bins: int, kind: str, windows: int | None = None) -> dict:
     """The histogram of the gaps between consecutive distinct values of ``scale`` (a
     GapHistogram), read as :func:`gap_plan` says."""
     k, windows = int(scale.k), windows or GAP_WINDOWS

@@ -10,9 +10,9 @@ import numpy as np
 import pydantic_core
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
+import irscale
 import irscale.service as limits
 from irscale.errors import IrscaleError, RunError
-from irscale.scales.measures.measure import Measure
 from irscale.store.format import TableInfo
 
 Tolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -162,7 +162,7 @@ def validation_error(errors: list[dict]) -> RequestError:
         f" (and {more} more problem{'s' * (more > 1)})" if more else ""), details[:limits.MAX_DETAILS])
 
 
-def runs_array(runs: list, measure: Measure, maybe_bools: bool = True) -> np.ndarray | list:
+def runs_array(runs: list, measure: irscale.Measure, maybe_bools: bool = True) -> np.ndarray | list:
     """Judged runs as :meth:`Scale.rank_runs` takes them: runs of length N as one integer
     array when numpy reads them so (checked in bulk), else the lists, checked one by one
     (``maybe_bools``: the body holds ``true`` or ``false``, which numpy reads as 1 and 0)."""
