@@ -98,7 +98,7 @@ def _get(attrs: Mapping, key: str, kinds: tuple, default: object = ..., text: bo
     ``kinds``, else ValueError naming it."""
     v = json.loads(_get(attrs, key, (str,), default)) if text else attrs.get(key, default)
     if not isinstance(v, kinds) or isinstance(v, bool) and bool not in kinds:
-        raise ValueError(f"attr {key} is {v!r}")
+        raise ValueError(f"attr {key} is {(attrs.get(key) if text else v)!r}")
     return v
 
 
