@@ -37,7 +37,7 @@ class RankRequest(BaseModel):
     atol: Tolerance | None = Field(None, description="Absolute tolerance (default: the table's float error bound).")
     decimals: int | None = Field(None, ge=0, le=17, examples=[4], description=(
         "The values were rounded to this many decimals (trec_eval: 4): each ranks the one distinct value within "
-        "half a unit of the last decimal."))
+        "half a unit of the last decimal (or atol, if larger)."))
 
 
 #: A RankRequest as validated: its runs are checked with numpy, not item by item.
