@@ -5,14 +5,13 @@ packed HDF5 file (:mod:`irscale.store.pack`) whose root has the attributes
 format="irscale-tables", format_version=4, generator, generator_version, created, and
 whose groups ``/tables/<name>`` (:func:`table_name`) are tables. A table, the root of its
 file or a group, is of the latest HDF5 file format (checksummed superblock and object
-headers) with fixed-length text attributes (held in the checksummed object header): those
-of :class:`TableInfo`, rb_dependent, digests, complete and those of its layout, whose
+headers); its attributes, fixed-length text held in the checksummed object header, are
+those of :class:`TableInfo`, rb_dependent, digests, complete and those of its layout, whose
 contiguous datasets it holds (:mod:`irscale.scales.tables.layouts`). ``digests`` is the
-JSON object ``{dataset: [dtype, shape, sha256]}`` of every dataset (its bytes
-little-endian, in C order); ``checksum`` (:func:`table_checksum`) covers every attribute
-but :data:`UNCOVERED`, the checksum and ``complete``: every dataset through its digest and
-every attribute that decides an answer, and a rebuild gives the same checksum. What a
-reader checks before it touches data: :mod:`irscale.store.reader`.
+JSON ``{dataset: [dtype, shape, sha256]}`` of every dataset (its bytes little-endian, in C
+order); ``checksum`` (:func:`table_checksum`) covers every attribute but :data:`UNCOVERED`,
+itself and ``complete``: every dataset through its digest and every attribute that decides
+an answer, and a rebuild gives the same checksum. Readers: :mod:`irscale.store.reader`.
 """
 from __future__ import annotations
 
