@@ -45,7 +45,7 @@ def workdir_for(path: Path) -> Path:
 
 @dataclasses.dataclass
 class BuildReport:
-    """The names of the tables a build asked for (``AP@10``, ``nDCG(b=2)@10 rb=(3,2)``): ``built``, ``found``."""
+    """The tables a build was asked for, by name (``AP@10``, ``nDCG(b=2)@10 rb=(3,2)``): written or found built."""
 
     built: list[str] = dataclasses.field(default_factory=list)
     found: list[str] = dataclasses.field(default_factory=list)
