@@ -222,7 +222,7 @@ class Store:
                 if set(f) != {"tables"} or not isinstance(f.get("tables", getlink=True), h5py.HardLink):
                     raise _DamagedError(f"objects {sorted(set(f))}, not the group tables irscale writes")
                 self._group = f["tables"]            # (h5py's get() would take damage for absence)
-                self._file = stack.pop_all()
+                self._file = stack.pop_all()         # open as long as the store is
         except _RefusedError as e:
             raise StoreError(f"{path} is {e}: not a store this irscale wrote; rebuild its tables with irscale "
                              f"build ... --rebuild (or upgrade irscale)") from None
