@@ -162,7 +162,8 @@ def _kernel_tests():
                 params = set(inspect.signature(fn).parameters)
                 if params - set(kw) - {"monkeypatch"}:          # other fixtures: not run here
                     continue
-                label = ",".join(f"{k}={v}" for k, v in kw.items())
+                label = ",".join(f"{k}={getattr(v, '__name__', v)}" for k, v in kw.items())   # no addresses: the
+                # ids are the same in every process (pytest-xdist's workers compare them)
                 out.append(pytest.param(mod, attr, fn, kw, id=f"{mod.__name__}.{name}[{label}]"))
     return out
 
