@@ -176,6 +176,7 @@ def test_missing_per_topic_table_names_no_path(client, store_path):
     message = _error(_post(client, {"measure": "OIE@6", "rb": [3], "runs": [[1]]}), 404, "TableNotFoundError",
                      "no table OIE@6 for the per-grade counts (3)", "--rb", "(it has OIE@6 for (2))")
     assert str(store_path.parent) not in message and store_path.name not in message
+    assert "--out STORE" in message and "this store" not in message.split("--rb")[1]     # a command to adapt
 
 
 def test_store_location_is_scrubbed_from_every_message(client, store_path, monkeypatch):

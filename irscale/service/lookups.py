@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import shlex
 import warnings
 from pathlib import Path
 from typing import Any
@@ -101,8 +102,10 @@ class LookupService:
             raise TableNotFoundError(f"{e}" + (f" (it has {m} for {have})" if have else "")) from None
 
     def scrub(self, message: str) -> str:
-        """``message`` without the store's location (its path becomes "this store")."""
+        """``message`` without the store's location (its path becomes "this store"; in a
+        command, STORE)."""
         for secret in self._secrets:
+            message = message.replace(f"--out {shlex.quote(secret)}", "--out STORE")
             message = message.replace(secret, "" if secret.endswith(os.sep) else "this store")
         return message
 
