@@ -32,6 +32,9 @@ def pytest_terminal_summary(terminalreporter, config):
     n = getattr(config, "_irscale_slow", 0)
     if n:
         terminalreporter.write_line(f"{n} slow tests deselected; run them with: pytest --runslow")
+    elif not config.getoption("--runslow") and getattr(config.option, "numprocesses", None):
+        # pytest-xdist: the workers deselected them, the controller collected nothing
+        terminalreporter.write_line("tests marked slow were deselected; run them with: pytest --runslow")
 
 
 @pytest.fixture

@@ -75,6 +75,7 @@ def _random_runs(rng, vec, count, n=20):
     return runs
 
 
+@pytest.mark.slow           # 9 s: CI runs it
 def test_stored_read_back_and_verified(tmp_path):
     name, vec = "nDCG_trec(gains=(0,1,2,3))@20", (20, 1, 4)
     store = irscale.build_store(tmp_path / "s", name, rb_counts=vec, n_jobs=1)
@@ -92,6 +93,7 @@ def test_stored_read_back_and_verified(tmp_path):
     assert scale.rank(scale.values_of_ranks(ranks)).tolist() == ranks.tolist()
 
 
+@pytest.mark.slow           # 11 s: CI runs it
 def test_transform_scales_graded_ndcg_at_20(tmp_path):
     """Topics whose counts bound two grades at N = 20 get exact scales from transform, equal
     to ranking their judged runs with the oracles directly."""
