@@ -234,9 +234,11 @@ def test_a_build_that_does_not_fit_leaves_its_measure_raw(collection, tmp_path, 
 
     monkeypatch.setattr(evaluator, "build_tables", full)
     qrels, runs, _ = collection
-    with pytest.warns(irscale.IrscaleWarning, match="no scale for AP@6: its tables do not fit here"):
+    with pytest.warns(irscale.IrscaleWarning, match="no scale for AP@6: its tables do not fit here") as said:
         board = irscale.compare(qrels, runs, "AP@6,P@6", store=tmp_path / "s")
     assert [s.scaled for s in board.measures] == [False, True]
+    # AP has no rank oracle to stand in: the reason says why (its values do not split in parts)
+    assert any("no rank oracle" in str(w.message) and "independent parts" in str(w.message) for w in said)
 
 
 def test_a_level_no_judgment_reaches_is_said(collection):

@@ -60,6 +60,11 @@ bounded_plan = lazy_module("irscale.scales.tables.bounded_plan")
 layouts = lazy_module("irscale.scales.tables.layouts")          # what a scale is, as outputs say it: --explain
 
 
+def _no_oracle(m: Measure) -> str:
+    """Why no rank oracle stands in for a table too large to build (empty when one would)."""
+    return "" if "oracle" in m.layouts else f"; no rank oracle counts its ranks without one: {m.oracle_reason()}"
+
+
 def _no_exact(measure: Measure) -> str:
     """Why ``measure`` has no exact scale (it has bounded ones), short."""
     return f"no exact scale exists for {measure.name} at N = {measure.n}"
@@ -355,7 +360,8 @@ class Evaluator:
         for m in large:
             seconds, stored, _ = plans[m]
             self._no_scale(m, f"building its scale would take about {duration(seconds)} and {size(stored)} "
-                              f"(limit {duration(limit)})", build_command(self.path, {m: missing[m]}, self._hint))
+                              f"(limit {duration(limit)}){_no_oracle(m)}",
+                           build_command(self.path, {m: missing[m]}, self._hint))
         if not now:
             return 0.0
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -366,7 +372,7 @@ class Evaluator:
             except BuildTooLargeError as e:           # the disk or the memory: this measure shows raw
                 self.store = open_or_none(self.path)
                 if self.store is None or missing_tables(self.store, {m: now[m]}):
-                    self._no_scale(m, f"its tables do not fit here ({e})",
+                    self._no_scale(m, f"its tables do not fit here ({e}){_no_oracle(m)}",
                                    build_command(self.path, {m: now[m]}, self._hint))
         return sum(plans[m][0] for m in now)
 
