@@ -421,3 +421,20 @@ def test_streams_stay_exact_when_float_sums_are_off_by_up_to_the_error_bound(mon
         assert np.array_equal(np.concatenate([b[1] for b in blocks]), listed.counts), name
         assert np.allclose(values, listed.values, rtol=1e-13, atol=1e-15), name
         assert (np.diff(values) > 0).all(), name
+
+
+def test_many_runs_ranked_through_a_split_for_many_queries_rank_as_the_table():
+    """Past MANY_RUNS runs, a scale ranks with sides split for SPLIT_MANY queries: another
+    split (here: 1 group on side A, against 5), the same exact ranks as the table's."""
+    name, rb = "nDCG_trec(gains=(0,1,2,3))@8", (2, 8, 8)       # grade 1 bounds alone
+    m = irscale.parse_measure(name)
+    few, many = oracle_form.oracle_form(m, 1), oracle_form.oracle_form(m, 1, oracle_form.SPLIT_MANY)
+    assert few is not many and few.a_groups != many.a_groups
+    o, t = irscale.scale(name, rb=rb), irscale.scale(name, rb=rb, layout="table")
+    assert isinstance(o, oracles.OracleScale)
+    runs = m.runs_of_ids(np.arange(m.id_count()))
+    ids = np.flatnonzero((runs == 1).sum(axis=1) <= 2)                 # the feasible runs: 65,536 in all
+    assert ids.size > oracles.MANY_RUNS
+    want = t.rank_ids(ids)
+    assert np.array_equal(o.rank_ids(ids[:100]), want[:100])            # the default split
+    assert np.array_equal(o.rank_ids(ids), want)                        # past MANY_RUNS: the other split

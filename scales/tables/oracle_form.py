@@ -57,13 +57,14 @@ SPLIT_LISTS = 15
 PARALLEL_QUERIES = 2048
 #: Entries per bucket of the index of B's lists.
 BUCKET_ENTRIES = 2
-#: The split of a measure's groups into sides is chosen for this many queries (a command
-#: asks a few per run and topic; 3,000 against 10,000 halves the warm RAG 2024 compare,
-#: 19.8 to 9.4 s and 2.9 to 1.3 GB, and leaves the binary oracles' 10,000 queries within
-#: 0.1-0.7 s) ...
+#: The split of a measure's groups into sides is chosen for this many queries (a command asks a few per run and
+#: topic: 3,000, not 10,000, halves the warm RAG 2024 compare, 19.8 to 9.4 s, 2.9 to 1.3 GB) ...
 SPLIT_QUERIES = 3000
 #: ... and building a side entry costing this many visits of an entry by a query.
 SPLIT_BUILD = 6
+#: Queries a split is chosen for past :data:`~irscale.scales.tables.oracles.MANY_RUNS` runs ranked by a scale
+#: (10,000 lookups of (20, 20, 5) at N = 20, levels 0-3: 10 s, not 20 s).
+SPLIT_MANY = 10_000
 #: Bytes of decoded entry keys a side keeps for streams (:meth:`Side.all_keys`).
 KEPT_KEYS = 1 << 27
 #: Queries whose band holds more pairs than this are answered as ambiguous (value lookups
@@ -310,7 +311,7 @@ class OracleForm:
     <irscale.scales.measures.recall_base.RecallBasePolicy.counts_documents>`; else every
     run is feasible)."""
 
-    def __init__(self, measure: Measure, counted: int | None = None):
+    def __init__(self, measure: Measure, counted: int | None = None, queries: int = SPLIT_QUERIES):
         grouping = measure.grouping() if counted is None else measure.grouping(counted)
         if not isinstance(grouping, Grouping):
             raise MeasureError(f"{measure}: {grouping}")
@@ -326,7 +327,7 @@ class OracleForm:
         spans = [float(r.max() - r.min()) for r in raws]
         order = sorted(range(len(groups)), key=lambda i: (-spans[i], i))
         self.same_views = all(len(runs) == 1 and next(iter(runs.values())) == 1 for g in groups for runs in g.runs)
-        a_groups = _split(groups, raws, order, self.counts)
+        a_groups = _split(groups, raws, order, self.counts, queries)
         if a_groups is None:
             raise MeasureError(f"{measure}: a rank oracle would need more than {SIDE_LIMIT} entries per side")
         b_groups = [i for i in order if i not in a_groups]
@@ -552,10 +553,10 @@ def _single(group: RankGroup) -> bool:
     return all(len(runs) == 1 and next(iter(runs.values())) == 1 for runs in group.runs)
 
 
-def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], counts: bool
-           ) -> list[int] | None:
+def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], counts: bool,
+           queries: int = SPLIT_QUERIES) -> list[int] | None:
     """The groups of side A: a prefix of ``order`` (groups by decreasing span of values),
-    chosen to make :data:`SPLIT_QUERIES` queries (each visits the A entries within B's span
+    chosen to make ``queries`` (default :data:`SPLIT_QUERIES`) queries (each visits the A entries within B's span
     of it, about |A| * span(B) / span(A)) and building the sides (about
     :data:`SPLIT_BUILD` times as much per entry) cheap while B's lists (one per count
     threshold up to :data:`SPLIT_LISTS` for forms with ``counts``, about 14 bytes an
@@ -580,7 +581,7 @@ def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], co
         views = 1 if all(singles[j:]) else 2
         memory = size_b * 14 * lists * views
         query = size_a * min(1.0, span_b / span_a if span_a > 0 else 1.0) + math.log2(size_a + 1)
-        cost = SPLIT_QUERIES * query + SPLIT_BUILD * (2 * size_a + size_b * (1 + lists) * views)
+        cost = queries * query + SPLIT_BUILD * (2 * size_a + size_b * (1 + lists) * views)
         fits = memory <= B_BUDGET
         key = (not fits, cost if fits else memory)
         if best_key is None or key < best_key:
@@ -589,7 +590,10 @@ def _split(groups: list[RankGroup], raws: list[np.ndarray], order: list[int], co
 
 
 @functools.lru_cache(maxsize=8)
-def oracle_form(measure: Measure, counted: int | None = None) -> OracleForm:
+def oracle_form(measure: Measure, counted: int | None = None, queries: int = SPLIT_QUERIES) -> OracleForm:
     """The oracle form of a measure counting relevant documents, or the documents of grade
-    ``counted`` (built once; its views are built on first use)."""
-    return OracleForm(measure, counted)
+    ``counted``, its sides split for ``queries`` queries (built once; its views are built on
+    first use; another split that comes out as the default's is the default's form)."""
+    form = OracleForm(measure, counted, queries)       # (choosing the split builds no side)
+    few = oracle_form(measure, counted) if queries != SPLIT_QUERIES else form
+    return few if form.a_groups == few.a_groups else form

@@ -53,7 +53,7 @@ from irscale.scales.tables.entries import LAYOUT as ENTRIES
 from irscale.scales.tables.entries import check_counts
 from irscale.scales.tables.graded_oracle import GradedOracleTable, graded_oracle_table, serves
 from irscale.scales.tables.graded_oracle import validate as validate_graded
-from irscale.scales.tables.oracle_form import LIST_LIMIT, OracleForm, Searchable, compare_words, oracle_form
+from irscale.scales.tables.oracle_form import LIST_LIMIT, SPLIT_MANY, OracleForm, Searchable, compare_words, oracle_form
 from irscale.scales.tables.scale import (
     AMBIGUOUS,
     ATOL,
@@ -74,6 +74,7 @@ if TYPE_CHECKING:
 
 LISTED_KEPT = 4       # listed scales an oracle table keeps (by recall base)
 MANY_RANKS = 256      # values_of_ranks of more ranks than this lists the scale when it can (K <= LIST_LIMIT)
+MANY_RUNS = 4096      # runs ranked by a scale past which they are ranked with sides split for many queries
 #: Values per band of a streamed oracle (:meth:`OracleScale.streamed_blocks`), the values
 #: per second it streams on one core (an estimate), and from how many values on it warns
 #: with its estimate first.
@@ -145,8 +146,8 @@ class OracleScale(Scale):
         self._value_cache: dict[int, float] = {}
         self._k = None
         self._n_runs = None
-        # ranks (sorted) and exact keys of the runs ranked last (mid-ranks of ranks read their keys here)
-        self._recent = (np.zeros(0, np.int64), np.zeros((0, self.form.words), np.uint64))
+        # ranks (sorted) and exact keys of the runs ranked last (mid-ranks of ranks read them); runs ranked so far
+        self._recent, self._runs_ranked = (np.zeros(0, np.int64), np.zeros((0, self.form.words), np.uint64)), 0
 
     @property
     def _distinct(self) -> Searchable:
@@ -352,16 +353,19 @@ class OracleScale(Scale):
         runs = m.runs_of_ids(q)
         m.recall_base.refuse_infeasible(runs, self.rb)     # per-grade counts: at most c_g of each grade g
         keys = m.keys_of_runs(runs)
-        below, _ = self._rank_keys(self._distinct, keys, m.spec.raw_floats(keys))
+        self._runs_ranked += q.size
+        form = self.form if self._runs_ranked <= MANY_RUNS else oracle_form(m, self.counted, SPLIT_MANY)
+        below, _ = self._rank_keys(form.view("distinct"), keys, m.spec.raw_floats(keys), form)
         ranks = below + 1
         known, first = np.unique(ranks, return_index=True)
         self._recent = (known, keys[first])
         return ranks
 
-    def _rank_keys(self, view: Searchable, keys: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per exact key (uint64 words) with float raw ``y``: the weight of the pairs of
-        ``view`` whose value is below the key's value, and of those whose value equals it."""
-        form = self.form
+    def _rank_keys(self, view: Searchable, keys: np.ndarray, y: np.ndarray, form: OracleForm | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """Per exact key (uint64 words) with float raw ``y``: the weight of the pairs of ``view`` (of
+        ``form``, default the scale's) whose value is below the key's value, and of those equal to it."""
+        form = self.form if form is None else form
         M = form.margin
         lo, hi = y - M, y + M
         below, starts, pa, pb, _ = view.scan(lo, hi, self.r, limit=1 << 62)
