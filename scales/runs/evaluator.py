@@ -228,10 +228,10 @@ class Evaluator:
         if kind == "exact: closed form":
             return f"{kind}: ranks counted by formula, no table (docs/exactness.md)"
         if kind == "exact: rank oracle":
-            tables = self._tables_among_oracles(m)
-            if not tables:
+            mixed = self._tables_among_oracles(m)
+            if mixed is None:
                 return f"{kind}: ranks counted from the measure's structure, no table (docs/exactness.md)"
-            oracles, total = tables[0], tables[1]
+            oracles, total = mixed
             return (f"{kind} for {oracles} of its {total} count vectors (ranks counted from the measure's structure, "
                     f"docs/exactness.md), exact: table for the other {total - oracles} in {self.path}"
                     + (" (built now)" if m in self.built else ""))

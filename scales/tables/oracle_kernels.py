@@ -216,26 +216,13 @@ def scan_serial(los, his, r, sA, cA, wA, fullA, Bx, Bpos, Bcw, WB, Boff, Bidx, B
                     bmin_all, bmax_all, cap, counts, sizes, out_a, out_b)
 
 
-def bucket_index(x: np.ndarray, buckets: int) -> tuple[np.ndarray, float, float]:
-    """Bucket starts of a sorted array: ``idx[g]`` = number of entries below
-    ``xmin + g / inv`` for g = 0..buckets (the last = len(x)); returns (idx, xmin, inv)."""
-    n = x.shape[0]
-    if n == 0:
-        return np.zeros(buckets + 1, np.int64), 0.0, 0.0
-    xmin, xmax = float(x[0]), float(x[-1])
-    width = (xmax - xmin) / buckets
-    inv = 1.0 / width if width > 0 else 0.0
-    edges = xmin + np.arange(buckets + 1, dtype=np.float64) * width if width > 0 else np.full(buckets + 1, xmin)
-    idx = np.searchsorted(x, edges, side="left").astype(np.int64)
-    return idx, xmin, inv
-
-
 @nb.njit(cache=True)
 def fill_lists(s, c, w, thresholds, unit, Boff, Bidx_off, Bx, Bpos, Bcw, Bidx, Bmin, Binv, WB):
     """Side B's lists (see the module docstring) for thresholds 0..len(WB) - 1, written into
     arrays sized by the caller (``Boff``, ``Bidx_off``: where each list and its bucket index
     go): list t holds the entries with ``c <= t`` (every entry unless ``thresholds``) in
-    their order (B is sorted by value), its bucket index as :func:`bucket_index` makes it."""
+    their order (B is sorted by value); its bucket index: entry g (g = 0..buckets) the number
+    of its entries below ``Bmin[t] + g * width``, width = (last - first value) / buckets."""
     for t in range(WB.shape[0]):
         k, total = Boff[t], 0
         for i in range(s.shape[0]):
