@@ -81,7 +81,8 @@ def create_app(store: Any, max_items: int = limits.DEFAULT_MAX_ITEMS,
 
     @app.exception_handler(RequestValidationError)
     async def invalid_query(request: Request, error: RequestValidationError) -> Response:
-        return await user_error(request, validation_error([{**p, "loc": p["loc"][1:]} for p in error.errors()]))
+        problems = [{**p, "loc": p["loc"][1:] or p["loc"]} for p in error.errors()]      # without "query"
+        return await user_error(request, validation_error(problems))
 
     async def answered(request: Request, work: Any, *args: Any) -> Response:
         """``work(*args)`` in the pool as a JSON answer, every exception answered here (not by the server)."""

@@ -157,10 +157,15 @@ def _rank_values(scale: irscale.Scale, query: RankQuery) -> np.ndarray:
     rejected index, with a hint to send ``decimals`` for a value within the range."""
     values, decimals = np.array(query.values, dtype=np.float64), query.decimals
     tolerances = {"atol": query.atol, "decimals": decimals} | ({} if query.rtol is None else {"rtol": query.rtol})
-    try:
-        return scale.rank(values, **tolerances)
+    ranks = scale.rank(values, errors="zero", **tolerances)
+    bad = np.flatnonzero(ranks == 0)
+    if not bad.size:
+        return ranks
+    i = int(bad[0])
+    try:                                     # the first rejected value alone, for its message
+        scale.rank(values[i:i + 1], **tolerances)
+        raise ValueNotInScaleError(f"{values[i]!r} is not a value of {scale.measure}")
     except ValueNotInScaleError as e:
-        i = int(np.flatnonzero(scale.rank(values, errors="zero", **tolerances) == 0)[0])
         lo, hi = scale.values_of_ranks(np.array([1, scale.k]))
         hint = ("; a value rounded as trec_eval prints it (0.3333) ranks with decimals: 4"
                 if decimals is None and "ambiguous" not in str(e) and lo <= values[i] <= hi else "")

@@ -147,7 +147,7 @@ def validation_error(errors: list[dict]) -> RequestError:
     the first :data:`MAX_DETAILS`."""
     details: list[dict] = []
     for problem in errors:
-        loc, kind = problem["loc"], problem["type"]
+        loc, kind = problem["loc"] or ("body",), problem["type"]
         if loc[0] == "rb" and len(loc) > 1:     # one message for both branches of rb's type
             if details and details[-1]["loc"] == "rb":
                 continue
