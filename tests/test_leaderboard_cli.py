@@ -121,3 +121,36 @@ def test_transform_mistakes_come_before_any_run_is_read(walk, tmp_path, no_run_r
         assert code == 2 and needle in err, err
     with pytest.raises(AssertionError, match="a run was read"):
         run(base + ["-m", "AP@100", "--store", str(tmp_path / "none.h5")])
+
+
+def test_header_names_tables_among_oracles(tmp_path, capsys):
+    """A measure answered by rank oracles for some count vectors and tables for the others:
+    the leaderboard's header and the transform's summary say both, with how many of each
+    (not "rank oracle" alone), and a board from scores read back says no more than it knows."""
+    import warnings
+
+    import irscale
+    from irscale.scales.runs.scores import read_scores, write_scores
+    qrels = tmp_path / "qrels.txt"
+    lines = [f"1 0 a{i} {1 if i < 2 else 2}" for i in range(8)]           # (2, 6): grade 1 bounds alone: oracle
+    lines += [f"2 0 b{i} {1 if i < 2 else 2}" for i in range(5)]          # (2, 3): both grades bound: a table
+    qrels.write_text("\n".join(lines) + "\n")
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for name, shift in (("x", 0), ("y", 1)):
+        (runs / name).write_text("".join(f"{q} Q0 {docs}{(i + shift) % 6} {i} {10 - i} {name}\n"
+                                         for q, docs in (("1", "a"), ("2", "b")) for i in range(6)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        board = irscale.compare(str(qrels), str(runs), "nDCG@6", store=tmp_path / "s")
+        scores = irscale.transform(str(qrels), str(runs), "nDCG@6", store=tmp_path / "s")
+    [summary] = board.measures
+    assert summary.scale == "exact: rank oracle (1 of 2 count vectors) and table (1)", summary.scale
+    assert scores.attrs["scale_kinds"] == {summary.measure: summary.scale}
+    main(["transform", "--qrels", str(qrels), "--runs", str(runs), "-m", "nDCG@6", "--store", str(tmp_path / "s"),
+          "-o", str(tmp_path / "scores.tsv")])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "rank oracle (1 of 2 count vectors) and table (1) for nDCG" in out, out
+    write_scores(scores, tmp_path / "back.tsv")
+    back = irscale.leaderboard(read_scores(tmp_path / "back.tsv"))
+    assert back.measures[0].scale in ("exact: rank oracle", "exact: rank oracle or table")

@@ -123,7 +123,8 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
         if "scaled_hi" in scores:
             width = (scores["scaled_hi"] - scores["scaled_lo"]).groupby(scores["measure"], sort=False).max()
             widths = {parsing.parse_measure(m): float(w) for m, w in width.items()}
-        kinds = layouts.describe_scales([parsing.parse_measure(m) for m in scaled.index[scaled.to_numpy()]], widths)
+        kinds = layouts.describe_scales([parsing.parse_measure(m) for m in scaled.index[scaled.to_numpy()]], widths,
+                                        scores.attrs.get("scale_kinds"))
         what = f"raw and scaled scores ({rb_scale}; {kinds})" if scaled.any() else "raw scores only"
         if scaled.any() and not scaled.all():
             what += f"; raw only (no scale): {', '.join(scaled.index[~scaled.to_numpy()])}"

@@ -150,7 +150,7 @@ def compare(qrels: QrelsInput, runs: RunsInput, measures: str | Iterable[str | M
     board = statistics.leaderboard(scores, ms, baseline, test=test, correction=correction, alpha=alpha,
                                    confidence=confidence, permutations=permutations, seed=seed, labels=labels,
                                    reasons={n: r + (f"; build it with: {commands[n]}" if n in commands else "")
-                                            for n, r in reasons.items()})
+                                            for n, r in reasons.items()}, kinds=evaluator.kinds())
     board.store = None if evaluator.path is None else str(evaluator.path)
     board.conventions = conventions.describe()
     board.scales = evaluator.explain()

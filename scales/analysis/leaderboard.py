@@ -170,6 +170,8 @@ def _reason_of(measure: str) -> str:
 def _kind_of(measure: str, rows: pd.DataFrame) -> str | None:
     """What the scale of ``measure`` is (exact: closed form, rank oracle or table; bounded,
     with the widest scaled interval of its ``rows``)."""
+    if "_kind" in rows:
+        return str(rows["_kind"].iloc[0])
     width = float((rows["scaled_hi"] - rows["scaled_lo"]).max()) if "scaled_hi" in rows else None
     try:
         return scale_kind(parse_measure(measure), width)
@@ -312,7 +314,7 @@ def _one_measure(rows: pd.DataFrame, measure: str, label: str, runs: list[str], 
 def leaderboard(scores: pd.DataFrame, measures: Iterable[str] | None = None, baseline: str | None = None, *,
                 test: str = "ttest", correction: str = "holm", alpha: float = 0.05, confidence: float = 0.95,
                 permutations: int = 1000, seed: int = 0, labels: dict[str, str] | None = None,
-                reasons: dict[str, str] | None = None) -> Leaderboard:
+                reasons: dict[str, str] | None = None, kinds: dict[str, str] | None = None) -> Leaderboard:
     """The leaderboard of per-topic ``scores`` (a table of :func:`irscale.transform`; see
     the module docstring for every column).
 
@@ -332,6 +334,10 @@ def leaderboard(scores: pd.DataFrame, measures: Iterable[str] | None = None, bas
         ``tukey-hsd``.
     labels, reasons : dict, optional
         The name each measure was asked for by, and why a measure has no scale.
+    kinds : dict, optional
+        What answered a measure when it is not one kind of scale (rank oracles for some
+        count vectors, tables for the others); default ``scores.attrs["scale_kinds"]``,
+        which :func:`irscale.transform` sets.
     """
     _check_choice("test", test, LEADERBOARD_TESTS)
     _check_choice("correction", correction, LEADERBOARD_CORRECTIONS)
@@ -363,11 +369,14 @@ def leaderboard(scores: pd.DataFrame, measures: Iterable[str] | None = None, bas
                                + (f" (did you mean {close[0]}?)" if close else "")
                                + f"; runs: {', '.join(runs[:8])}{'...' if len(runs) > 8 else ''}")
     labels, reasons = labels or {}, reasons or {}
+    kinds = original.attrs.get("scale_kinds", {}) if kinds is None else kinds
     summaries, tables, pair_tables, used, matrices = [], [], [], set(), {}
     for m in chosen:
         rows = scores[scores["measure"] == m]
         if m in reasons:
             rows = rows.assign(_reason=reasons[m])
+        if m in kinds:
+            rows = rows.assign(_kind=kinds[m])
         summary, table, pair_rows, transforms, frames = _one_measure(
             rows, m, labels.get(m, m), runs, baseline, test, correction, alpha, confidence, permutations, seed)
         key = "scaled_mean" if summary.scaled else "raw_mean"

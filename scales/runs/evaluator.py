@@ -237,6 +237,18 @@ class Evaluator:
                     + (" (built now)" if m in self.built else ""))
         return f"{kind} in {self.path}" + (" (built now)" if m in self.built else "")
 
+    def kinds(self) -> dict[str, str]:
+        """What answered each scaled measure, by canonical name, where it is not the one kind
+        :func:`~irscale.scales.tables.layouts.scale_kind` says: a measure with rank oracles
+        whose store holds tables for some of the topics' count vectors."""
+        out = {}
+        for m in self.typed:
+            mixed = self._tables_among_oracles(m) if layouts.scale_kind(m) == "exact: rank oracle" else None
+            if mixed is not None and self.scale_reason(m) is None:
+                oracles, total = mixed
+                out[str(m)] = f"exact: rank oracle ({oracles} of {total} count vectors) and table ({total - oracles})"
+        return out
+
     def _tables_among_oracles(self, m: Measure) -> tuple[int, int] | None:
         """(count vectors served by an oracle, count vectors) of a measure with oracles
         whose store holds tables for some of the topics' count vectors (None: none)."""

@@ -177,6 +177,7 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     out = out if methods is None else standardize_scores(out, methods, reference, leave_one_out)
     out.attrs["conventions"] = conventions.describe()         # the trec_eval command line the raw scores equal
     out.attrs["scales"] = evaluator.explain()                 # what each measure's scale is, and why
+    out.attrs["scale_kinds"] = evaluator.kinds()              # measures answered by oracles and tables alike
     return out
 
 

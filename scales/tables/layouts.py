@@ -103,15 +103,18 @@ def scale_kind(measure: Measure, width: float | None = None) -> str | None:
     return "exact: rank oracle" if measure.layout == "oracle" else "exact: table"
 
 
-def describe_scales(measures: list[Measure], widths: dict[Measure, float] | None = None) -> str:
+def describe_scales(measures: list[Measure], widths: dict[Measure, float] | None = None,
+                    known: dict[str, str] | None = None) -> str:
     """One phrase naming the kind of scale of each measure that has one, grouped by kind
     (``exact: closed form for P@1000, RR@1000; exact: table for AP@10``); ``widths``: the
-    widest scaled interval of each measure scaled by a bounded scale."""
+    widest scaled interval of each measure scaled by a bounded scale; ``known``: the kind of
+    a measure by name where it is not one (rank oracles and tables, ``scale_kinds`` of
+    :func:`irscale.transform`'s scores)."""
     kinds: dict[str, list[str]] = {}
-    widths = widths or {}
+    widths, known = widths or {}, known or {}
     widest = max((w for m, w in widths.items() if scale_kind(m) is None), default=None)
     for m in measures:                          # bounded scales: one phrase, their widest interval
-        kind = scale_kind(m) or scale_kind(m, widest if m in widths else None)
+        kind = known.get(str(m)) or scale_kind(m) or scale_kind(m, widest if m in widths else None)
         if kind is not None:
             kinds.setdefault(kind, []).append(str(m))
     return "; ".join(f"{kind} for {', '.join(names)}" for kind, names in kinds.items())
