@@ -14,6 +14,7 @@ import pytest
 import irscale
 from irscale.errors import RunError
 from irscale.scales.tables import graded_mitm as gm
+from irscale.scales.tables import graded_mitm_bases as gb
 from irscale.scales.tables import graded_mitm_kernels as mk
 
 _REFS: dict = {}
@@ -197,6 +198,23 @@ def scan_reference(los, his, sA, rowA, Bs, Bcls, F):
     return counts, bands
 
 
+def _row_bases(rng, classes):
+    """Three rows over ``classes`` B classes (none; the union of three random sets, by
+    inclusion and exclusion; all, its own base) and their bases: (F, G, start, base, sign)."""
+    sets = [int(x) for x in rng.integers(1, 1 << classes, 3)]
+    rows = [{}, gb._terms(sets), {(1 << classes) - 1: 1}]
+    bits = sorted({x for t in rows for x in t})
+    G = np.array([[(x >> j) & 1 for j in range(classes)] for x in bits], np.uint8)
+    start, base, sign = [0], [], []
+    for t in rows:
+        base += [bits.index(x) for x in t]
+        sign += list(t.values())
+        start.append(len(base))
+    union = sets[0] | sets[1] | sets[2]
+    F = np.array([[0] * classes, [(union >> j) & 1 for j in range(classes)], [1] * classes], np.uint8)
+    return F, G, np.array(start, np.int64), np.array(base, np.int32), np.array(sign, np.int64)
+
+
 @pytest.mark.parametrize("seed,nb", [(0, 50), (1, 64), (2, 130), (3, 1), (4, 200)])
 def test_scan_kernel_equals_its_python_twin(seed, nb):
     rng = np.random.default_rng(seed)
@@ -205,16 +223,21 @@ def test_scan_kernel_equals_its_python_twin(seed, nb):
     rowA = rng.integers(0, rows, 40).astype(np.int32)
     Bs = np.sort(np.round(rng.random(nb) * 5, 1))            # ties on purpose
     Bcls = rng.integers(0, classes, nb).astype(np.uint16)
-    F = (rng.random((rows, classes)) < [[0.0], [0.5], [1.0]]).astype(np.uint8)
-    cm = np.zeros((rows, (nb >> 6) + 1, 2), np.int64)
-    total, rmin, rmax = np.zeros(rows, np.int64), np.zeros(rows), np.zeros(rows)
-    mk.block_counts(Bs, Bcls, F, cm, total, rmin, rmax)
-    for r in range(rows):
-        ok = [e for e in range(nb) if F[r, Bcls[e]]]
+    F, G, tstart, tbase, tsign = _row_bases(rng, classes)
+    nbase = G.shape[0]
+    cm = np.zeros((nbase, (nb >> 6) + 1, 2), np.int64)
+    btotal, bmin_, bmax_ = np.zeros(nbase, np.int64), np.zeros(nbase), np.zeros(nbase)
+    mk.block_counts(Bs, Bcls, G, cm, btotal, bmin_, bmax_)
+    for r in range(nbase):
+        ok = [e for e in range(nb) if G[r, Bcls[e]]]
         assert cm[r, :, 0].tolist() == [sum(1 for e in ok if e < 64 * j) for j in range(cm.shape[1])]
         masks = [sum(1 << (e - 64 * j) for e in ok if 64 * j <= e < 64 * (j + 1)) for j in range(cm.shape[1])]
         assert cm[r, :, 1].view(np.uint64).tolist() == masks
-        assert total[r] == len(ok) and (not ok or (rmin[r], rmax[r]) == (Bs[ok[0]], Bs[ok[-1]]))
+        assert btotal[r] == len(ok) and (not ok or (bmin_[r], bmax_[r]) == (Bs[ok[0]], Bs[ok[-1]]))
+    total = np.array([sum(1 for e in range(nb) if F[r, Bcls[e]]) for r in range(rows)], np.int64)
+    feasible = [[Bs[e] for e in range(nb) if F[r, Bcls[e]]] for r in range(rows)]
+    rmin = np.array([min(f) if f else 0.0 for f in feasible])
+    rmax = np.array([max(f) if f else 0.0 for f in feasible])
     Bidx, bmin, binv = mk.bucket_index(Bs, max(1, nb // 4))
     los = np.sort(np.round(rng.random(150) * 14 - 0.5, 1))
     his = los + rng.choice([0.0, 0.1, 0.3], los.shape[0])
@@ -224,13 +247,33 @@ def test_scan_kernel_equals_its_python_twin(seed, nb):
     for scan in (mk.scan_many, mk.scan_serial):
         counts, sizes = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
         pa, pb = np.zeros(nq * cap, np.int64), np.zeros(nq * cap, np.int64)
-        scan(los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, pa, pb)
+        scan(los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax, cap,
+             counts, sizes, pa, pb)
         assert counts.tolist() == want_counts
         assert sizes.tolist() == [len(b) for b in want_bands]
         for q in range(nq):
             got = {(int(pa[q * cap + j]), int(pb[q * cap + j])) for j in range(min(cap, int(sizes[q])))}
             assert got <= want_bands[q] and len(got) == min(cap, len(want_bands[q]))
     assert mk.feasible_pairs(rowA, total) == sum(total[r] for r in rowA)
+
+
+def test_bases_add_up_to_the_rows():
+    """Inclusion and exclusion over random class sets: the signed sum of the intersections is
+    the union, class by class; decompose() checks the same for the oracle's rows, and a row of
+    a long antichain is its own base."""
+    rng = random.Random(3)
+    for _ in range(200):
+        sets = [rng.randrange(1, 1 << 12) for _ in range(rng.randint(1, 7))]
+        terms = gb._terms(sets)
+        union = 0
+        for x in sets:
+            union |= x
+        for j in range(12):
+            assert sum(c for x, c in terms.items() if x >> j & 1) == (union >> j & 1)
+    rows = np.array([[1, 1, 0], [1, 1, 1]], np.uint8)
+    long = tuple((i, 8 - i) for i in range(gb.IE_MAX + 1))
+    G, start, base, sign = gb.decompose(rows, [((0, 1),), long], [((1, 0),), ((0, 0),), ((3, 0),)], (2, 2))
+    assert start.tolist() == [0, 1, 2] and sign.tolist() == [1, 1] and G.tolist() == [[1, 1, 0], [1, 1, 1]]
 
 
 def test_exact_values_of_pairs_are_the_definition():

@@ -93,6 +93,7 @@ import numpy as np
 from irscale.enumerate.lazy import lazy_module
 from irscale.errors import CertificationError, MeasureError, RunError
 from irscale.scales.measures.keys import MP_DIGITS, U, log_discount
+from irscale.scales.tables import graded_mitm_bases as bases
 
 mk = lazy_module("irscale.scales.tables.graded_mitm_kernels")
 
@@ -341,10 +342,22 @@ class GradedMitm:
                 F[i, owner[(V + np.array(u, np.int64) <= cap).all(axis=1)]] = 1
         return F
 
+    def _plan(self, ua: np.ndarray, ub: np.ndarray) -> tuple:
+        """F of the sides' classes ``ua``, ``ub``, its distinct rows, the row of each A class
+        and the rows' bases (:func:`~irscale.scales.tables.graded_mitm_bases.decompose`)."""
+        rows, of_class = np.unique(self._matrix(ua, ub), axis=0, return_inverse=True)
+        of_class = of_class.reshape(-1)
+        rep: list = [None] * rows.shape[0]
+        for a, r in zip(ua.tolist(), of_class.tolist()):
+            if rep[r] is None or len(self._ac[a]) < len(rep[r]):
+                rep[r] = self._ac[a]
+        return (np.ascontiguousarray(rows, np.uint8), of_class,
+                *bases.decompose(rows, rep, [self._ac[b] for b in ub], self.cap))
+
     def _split(self, b_limit: int, row_budget: int) -> None:
         """The split with the smallest side A whose B has at most ``b_limit`` entries and whose
-        rows' block counts take at most ``row_budget`` bytes (sizes and rows counted from the
-        classes before any side is built)."""
+        bases' block counts take at most ``row_budget`` bytes (sizes and bases counted from
+        the classes before any side is built)."""
         order = self._order()
         for j in range(1, len(order) + 1):
             a_idx, b_idx = sorted(order[:j]), sorted(order[j:])
@@ -356,33 +369,46 @@ class GradedMitm:
             if sum(ca.values()) > A_LIMIT:
                 break
             ua, ub = np.array(sorted(ca), np.int64), np.array(sorted(cb), np.int64)
-            rows = np.unique(self._matrix(ua, ub), axis=0).shape[0]
-            if rows * ((size_b >> 6) + 1) * 16 > row_budget:
+            plan = self._plan(ua, ub)
+            if plan[2].shape[0] * ((size_b >> 6) + 1) * 16 > row_budget:
                 continue
             self.A, self.B = self._side(a_idx), self._side(b_idx)
             if (len(self.A), len(self.B)) != (sum(ca.values()), size_b):
                 raise RuntimeError("the sides' entries differ from their classes' counts")
-            self._rows()
+            self._rows(ua, ub, plan)
             return
         raise MeasureError(f"no split of the {len(order)} groups fits {A_LIMIT} A entries and {row_budget} "
                            f"bytes of block counts")
 
-    def _rows(self) -> None:
-        """The feasibility matrix F of the sides' classes, its distinct rows (one per set of A
-        classes with equal rows) and per row its block counts over B."""
-        ua, rowsel = _classes(self.A.cls)
-        ub, bsel = _classes(self.B.cls)
-        rows, of_class = np.unique(self._matrix(ua, ub), axis=0, return_inverse=True)
+    def _rows(self, ua: np.ndarray, ub: np.ndarray, plan: tuple) -> None:
+        """The rows of the sides' classes, their bases' block counts over B, and per row its
+        feasible B entries (``total``, checked against the classes' counts), their smallest
+        and largest value."""
+        ua_got, rowsel = _classes(self.A.cls)
+        ub_got, bsel = _classes(self.B.cls)
+        if not (np.array_equal(ua_got, ua) and np.array_equal(ub_got, ub)):
+            raise RuntimeError("the sides' classes differ from those planned")
+        self.F, of_class, G, self.tstart, self.tbase, self.tsign = plan
         n = len(self.B)
-        blocks = (n >> 6) + 1
-        self.rowA = of_class.reshape(-1)[rowsel.reshape(-1)].astype(np.int32)
-        self.F = np.ascontiguousarray(rows, np.uint8)
-        bcls = bsel.reshape(-1).astype(np.uint16 if ub.shape[0] < 1 << 16 else np.int32)
-        self.cm = np.zeros((rows.shape[0], blocks, 2), np.int64)
-        self.total = np.zeros(rows.shape[0], np.int64)
-        self.rmin, self.rmax = np.zeros(rows.shape[0]), np.zeros(rows.shape[0])
-        fill = mk.block_counts if rows.shape[0] * n >= PARALLEL_WORK else mk.block_counts_serial
-        fill(self.B.s, bcls, self.F, self.cm, self.total, self.rmin, self.rmax)
+        self.rowA = of_class[rowsel.reshape(-1)].astype(np.int32)
+        self.Bcls = bsel.reshape(-1).astype(np.uint16 if ub.shape[0] < 1 << 16 else np.int32)
+        nbase = G.shape[0]
+        self.cm = np.zeros((nbase, (n >> 6) + 1, 2), np.int64)
+        btotal, bmin_, bmax_ = np.zeros(nbase, np.int64), np.zeros(nbase), np.zeros(nbase)
+        fill = mk.block_counts if nbase * n >= PARALLEL_WORK else mk.block_counts_serial
+        fill(self.B.s, self.Bcls, np.ascontiguousarray(G), self.cm, btotal, bmin_, bmax_)
+        term_row = np.repeat(np.arange(self.F.shape[0]), np.diff(self.tstart))
+        self.total = np.zeros(self.F.shape[0], np.int64)
+        np.add.at(self.total, term_row, self.tsign * btotal[self.tbase])
+        per_class = np.bincount(self.Bcls, minlength=ub.shape[0]).astype(np.int64)
+        if not np.array_equal(self.total, self.F.astype(np.int64) @ per_class):
+            raise RuntimeError("the bases' counts do not add up to the rows'")
+        cmin, cmax = np.full(ub.shape[0], np.inf), np.full(ub.shape[0], -np.inf)
+        np.minimum.at(cmin, self.Bcls, self.B.s)
+        np.maximum.at(cmax, self.Bcls, self.B.s)
+        live = self.total > 0
+        self.rmin = np.where(live, np.where(self.F == 1, cmin, np.inf).min(axis=1, initial=np.inf), 0.0)
+        self.rmax = np.where(live, np.where(self.F == 1, cmax, -np.inf).max(axis=1, initial=-np.inf), 0.0)
         self.Bidx, self.bmin, self.binv = mk.bucket_index(self.B.s, max(1, n // BUCKET_ENTRIES))
 
     # -- answers -----------------------------------------------------------------------------
@@ -453,8 +479,8 @@ class GradedMitm:
         order = np.argsort(lo, kind="stable")
         los, his = np.ascontiguousarray(lo[order]), np.ascontiguousarray(hi[order])
         nq = los.shape[0]
-        args = (self.A.s, self.rowA, self.B.s, self.Bidx, self.bmin, self.binv, self.cm, self.total, self.rmin,
-                self.rmax)
+        args = (self.A.s, self.rowA, self.B.s, self.Bcls, self.Bidx, self.bmin, self.binv, self.F, self.tstart,
+                self.tbase, self.tsign, self.cm, self.total, self.rmin, self.rmax)
         counts, sizes = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
         pa, pb = np.zeros(nq * CAP, np.int64), np.zeros(nq * CAP, np.int64)
         scan = mk.scan_many if nq * len(self.A) >= PARALLEL_WORK and nq > mk.CHUNK else mk.scan_serial
@@ -548,7 +574,7 @@ class GradedMitm:
         return out_a, out_b
 
     def split_sizes(self) -> tuple[int, int, int, int]:
-        """(|A|, |B|, rows, bytes of the rows' block counts) of the split chosen."""
+        """(|A|, |B|, rows, bytes of the bases' block counts) of the split chosen."""
         return len(self.A), len(self.B), int(self.F.shape[0]), int(self.cm.nbytes)
 
 

@@ -8,10 +8,12 @@ The arrays they read (built there):
   bucket index ``Bidx`` (``Bidx[g]`` = the number of entries below ``bmin + g / binv``;
   ``binv`` = 0 when every entry has one value);
 * rows: ``F`` (uint8 (rows, classes): 1 where the row's A entries are feasible with the
-  class), ``cm`` (int64 (rows, blocks, 2): per block j of 64 entries of B, the feasible entries
-  of the row before it, and a mask of the block's feasible entries, bit i for entry
-  64 j + i), ``total``, ``rmin``, ``rmax`` (per row: its feasible entries, their smallest and
-  largest value).
+  class), ``total``, ``rmin``, ``rmax`` (per row: its feasible entries, their smallest and
+  largest value), and its *bases* (:mod:`irscale.scales.tables.graded_mitm_bases`): the
+  terms ``tstart[r]:tstart[r + 1]`` of ``tbase`` and ``tsign``, the row's feasible entries
+  being the signed sum of its bases';
+* bases: ``cm`` (int64 (bases, blocks, 2): per block j of 64 entries of B, the base's entries
+  before it, and a mask of the block's entries in the base, bit i for entry 64 j + i).
 
 For a query band [lo, hi] the *count* is the number of pairs (a, e), e feasible for a's row,
 with ``Bs[e] < fl(lo - sA[a])``, the *band* the feasible pairs with
@@ -35,13 +37,9 @@ def _popcount(x):
     return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
-@nb.njit(cache=True, inline="always")
-def _feasible(cm, r, e):
-    return (np.uint64(cm[r, e >> 6, 1]) >> np.uint64(e & 63)) & np.uint64(1)
-
-
 @nb.njit(cache=True)
-def _chunk(ch, los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, out_a, out_b):
+def _chunk(ch, los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax, cap,
+           counts, sizes, out_a, out_b):
     """The queries ``ch * CHUNK ..`` of :func:`scan_many`: per A entry, the bucket starts of
     all of them first, then their positions, then the block counts (passes of independent
     memory reads, which the processor overlaps)."""
@@ -91,20 +89,22 @@ def _chunk(ch, los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, 
             while p < n and Bs[p] < zl:
                 p += 1
             pos[j] = p
+        t0, t1 = tstart[r], tstart[r + 1]
         for j in range(m):
             q = todo[j]
             p = pos[j]
             k = p >> 6
-            c = cm[r, k, 0]
-            off = p & 63
-            if off:
-                c += _popcount(np.uint64(cm[r, k, 1]) & ((np.uint64(1) << np.uint64(off)) - np.uint64(1)))
+            low = (np.uint64(1) << np.uint64(p & 63)) - np.uint64(1)
+            c = 0
+            for t in range(t0, t1):                 # the row's bases, signed
+                b = tbase[t]
+                c += tsign[t] * (cm[b, k, 0] + _popcount(np.uint64(cm[b, k, 1]) & low))
             counts[q] += c
             zh = his[q] - a
             s = sizes[q]
             e = p
             while e < n and Bs[e] <= zh:
-                if _feasible(cm, r, e):
+                if F[r, Bcls[e]]:
                     if s < cap:
                         out_a[q * cap + s] = i
                         out_b[q * cap + s] = e
@@ -114,20 +114,24 @@ def _chunk(ch, los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, 
 
 
 @nb.njit(cache=True, parallel=True)
-def scan_many(los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, out_a, out_b):
+def scan_many(los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax, cap,
+              counts, sizes, out_a, out_b):
     """Per query q (queries in increasing order of ``los``): ``counts[q]``, the count of
     the module docstring at ``los[q]``, and the band [los[q], his[q]]: its number of pairs in
     ``sizes[q]`` and the first ``cap`` of them as (A entry, B entry) at ``out_a[q * cap:]``,
     ``out_b[q * cap:]``. Chunks of :data:`CHUNK` queries in parallel."""
     for ch in nb.prange((los.shape[0] + CHUNK - 1) // CHUNK):
-        _chunk(ch, los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, out_a, out_b)
+        _chunk(ch, los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax,
+               cap, counts, sizes, out_a, out_b)
 
 
 @nb.njit(cache=True)
-def scan_serial(los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, out_a, out_b):
+def scan_serial(los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax, cap,
+                counts, sizes, out_a, out_b):
     """:func:`scan_many` in one thread (small batches: no parallel start-up)."""
     for ch in range((los.shape[0] + CHUNK - 1) // CHUNK):
-        _chunk(ch, los, his, sA, rowA, Bs, Bidx, bmin, binv, cm, total, rmin, rmax, cap, counts, sizes, out_a, out_b)
+        _chunk(ch, los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax,
+               cap, counts, sizes, out_a, out_b)
 
 
 @nb.njit(cache=True)
