@@ -25,7 +25,8 @@ from PIL import Image
 
 import irscale
 import irscale.service as service
-from irscale.service import create_app, lookups
+from irscale.scales.analysis import spacing
+from irscale.service import create_app
 
 # a browser and a live server: 11 s; CI runs it (pytest --runslow)
 pytestmark = pytest.mark.slow
@@ -166,9 +167,9 @@ def test_big_scales_count_the_gaps_of_windows(client, store, monkeypatch):
     """Scales of more than GAP_WINDOWS * GAP_WINDOW values whose tables have more than
     VIEW_EXACT_VALUES entries have only the gaps within GAP_WINDOWS evenly spaced windows
     of GAP_WINDOW consecutive ranks counted; smaller scales of the same table every gap."""
-    monkeypatch.setattr(lookups, "VIEW_EXACT_VALUES", 100)
-    monkeypatch.setattr(lookups, "GAP_WINDOWS", 3)
-    monkeypatch.setattr(lookups, "GAP_WINDOW", 16)
+    monkeypatch.setattr(spacing, "VIEW_EXACT_VALUES", 100)
+    monkeypatch.setattr(spacing, "GAP_WINDOWS", 3)
+    monkeypatch.setattr(spacing, "GAP_WINDOW", 16)
     view = _view(client, measure="AP@8", rb=8, points=20, bins=6)     # K = 225: not cached before
     values = store.scale("AP@8", 8).values
     g = view["gaps"]

@@ -15,18 +15,14 @@ import pydantic_core
 
 import irscale
 from irscale.errors import IrscaleWarning, MeasureError, StoreError, TableNotFoundError, ValueNotInScaleError
+from irscale.scales.analysis import spacing
 from irscale.scales.measures.user_names import names_of, read_stored
 from irscale.scales.tables.layouts import kind_of_scale
 from irscale.service import DEFAULT_MAX_ITEMS, DEFAULT_MAX_SECONDS
 from irscale.service.models import RankQuery, RequestError, StoreInfo, TableModel, parse_request, runs_array
 
 log = logging.getLogger("irscale.service")
-#: Every gap of a view is counted for scales of at most GAP_WINDOWS * GAP_WINDOW values, or
-#: tables of at most VIEW_EXACT_VALUES stored entries (streamed once); else those within
-#: GAP_WINDOWS evenly spaced windows (rank oracles and closed forms: nothing is enumerated).
-VIEW_EXACT_VALUES = 1 << 22
-GAP_WINDOWS = 64
-GAP_WINDOW = 4096
+
 
 
 def unit_cost(scale: irscale.Scale) -> float:
@@ -41,20 +37,10 @@ def cost(scale: irscale.Scale, items: int = 0, points: int | None = None, listed
     runs checked list by list), or to compute its view of ``points`` bins."""
     if points is None:
         return items * (unit_cost(scale) + listed * (3 + 0.7 * scale.measure.n)) * 1e-6
-    plan, read = gap_plan(scale, windows)
+    plan, read = spacing.gap_plan(scale, windows)
     k, n, closed = int(scale.k), scale.measure.n, getattr(scale.table, "layout", "") == "closed"
     ranks = 2 * min(points, k) + (read / 20 if plan == "stream" else read)
     return (ranks * unit_cost(scale) + 2.5e-5 * k * n * n * closed) * 1e-6     # a closed form counts its runs
-
-
-def gap_plan(scale: irscale.Scale, windows: int | None = None) -> tuple[str, int]:
-    """How the gaps of ``scale`` are read, ``"all"``, ``"stream"`` (the stored entries) or ``"sampled"``, and
-    how many values that reads."""
-    k, layout = int(scale.k), getattr(scale.table, "layout", "")
-    stored = k if layout == "implicit" else int(scale.table.n_entries)     # oracles and closed forms: 0
-    if k <= GAP_WINDOWS * GAP_WINDOW:
-        return "all", k
-    return ("stream", stored) if 0 < stored <= VIEW_EXACT_VALUES else ("sampled", (windows or GAP_WINDOWS) * GAP_WINDOW)
 
 
 class LookupService:
@@ -138,7 +124,7 @@ class LookupService:
         the first and last rank of ``min(points, K)`` bins of consecutive ranks, and the gap histogram."""
         scale = self.scale(measure, rb)
         # slow scales (rank oracles at large N) have their gaps sampled in fewer windows
-        windows = max(1, min(GAP_WINDOWS, int(self.max_seconds * 5e5 / GAP_WINDOW / unit_cost(scale))))
+        windows = max(1, min(spacing.GAP_WINDOWS, int(self.max_seconds * 5e5 / spacing.GAP_WINDOW / unit_cost(scale))))
         self._check_cost(scale, cost(scale, points=points, windows=windows), "the view",
                          "ask for fewer points, or rank values and runs with POST /v1/rank")
         k = int(scale.k)
@@ -149,7 +135,7 @@ class LookupService:
         return pydantic_core.to_json({
             "measure": str(scale.measure), "rb": scale.rb, "k": k, "n_runs": int(scale.n_runs), "points": m,
             "exact": m == k, "rank_lo": lo.tolist(), "rank_hi": hi.tolist(), "value_lo": values[:m].tolist(),
-            "value_hi": values[m:].tolist(), "gaps": gap_histogram(scale, bins, gaps, windows)})
+            "value_hi": values[m:].tolist(), "gaps": spacing.gap_histogram(scale, bins, gaps, windows)})
 
 
 def _rank_values(scale: irscale.Scale, query: RankQuery) -> np.ndarray:
@@ -170,30 +156,3 @@ def _rank_values(scale: irscale.Scale, query: RankQuery) -> np.ndarray:
         hint = ("; a value rounded as trec_eval prints it (0.3333) ranks with decimals: 4"
                 if decimals is None and "ambiguous" not in str(e) and lo <= values[i] <= hi else "")
         raise ValueNotInScaleError(f"values[{i}]: {e}{hint}") from None
-
-
-def gap_histogram(scale: irscale.Scale, bins: int, kind: str, windows: int | None = None) -> dict:
-    """The histogram of the gaps between consecutive distinct values of ``scale`` (a
-    GapHistogram), read as :func:`gap_plan` says."""
-    k, windows = int(scale.k), windows or GAP_WINDOWS
-    plan, _ = gap_plan(scale, windows)
-    if plan == "stream":
-        gaps = np.diff(np.concatenate([np.zeros(0)] + [block for block, _ in scale.value_blocks()]))
-    else:       # every rank, or windows of GAP_WINDOW consecutive ranks evenly spaced
-        n, size = (1, k) if plan == "all" else (windows, GAP_WINDOW)
-        ranks = np.linspace(1, k - size + 1, n).astype(np.int64)[:, None] + np.arange(size, dtype=np.int64)
-        gaps = np.diff(scale.values_of_ranks(ranks.reshape(-1)).reshape(n, size), axis=1).reshape(-1)
-    positive = gaps[gaps > 0]
-    edges, counts = np.zeros(0), np.zeros(0, np.int64)
-    if positive.size and kind == "log":
-        a, b = float(np.log10(positive.min())), float(np.log10(positive.max()))
-        if b - a < 1e-3:        # (nearly) equal gaps: one decade-tenth around them
-            a, b = (a + b) / 2 - 0.05, (a + b) / 2 + 0.05
-        counts, log_edges = np.histogram(np.log10(positive), bins=bins, range=(a, b))
-        edges = 10.0 ** log_edges
-    elif positive.size:
-        counts, edges = np.histogram(positive, bins=bins, range=(0.0, float(positive.max())))
-    stats = (gaps.min(), gaps.max(), gaps.mean(), np.median(gaps)) if gaps.size else (None,) * 4
-    return {"scale": kind, "edges": edges.tolist(), "counts": counts.tolist(), "zero": int(gaps.size - positive.size),
-            "used": int(gaps.size), "total": k - 1, "sampled": plan == "sampled",
-            **{name: None if s is None else float(s) for name, s in zip(("min", "max", "mean", "median"), stats)}}

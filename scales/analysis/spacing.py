@@ -72,6 +72,13 @@ CHUNK = 1 << 20
 #: Gap histogram: fixed log10 edges from 10^GAP_LOG_MIN to 10^0.
 GAP_LOG_MIN = -18
 GAP_BINS_PER_DECADE = 4
+#: The gaps of a view (:func:`gap_histogram`: GET /v1/table, the page): every gap of scales
+#: of at most GAP_WINDOWS * GAP_WINDOW values, or of tables of at most VIEW_EXACT_VALUES
+#: stored entries (streamed once); else those within GAP_WINDOWS evenly spaced windows of
+#: GAP_WINDOW ranks (rank oracles and closed forms: nothing is enumerated).
+VIEW_EXACT_VALUES = 1 << 22
+GAP_WINDOWS = 64
+GAP_WINDOW = 4096
 
 
 def gap_edges() -> np.ndarray:
@@ -285,3 +292,40 @@ def store_spacing(store: Store | str | os.PathLike, measures: Iterable[str] | No
         if progress is not None:
             progress(d)
     return out
+
+
+def gap_plan(scale: Scale, windows: int | None = None) -> tuple[str, int]:
+    """How the gaps of ``scale`` are read, ``"all"``, ``"stream"`` (the stored entries) or ``"sampled"``, and
+    how many values that reads."""
+    k, layout = int(scale.k), getattr(scale.table, "layout", "")
+    stored = k if layout == "implicit" else int(scale.table.n_entries)     # oracles and closed forms: 0
+    if k <= GAP_WINDOWS * GAP_WINDOW:
+        return "all", k
+    return ("stream", stored) if 0 < stored <= VIEW_EXACT_VALUES else ("sampled", (windows or GAP_WINDOWS) * GAP_WINDOW)
+
+
+def gap_histogram(scale: Scale, bins: int, kind: str, windows: int | None = None) -> dict:
+    """The histogram of the gaps between consecutive distinct values of ``scale`` (a
+    GapHistogram), read as :func:`gap_plan` says."""
+    k, windows = int(scale.k), windows or GAP_WINDOWS
+    plan, _ = gap_plan(scale, windows)
+    if plan == "stream":
+        gaps = np.diff(np.concatenate([np.zeros(0)] + [block for block, _ in scale.value_blocks()]))
+    else:       # every rank, or windows of GAP_WINDOW consecutive ranks evenly spaced
+        n, size = (1, k) if plan == "all" else (windows, GAP_WINDOW)
+        ranks = np.linspace(1, k - size + 1, n).astype(np.int64)[:, None] + np.arange(size, dtype=np.int64)
+        gaps = np.diff(scale.values_of_ranks(ranks.reshape(-1)).reshape(n, size), axis=1).reshape(-1)
+    positive = gaps[gaps > 0]
+    edges, counts = np.zeros(0), np.zeros(0, np.int64)
+    if positive.size and kind == "log":
+        a, b = float(np.log10(positive.min())), float(np.log10(positive.max()))
+        if b - a < 1e-3:        # (nearly) equal gaps: one decade-tenth around them
+            a, b = (a + b) / 2 - 0.05, (a + b) / 2 + 0.05
+        counts, log_edges = np.histogram(np.log10(positive), bins=bins, range=(a, b))
+        edges = 10.0 ** log_edges
+    elif positive.size:
+        counts, edges = np.histogram(positive, bins=bins, range=(0.0, float(positive.max())))
+    stats = (gaps.min(), gaps.max(), gaps.mean(), np.median(gaps)) if gaps.size else (None,) * 4
+    return {"scale": kind, "edges": edges.tolist(), "counts": counts.tolist(), "zero": int(gaps.size - positive.size),
+            "used": int(gaps.size), "total": k - 1, "sampled": plan == "sampled",
+            **{name: None if s is None else float(s) for name, s in zip(("min", "max", "mean", "median"), stats)}}
