@@ -82,7 +82,7 @@ COMMANDS = {
     "axioms": ("axioms", "Order-theoretic checks over all runs of length N."),
     "serve": ("serve", "Serve the tables of STORE over HTTP (JSON lookup API; docs at /docs)."),
     "pack": ("pack", "Write the tables of the store folder STORE into one file OUT, for sharing."),
-    "unpack": ("pack", "Make the store folder STORE of the single-file store FILE (packed, or of an older irscale)."),
+    "unpack": ("pack", "Make the store folder STORE of the single-file store FILE (written by irscale pack)."),
     "measures": ("measures", "List the known measure families."),
 }
 

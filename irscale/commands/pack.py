@@ -13,7 +13,7 @@ def pack_command(store: str, out: str) -> None:
     """Write every table of the store folder STORE into the new file OUT (one HDF5 file, read
     directly by every command; every table verified first)."""
     n = pack(store, out)
-    click.echo(f"{out}: {n} tables packed from {store}")
+    click.echo(f"{out}: {n} table{'s' * (n != 1)} packed from {store}")
 
 
 @click.command("unpack")
@@ -21,7 +21,7 @@ def pack_command(store: str, out: str) -> None:
 @click.argument("store", type=click.Path())
 def unpack_command(file: str, store: str) -> None:
     """Make the store folder STORE (new, or one to add to) of the tables of the single-file
-    store FILE (written by irscale pack, or by an older irscale); every table is verified
-    first, FILE is left as it is."""
+    store FILE (written by irscale pack); every table is verified first, FILE is left as it
+    is."""
     n = unpack(file, store)
-    click.echo(f"{store}: {n} tables unpacked from {file}")
+    click.echo(f"{store}: {n} table{'s' * (n != 1)} unpacked from {file}")
