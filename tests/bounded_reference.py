@@ -118,3 +118,28 @@ def random_groups(rng: np.random.Generator, groups: int, rows: int):
         highs.append(x + np.where(x > 0, 0.0625, 0.0))
         counts.append(np.concatenate([[0], rng.integers(0, max(rows, 1), m - 1)]).astype(np.int64))
     return lows, highs, counts
+
+
+# -- several count dimensions (tests/test_bounded_graded.py) -----------------------------------------------
+def group_pass_md(hist: dict, caps, shifts, vectors, q: float) -> dict:
+    """hist: {(count vector, cell): mass}; one group of options (shift, count vector) added,
+    vectors above ``caps`` in any grade dropped."""
+    out: dict = {}
+    for (c, i), v in hist.items():
+        for s, k in zip(shifts, vectors):
+            new = tuple(a + b for a, b in zip(c, k))
+            if all(a <= b for a, b in zip(new, caps)):
+                out[(new, i + s)] = out.get((new, i + s), 0.0) + v
+    return {key: v * q for key, v in out.items()}
+
+
+def row_sums_md(hist: dict, cells: int) -> list:
+    out = [0.0] * cells
+    for (_, i), v in hist.items():
+        out[i] += v
+    return out
+
+
+def graded_feasible(run, counts) -> bool:
+    """Whether a run (grades) holds at most counts[g - 1] documents of every grade g >= 1."""
+    return all(sum(1 for x in run if x == g) <= c for g, c in enumerate(counts, start=1))

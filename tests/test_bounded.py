@@ -286,8 +286,8 @@ def test_values_of_ranks_enclose_the_oracles_values():
 def test_refusals():
     with pytest.raises(MeasureError):
         bounded_scale("AP@100", 5)
-    with pytest.raises(RecallBaseError):
-        bounded_scale("nDCG_trec(gains=(0,1,2))@20", (3, 4))
+    with pytest.raises(RecallBaseError):           # count dimensions past the memory budget
+        bounded_scale("nDCG_trec(gains=(0,1,2))@100", (40, 30), max_bytes=1 << 20)
     with pytest.raises(BuildTooLargeError):
         bounded_scale("DCG(b=2)@100", error=1e-4, max_bytes=1 << 20)
     b = bounded_scale("nDCG(b=2)@20", 3, error=1e-2)

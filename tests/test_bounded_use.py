@@ -129,14 +129,15 @@ def test_scores_files_keep_the_bounds(tmp_path):
         assert np.allclose(back[BOUND_COLUMNS].to_numpy(float), scores[BOUND_COLUMNS].to_numpy(float), rtol=1e-15)
 
 
-def test_per_grade_counts_bounded_twice_stay_unscaled_and_said(tmp_path):
-    """nDCG_trec with graded gains: a topic whose counts of both grades are below N has no
-    bounded scale (as no rank oracle); its scaled values are empty, with a warning."""
+def test_per_grade_counts_bounding_two_grades_get_bounded_scales(tmp_path):
+    """nDCG_trec with graded gains: a topic whose counts of both grades are below N gets a
+    bounded scale of two count dimensions (tests/test_bounded_graded.py), its interval
+    holding its scaled value, as the other topics'."""
     qrels, runs, _ = _data(tmp_path, graded=True)
     scores, said = _quiet(irscale.transform, qrels, runs, "nDCG_trec(gains=(0,1,2))@45", bounded=True, error=1e-2)
-    assert set(scores.loc[scores.scaled.isna(), "topic"]) == {"1", "2", "3", "5"}      # both grades below 45
-    assert any("bound more than one grade" in s for s in said)
-    assert scores.raw.notna().all()
+    assert scores.scaled.notna().all() and scores.raw.notna().all()
+    assert np.all((scores.scaled_lo <= scores.scaled) & (scores.scaled <= scores.scaled_hi))
+    assert not any("bound more than one grade" in s for s in said)
 
 
 def test_cli_transform_compare_lookup(tmp_path, capsys):

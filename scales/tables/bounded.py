@@ -18,7 +18,7 @@ import mpmath
 import numpy as np
 
 from irscale.enumerate.progress import progress_bar
-from irscale.enumerate.runspace import runs_of_ids
+from irscale.enumerate.runspace import feasible_space_size, runs_of_ids
 from irscale.enumerate.words import words_to_ints
 from irscale.errors import (
     BuildTooLargeError,
@@ -169,8 +169,7 @@ class BoundedScales:
         for (m, rb), why in self.refused.items():
             by_measure.setdefault(m, []).append((rb, why))
         for m, refused in by_measure.items():
-            what = ("whose per-grade counts bound more than one grade (counts below N: bounded scales, like rank "
-                    "oracles, count the runs of one bounded grade)" if m.per_grade_rb else f"({refused[0][1]})")
+            what = f"({refused[0][1]})"
             warn(f"{m}: no bounded scale for the topics {what}: {len(refused)} count vector(s), e.g. "
                           f"{refused[0][0]}; the rank and scaled values of those topics stay empty")
 
@@ -227,10 +226,12 @@ class BoundedScale(Unlisted, Scale):
     def __init__(self, table: BoundedTable, rb: RecallBase = None):
         super().__init__(table, rb)
         cells, error, threads, max_bytes = table.settings
-        self.problem = prob = bounded_problem(self.measure, self.rb)
+        self.problem = prob = bounded_problem(self.measure, self.rb, error, max_bytes)
         self._bound = self._const = None
-        # an interval holds one or two ranks whatever the grid (the cell of a value and the next)
-        target = error_target(error, self.k)
+        # an interval holds one or two ranks whatever the grid (the cell of a value and the next);
+        # brackets of K (several bound grades) take up to twice K+ - K- whatever the grid
+        k_lo, k_hi = self.k_bounds
+        target = max(error_target(error, self.k), 2.5 * (k_hi - k_lo) / max(k_hi - 1, 1))
         stored = table.stored.get(table.grid_key(self.rb))
         if stored is not None and cells is None:      # a store's grid, or a plan's probe: refined from it
             self.grid, self._bound = stored, table.recorded.get(table.grid_key(self.rb))
@@ -242,9 +243,11 @@ class BoundedScale(Unlisted, Scale):
             return
         else:
             scale = self._count(max(1, math.ceil(FIRST_CELLS / prob.top)), threads, max_bytes)
+        last = math.inf
         for tries in range(64):
-            if self.error_bound <= target:
+            if self.error_bound <= target or (not self.k_exact and self.error_bound > 0.8 * last):  # brackets
                 break
+            last = self.error_bound
             # a predicted grid that missed (widths are whole ranks near the target): 1.5 times more at least
             least = scale + 1 if tries == 0 else math.ceil(scale * 1.5)
             scale = self._count(max(least, predicted_scale(scale, self.error_bound, target)), threads, max_bytes)
@@ -267,11 +270,30 @@ class BoundedScale(Unlisted, Scale):
 
     @property
     def k(self) -> int:
+        """K, exact unless :attr:`k_exact` is False (several bound grades: then K's upper
+        bound, :attr:`k_bounds` the interval)."""
         return self.problem.k
+
+    @property
+    def k_bounds(self) -> tuple[int, int]:
+        """[K-, K+] holding the number of distinct feasible values (equal when exact)."""
+        p = self.problem
+        return (p.k if p.k_lo is None else p.k_lo), p.k
+
+    @property
+    def k_exact(self) -> bool:
+        lo, hi = self.k_bounds
+        return lo == hi
+
+    def _label(self) -> str:
+        label = super()._label()
+        return label if self.k_exact else f"{label} (K within [{self.k_bounds[0]:.6g}, {self.k_bounds[1]:.6g}])"
 
     @property
     def n_runs(self) -> int:
         """Feasible runs (a Python integer)."""
+        if self.problem.graded is not None:
+            return feasible_space_size(self.measure.n, self.measure.table_rb(self.rb))
         m, (counted, r) = self.measure, oracle_count(self.measure, self.rb)
         if not m.rb_dependent or (counted is None and (m.per_grade_rb or r >= m.n)):
             return m.levels ** m.n
@@ -292,11 +314,14 @@ class BoundedScale(Unlisted, Scale):
         """The grid's factors from masses to scaled values (``sd``, ``su``, ``se``, ``k1``)
         and, while K < 2^53 and they fit, to counts (``cd``, ``cu``, ``ce``): floats rounded
         outward."""
-        if self._const is None:
+        if self._const is None:          # K in [k_lo, k]: uppers divide by k_lo - 1, lowers by k - 1
             g, k1 = self.grid, Fraction(1, max(self.k - 1, 1))
+            k1_lo = Fraction(1, max(self.k_bounds[0] - 1, 1))
             hi, lo, eta = 1 / ((1 - g.gamma) * g.weight), 1 / ((1 + g.gamma) * g.weight), Fraction(g.eta) / g.weight
-            self._const = {"sd": enclose(hi * k1)[1], "su": enclose(lo * k1)[0], "se": enclose(eta * k1)[1],
-                           "k1": enclose(k1), "counts": self.k < 2 ** 53 and hi < 2 ** 1000}
+            self._const = {"sd": enclose(hi * k1_lo)[1], "su": enclose(lo * k1)[0],
+                           "se": enclose(eta * max(k1, k1_lo))[1], "k1": (enclose(k1)[0], enclose(k1_lo)[1]),
+                           "ex": enclose(self.problem.excess * k1)[1],
+                           "counts": self.k < 2 ** 53 and hi < 2 ** 1000}
             if self._const["counts"]:
                 self._const.update(cd=enclose(hi)[1], cu=enclose(lo)[0], ce=enclose(eta)[1])
         return self._const
@@ -309,17 +334,19 @@ class BoundedScale(Unlisted, Scale):
 
     def _counts(self, su: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Count bounds (floats holding integers 1..K) from masses, for K < 2^53."""
-        c, k = self._consts(), float(self.k)
+        c, k, ex = self._consts(), float(self.k), float(self.problem.excess)
         hi = np.clip(np.floor(float_up(float_up(sd * c["cd"]) + c["ce"])), 1.0, k)
-        return np.minimum(np.clip(np.ceil(float_down(float_down(su * c["cu"]) - c["ce"])), 1.0, k), hi), hi
+        lo = np.ceil(float_down(float_down(float_down(su * c["cu"]) - c["ce"]) - ex))
+        return np.minimum(np.clip(lo, 1.0, k), hi), hi
 
     def _scaled(self, su: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         c = self._consts()
         if c["counts"]:
-            (lo, hi), k1 = self._counts(su, sd), max(self.k - 1, 1)
-            return np.maximum(float_down((lo - 1) / k1), 0.0), np.minimum(float_up((hi - 1) / k1), 1.0)
+            (lo, hi), (k_lo, k_hi) = self._counts(su, sd), self.k_bounds
+            return (np.maximum(float_down((lo - 1) / max(k_hi - 1, 1)), 0.0),
+                    np.minimum(float_up((hi - 1) / max(k_lo - 1, 1)), 1.0))
         hi = float_up(float_up(float_up(sd * c["sd"]) + c["se"]) - c["k1"][0])
-        lo = float_down(float_down(float_down(su * c["su"]) - c["se"]) - c["k1"][1])
+        lo = float_down(float_down(float_down(float_down(su * c["su"]) - c["se"]) - c["ex"]) - c["k1"][1])
         return np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)
 
     def _ranks(self, su: np.ndarray, sd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -330,7 +357,8 @@ class BoundedScale(Unlisted, Scale):
             return lo.astype(np.int64), hi.astype(np.int64)
         g, k, eta = self.grid, self.k, Fraction(self.grid.eta)
         ups = [min(max(math.floor((Fraction(s) / (1 - g.gamma) + eta) / g.weight), 1), k) for s in sd.tolist()]
-        downs = [min(max(math.ceil((Fraction(s) / (1 + g.gamma) - eta) / g.weight), 1), k) for s in su.tolist()]
+        ex = self.problem.excess
+        downs = [min(max(math.ceil((Fraction(s) / (1 + g.gamma) - eta) / g.weight) - ex, 1), k) for s in su.tolist()]
         hi, lo = np.empty(len(ups), object), np.empty(len(downs), object)
         hi[:], lo[:] = ups, downs
         return np.minimum(lo, hi), hi
@@ -345,7 +373,7 @@ class BoundedScale(Unlisted, Scale):
             d = np.concatenate((g.down, np.full(n - g.down.shape[0], g.down[-1])))
             u = np.concatenate(([0.0], g.up, np.full(n, g.up[-1])))[:n]
             width = d * c["sd"] - u * c["su"]                 # down at V + 1 against up at V (V = -1..)
-            self._bound = float(min(1.0, (np.max(width) + 2 * c["se"]) * (1 + 1e-12) + 1e-15))
+            self._bound = float(min(1.0, (np.max(width) + 2 * c["se"] + c["ex"]) * (1 + 1e-12) + 1e-15))
         return self._bound
 
     # -- values and runs -> intervals ---------------------------------------------------------
@@ -397,7 +425,7 @@ class BoundedScale(Unlisted, Scale):
         """Masses at the cells of judged runs' exact values (from their exact keys)."""
         m = self.measure
         arr = m.check_runs(runs, self.rb)
-        _, r = oracle_count(m, self.rb)
+        r = m.n if m.per_grade_rb else oracle_count(m, self.rb)[1]
         if m.rb_dependent and not m.per_grade_rb and np.any((arr != 0).sum(axis=1) > r):
             bad = int(np.flatnonzero((arr != 0).sum(axis=1) > r)[0])
             raise RunError(f"run {bad} has more relevant documents than the recall base rb={self.rb}: it cannot occur "
@@ -467,7 +495,7 @@ class BoundedScale(Unlisted, Scale):
             raise ValueNotInScaleError(f"ranks of {self._label()} are 1..{self.k}")
         eta = Fraction(g.eta)
         need_d = [enclose(max((q * g.weight - eta) * (1 - g.gamma), 0))[0] for q in qs]
-        need_u = [enclose((q * g.weight + eta) * (1 + g.gamma))[1] for q in qs]
+        need_u = [enclose(((q + self.problem.excess) * g.weight + eta) * (1 + g.gamma))[1] for q in qs]
         v_u, v_l = np.searchsorted(g.down, need_d), np.searchsorted(g.up, need_u)
         raw_hi = np.where(v_l < g.up.shape[0], float_up(v_l / g.scale), top)
         return float_down(float_down(v_u / g.scale) / f_hi), float_up(np.minimum(raw_hi, top) / f_lo)
@@ -482,6 +510,8 @@ class BoundedScale(Unlisted, Scale):
         """``n`` runs (uint8 (n, N)) drawn uniformly among the feasible distinct values, each
         the value's realisation with the fewest counted documents (their scaled values are
         uniform on [0, 1]: what Monte Carlo checks of the bounds sample)."""
+        if self.problem.graded is not None:
+            raise OracleListError(f"{self._label()}: its count vector bounds several grades; it samples no runs")
         runs = np.zeros((n, self.measure.n), np.uint8)
         budget = np.full(n, self.problem.rows - 1, np.int64)
         for cum, cnt, ranks, digits in self._sampler():

@@ -54,6 +54,7 @@ from irscale.errors import MeasureError
 from irscale.scales.measures.groups import Grouping, RankGroup
 from irscale.scales.measures.keys import FormalLogKey, LinearKey
 from irscale.scales.measures.measure import Measure, RecallBase
+from irscale.scales.tables import bounded_graded as bg
 from irscale.scales.tables.oracles import oracle_count
 
 if TYPE_CHECKING:
@@ -124,6 +125,18 @@ class Problem:
     highs: list[np.ndarray] = dataclasses.field(default_factory=list)
     counts: list[np.ndarray] = dataclasses.field(default_factory=list)
     geometric: tuple[int, int, tuple[int, ...]] | None = None
+    #: several bound grades (:mod:`~irscale.scales.tables.bounded_graded`): the up programme's
+    #: counts (kappa; ``counts`` are mu), both as flattened multi-indices, their digits per
+    #: group, the rows' digits (``radix``: the dimensions' c_g + 1, empty for one count),
+    #: K's lower bound ``k_lo`` (``k`` the upper one) and the relaxed grades' correction ``excess``
+    counts_up: list[np.ndarray] | None = None
+    digits: list[np.ndarray] = dataclasses.field(default_factory=list)
+    digits_up: list[np.ndarray] = dataclasses.field(default_factory=list)
+    row_digits: np.ndarray | None = None
+    radix: tuple[int, ...] = ()
+    k_lo: int | None = None
+    excess: int = 0
+    graded: object = None
 
 
 def _geometric(spec: LinearKey, n: int) -> tuple[int, int, tuple[int, ...]] | None:
@@ -169,13 +182,17 @@ def _count_poly(groups: tuple[RankGroup, ...], r: int) -> list[int]:
     return poly
 
 
-def bounded_problem(measure: Measure, rb: RecallBase = None) -> Problem:
+def bounded_problem(measure: Measure, rb: RecallBase = None, error: float | None = None,
+                    max_bytes: int = MAX_BYTES) -> Problem:
     """The :class:`Problem` of a measure and recall base (raises
     :class:`~irscale.errors.MeasureError` for measures without one: neither RBP with rational
-    p nor a logarithmic DCG; :class:`~irscale.errors.RecallBaseError` for per-grade vectors
-    bounding several grades)."""
+    p nor a logarithmic DCG); per-grade vectors bounding several grades are counted by
+    :func:`graded_problem` (``error``: the width aimed at, for the choice of dimensions)."""
     rb = measure.check_rb(rb)
     spec = getattr(measure, "spec", None)
+    if (measure.per_grade_rb and isinstance(spec, FormalLogKey) and isinstance(rb, tuple)
+            and sum(min(c, measure.n) < measure.n for c in rb) > 1):
+        return graded_problem(measure, rb, DEFAULT_ERROR if error is None else error, max_bytes)
     counted, r = oracle_count(measure, rb)
     if isinstance(spec, LinearKey) and not measure.rb_dependent:
         geo = _geometric(spec, measure.n)
@@ -209,6 +226,40 @@ def bounded_problem(measure: Measure, rb: RecallBase = None) -> Problem:
         best = nxt
     top = float(float_up(np.max(best) * (1 + 1e-12)))
     return Problem(grouping, counted, r + 1, k, factor, top, list(lows), list(highs), counts)
+
+
+def graded_problem(measure: Measure, rb: tuple[int, ...], error: float, max_bytes: int = MAX_BYTES) -> Problem:
+    """The :class:`Problem` of a per-grade count vector bounding several grades: count
+    dimensions, brackets (mu for the down programme, kappa for the up one) and relaxed grades
+    (:mod:`~irscale.scales.tables.bounded_graded`)."""
+    spec = measure.spec
+    capped = tuple(min(c, measure.n) for c in rb)
+    got = bg.graded_counts(measure, capped, error, max_bytes)
+    groups = bg.as_grouping(got)
+    lows, highs = zip(*(_log_options(spec, g) for g in groups.groups))
+    mu, kappa, row_digits, strides = bg.digits(got)
+    flat = [np.ascontiguousarray(d @ strides) for d in mu]
+    flat_up = [np.ascontiguousarray(d @ strides) for d in kappa]
+    norm = spec.normaliser(rb)
+    with mpmath.workdps(DIGITS):
+        factor = (1.0, 1.0) if norm is None else enclose(spec.raw_mp(norm))
+    top = float(sum(h.max() for h in highs))
+    for j, cap in enumerate(got.caps):             # the largest value with at most c_g of one dimension grade
+        best = np.full(cap + 1, -np.inf)
+        best[0] = 0.0
+        for hi, dig in zip(highs, mu):
+            nxt = np.full(cap + 1, -np.inf)
+            for x, cc in zip(hi, dig[:, j].tolist()):
+                if cc <= cap:
+                    nxt[cc:] = np.maximum(nxt[cc:], best[:cap + 1 - cc] + x)
+            best = nxt
+        top = min(top, float(np.max(best)))
+    top = float(float_up(top * (1 + 1e-12)))
+    rows = int(row_digits.shape[0])
+    return Problem(groups, None, rows, got.k_hi, factor, top, list(lows), list(highs), flat, counts_up=flat_up,
+                   digits=mu, digits_up=kappa, row_digits=row_digits,
+                   radix=tuple(c + 1 for c in got.caps) if len(got.caps) > 1 else (), k_lo=got.k_lo,
+                   excess=got.excess, graded=got)
 
 
 @dataclasses.dataclass
@@ -267,15 +318,20 @@ def _geometric_pass(a: int, c: int, gains: tuple[int, ...], n: int, scale: int, 
     return out, J, depth + out.shape[0], mults
 
 
-def _options(prob: Problem, g: int, scale: int, up: bool) -> tuple[np.ndarray, np.ndarray]:
+def _options(prob: Problem, g: int, scale: int, up: bool) -> tuple:
     """The cells (exact floor of x- * scale, or ceil of x+ * scale) and counts of group g's
-    options, sorted by count then cells (the kernels' order)."""
+    options, sorted by count then cells (the kernels' order); with several count dimensions
+    also their digits (the up programme's counts are kappa, the down one's mu)."""
     if up:
         s = np.array([-((-Fraction(x) * scale) // 1) for x in prob.highs[g].tolist()], np.int64)
     else:
         s = np.array([(Fraction(x) * scale) // 1 for x in prob.lows[g].tolist()], np.int64)
-    o = np.lexsort((s, prob.counts[g]))
-    return np.ascontiguousarray(s[o]), np.ascontiguousarray(prob.counts[g][o])
+    counts = prob.counts_up[g] if up and prob.counts_up is not None else prob.counts[g]
+    o = np.lexsort((s, counts))
+    if prob.radix:
+        dig = (prob.digits_up if up else prob.digits)[g]
+        return np.ascontiguousarray(s[o]), np.ascontiguousarray(counts[o]), np.ascontiguousarray(dig[o])
+    return np.ascontiguousarray(s[o]), np.ascontiguousarray(counts[o])
 
 
 def _order(prob: Problem) -> list[int]:
@@ -295,14 +351,25 @@ def _start_spans(rows: int) -> tuple[np.ndarray, np.ndarray]:
 def _spans(prob: Problem, options: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row offsets and first cells of the ragged histogram of the groups ``options``."""
     lo, hi = _start_spans(prob.rows)
-    for s, cnt in options:
-        lo, hi = bk.group_spans(lo, hi, s, cnt)
+    for s, cnt, *dig in options:
+        lo, hi = (bk.group_spans_md(lo, hi, s, cnt, prob.row_digits, dig[0]) if dig
+                  else bk.group_spans(lo, hi, s, cnt))
     return np.concatenate(([0], np.cumsum(np.maximum(hi - lo + 1, 0)))).astype(np.int64), lo, hi
 
 
 def _group_pass(prob: Problem, scale: int, up: bool, order: list[int]) -> tuple[np.ndarray, int]:
     """One programme over the groups: (cumulative masses, multiplications)."""
     options = [_options(prob, g, scale, up) for g in order]
+    if prob.radix:                              # several count dimensions: every group on rows, then row sums
+        off, flo, _ = _spans(prob, options)
+        buf = np.zeros(int(off[-1]))
+        buf[0] = 1.0
+        lo, hi = _start_spans(prob.rows)
+        for g, (s, cnt, dig) in zip(order, options):
+            bk.group_pass_md(buf, off, flo, lo, hi, s, cnt, prob.row_digits, dig, 1.0 / len(prob.lows[g]))
+        total = np.zeros(int(hi.max()) + 1)
+        bk.row_sums(buf, off, flo, lo, hi, total)
+        return np.cumsum(total), len(order) * buf.shape[0] + total.shape[0]
     off, flo, fhi = _spans(prob, options[:-1])
     buf = np.zeros(int(off[-1]))
     buf[0] = 1.0
@@ -324,6 +391,9 @@ def grid_bytes(prob: Problem, scale: int) -> int:
         grids = _stage_grids(Fraction(a, c), gains[-1], len(prob.grouping.groups), scale)
         return 2 * 3 * 8 * (math.ceil(max(grids) * gains[-1] * c / (c - a)) + 4 * len(grids) + 64)
     order = _order(prob)
+    if prob.radix:
+        off, _, hi = _spans(prob, [_options(prob, g, scale, True) for g in order])
+        return 2 * 8 * (int(off[-1]) + 2 * (int(hi.max()) + 1) + 2)
     off, _, hi = _spans(prob, [_options(prob, g, scale, True) for g in order[:-1]])
     return 2 * 8 * (int(off[-1]) + 3 * (int(hi.max()) + 1) + int(scale * prob.highs[order[-1]].max()) + 2)
 
@@ -332,7 +402,8 @@ def count_grid(prob: Problem, scale: int, threads: int = 2) -> Grid:
     """Both programmes of ``prob`` on a grid of ``scale`` cells per raw unit (in two
     threads when ``threads`` > 1), with their error bounds."""
     t0 = time.perf_counter()
-    _ = (bk.group_pass, bk.last_group, bk.geometric_stage)    # load the kernels here, not in two threads at once
+    # load the kernels here, not in two threads at once
+    _ = (bk.group_pass, bk.last_group, bk.geometric_stage, bk.group_pass_md, bk.row_sums)
     with ThreadPoolExecutor(max_workers=max(1, min(threads, 2))) as pool:
         if prob.geometric is not None:
             a, c, gains = prob.geometric

@@ -141,3 +141,85 @@ def geometric_stage(old, n_old, new, a, c, shifts, q, up):
             rem -= c
             t += 1
     return top + shifts.max() + 1
+
+
+# -- several count dimensions: rows are flattened multi-indices ------------------------------
+@nb.njit(cache=True, nogil=True, inline="always")
+def _fits(dig, odig, c, o):
+    """Whether row ``c`` (digits ``dig[c]``) holds option ``o``'s counts ``odig[o]`` in every
+    dimension (row c - counts[o] then exists: no borrow between digits)."""
+    for d in range(dig.shape[1]):
+        if dig[c, d] < odig[o, d]:
+            return False
+    return True
+
+
+@nb.njit(cache=True, nogil=True)
+def group_spans_md(lo, hi, shifts, counts, dig, odig):
+    """:func:`group_spans` over flattened multi-index rows: ``counts`` the options' flattened
+    offsets, ``dig`` (rows, D) every row's digits, ``odig`` (options, D) the options' digits."""
+    R1 = lo.shape[0]
+    nlo = np.empty(R1, np.int64)
+    nhi = np.empty(R1, np.int64)
+    for c in range(R1):
+        a = np.int64(1) << 62
+        b = np.int64(-1)
+        for o in range(shifts.shape[0]):
+            if not _fits(dig, odig, c, o):
+                continue
+            s = c - counts[o]
+            if lo[s] <= hi[s]:
+                if lo[s] + shifts[o] < a:
+                    a = lo[s] + shifts[o]
+                if hi[s] + shifts[o] > b:
+                    b = hi[s] + shifts[o]
+        nlo[c] = a
+        nhi[c] = b
+    return nlo, nhi
+
+
+@nb.njit(cache=True, nogil=True)
+def group_pass_md(buf, off, flo, lo, hi, shifts, counts, dig, odig, q):
+    """:func:`group_pass` over flattened multi-index rows (see :func:`group_spans_md`): a
+    nonzero offset vector has a positive flattened offset, so rows taken from the highest
+    index down read only rows not yet updated by the pass."""
+    R1 = lo.shape[0]
+    m = shifts.shape[0]
+    nlo, nhi = group_spans_md(lo, hi, shifts, counts, dig, odig)
+    zero = 0
+    while zero < m and counts[zero] == 0:
+        zero += 1
+    for c in range(R1 - 1, -1, -1):
+        if nlo[c] > nhi[c]:
+            continue
+        base = off[c] - flo[c]
+        if zero > 1 and lo[c] <= hi[c]:
+            for i in range(nhi[c], nlo[c] - 1, -1):
+                acc = 0.0
+                for o in range(zero):
+                    j = i - shifts[o]
+                    if j >= lo[c] and j <= hi[c]:
+                        acc += buf[base + j]
+                buf[base + i] = acc
+        for o in range(zero, m):
+            if not _fits(dig, odig, c, o):
+                continue
+            s = c - counts[o]
+            if lo[s] > hi[s]:
+                continue
+            src = off[s] - flo[s] - shifts[o]
+            for i in range(lo[s] + shifts[o], hi[s] + shifts[o] + 1):
+                buf[base + i] += buf[src + i]
+        for i in range(nlo[c], nhi[c] + 1):
+            buf[base + i] *= q
+    lo[:] = nlo
+    hi[:] = nhi
+
+
+@nb.njit(cache=True, nogil=True)
+def row_sums(buf, off, flo, lo, hi, out):
+    """``out[i] += sum_c mass[c, i]`` over every row (``out`` as long as the longest reach)."""
+    for c in range(lo.shape[0]):
+        base = off[c] - flo[c]
+        for i in range(lo[c], hi[c] + 1):
+            out[i] += buf[base + i]

@@ -1,0 +1,123 @@
+"""Bounded scales of per-grade count vectors that bound two or more grades
+(irscale.scales.tables.bounded_graded): count dimensions, brackets of kappa and mu, relaxed
+grades with their corrections.
+
+* the multi-index kernels against their plain-Python twins (tests/bounded_reference.py);
+* at N = 8 (4 levels) the intervals and [K-, K+] contain the exact ranks and K of the tables,
+  for random feasible runs, at vectors bounding 2 and 3 grades and with grades of count 0;
+* at N = 20 (4 levels) the intervals contain the graded oracle's exact ranks of 10^5 random
+  runs per vector (slow);
+* the choice of dimensions (tight grades, relaxed ones) and the refusal past the budget.
+"""
+import bounded_reference as ref
+import numpy as np
+import pytest
+
+import irscale
+from irscale.errors import RecallBaseError
+from irscale.scales.tables import bounded_grid as bd
+from irscale.scales.tables import bounded_kernels as bk
+from irscale.scales.tables.bounded import bounded_scale
+
+GRADED8 = "nDCG_trec(gains=(0,1,2,3))@8"
+
+
+def _feasible_runs(rng: np.random.Generator, n_runs: int, n: int, counts: tuple[int, ...]) -> np.ndarray:
+    """Random runs over levels 0-3, the documents of a grade past its count turned to 0."""
+    runs = rng.integers(0, len(counts) + 1, (n_runs, n)).astype(np.uint8)
+    for g, c in enumerate(counts, start=1):
+        runs = np.where((runs == g) & (np.cumsum(runs == g, axis=1) > c), 0, runs)
+    return runs
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_multi_index_kernels_equal_their_twins(seed):
+    rng = np.random.default_rng(seed)
+    caps = tuple(int(x) for x in rng.integers(0, 3, int(rng.integers(2, 4))))
+    radix = [c + 1 for c in caps]
+    strides = np.array([int(np.prod(radix[i + 1:])) for i in range(len(radix))], np.int64)
+    row_digits = np.array(list(np.ndindex(*radix)), np.int64)
+    groups = []
+    for _ in range(int(rng.integers(2, 6))):
+        m = int(rng.integers(2, 6))
+        shifts = np.concatenate([[0], rng.integers(0, 12, m - 1)]).astype(np.int64)
+        digits = np.vstack([np.zeros(len(caps), np.int64), rng.integers(0, 3, (m - 1, len(caps)))])
+        flat = digits @ strides
+        o = np.lexsort((shifts, flat))
+        groups.append((np.ascontiguousarray(shifts[o]), np.ascontiguousarray(flat[o]),
+                       np.ascontiguousarray(digits[o])))
+    rows = row_digits.shape[0]
+    lo, hi = bd._start_spans(rows)
+    for s, c, d in groups:
+        lo, hi = bk.group_spans_md(lo, hi, s, c, row_digits, d)
+    off = np.concatenate(([0], np.cumsum(np.maximum(hi - lo + 1, 0)))).astype(np.int64)
+    flo, buf = lo.copy(), np.zeros(int(off[-1]))
+    buf[0] = 1.0
+    lo, hi = bd._start_spans(rows)
+    hist = {((0,) * len(caps), 0): 1.0}
+    for s, c, d in groups:
+        q = 1.0 / len(s)
+        bk.group_pass_md(buf, off, flo, lo, hi, s, c, row_digits, d, q)
+        hist = ref.group_pass_md(hist, caps, s.tolist(), [tuple(x) for x in d.tolist()], q)
+        for (vec, i), v in hist.items():
+            row = int(np.dot(vec, strides))
+            assert buf[off[row] - flo[row] + i] == pytest.approx(v, rel=1e-13, abs=0)
+    out = np.zeros(int(hi.max()) + 1)
+    bk.row_sums(buf, off, flo, lo, hi, out)
+    np.testing.assert_allclose(out, ref.row_sums_md(hist, out.shape[0]), rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("counts", [(3, 2, 1), (5, 2, 0), (2, 2, 2), (1, 1, 7), (8, 3, 0), (2, 8, 1), (0, 4, 2)])
+def test_intervals_contain_the_tables_ranks_at_n8(counts):
+    ex = irscale.scale(GRADED8, rb=counts)
+    b = bounded_scale(GRADED8, counts, error=1e-3)
+    k_lo, k_hi = b.k_bounds
+    assert k_lo <= ex.k <= k_hi and b.k == k_hi and b.k_exact == (k_lo == k_hi)
+    if b.problem.graded.dims and len(b.problem.graded.dims) <= 1:
+        assert b.k_exact                        # one dimension: kappa = mu, nothing relaxed at N = 8
+    runs = _feasible_runs(np.random.default_rng(sum(counts)), 4000, 8, counts)
+    assert all(ref.graded_feasible(r, counts) for r in runs[:50].tolist())
+    r = ex.rank_runs(runs)
+    lo, hi = b.rank_bounds_runs(runs)
+    assert np.all((lo <= r) & (r <= hi))
+    s = (r - 1) / (ex.k - 1)
+    slo, shi = b.scaled_bounds_runs(runs)
+    assert np.all((slo <= s) & (s <= shi))
+    v = ex.values_of_ranks(r)
+    vlo, vhi = b.rank_bounds(v)
+    assert np.all((vlo <= r) & (r <= vhi))
+
+
+def test_a_grade_of_count_zero_drops_and_one_bound_grade_left_is_exact():
+    b = bounded_scale(GRADED8, (4, 0, 0), error=1e-3)
+    assert b.problem.graded.dims == (1,) and b.k_exact
+    assert b.k == irscale.scale(GRADED8, rb=(4, 0, 0)).k
+
+
+def test_loose_grades_are_relaxed_and_corrected_at_n100():
+    """(100, 57, 5) at N = 100: grade 3 is a dimension; grade 2 (57 of 100 ranks) is relaxed,
+    its correction a tiny share of K."""
+    m = "nDCG_trec(gains=(0,1,2,3))@100"
+    b = bounded_scale(m, (100, 57, 5), error=1e-2)
+    got = b.problem.graded
+    assert got.dims == (3,) and [g for g, _ in got.relaxed] == [2]
+    assert 0 < got.excess < 1e-6 * b.k and b.error_bound <= 1e-2
+
+
+def test_dimensions_past_the_budget_are_refused():
+    with pytest.raises(RecallBaseError, match="rows"):
+        bounded_scale("nDCG_trec(gains=(0,1,2,3))@100", (40, 30, 20), max_bytes=1 << 20)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("counts", [(6, 3, 20), (5, 2, 3), (10, 4, 1), (20, 3, 0)])
+def test_intervals_contain_the_graded_oracles_ranks_at_n20(counts):
+    """10^5 random feasible runs per vector at N = 20 (levels 0-3)."""
+    m = "nDCG_trec(gains=(0,1,2,3))@20"
+    ex = irscale.scale(m, rb=counts)
+    b = bounded_scale(m, counts, error=1e-3)
+    assert b.k_bounds[0] <= ex.k <= b.k_bounds[1]
+    runs = _feasible_runs(np.random.default_rng(sum(counts)), 100_000, 20, counts)
+    r = ex.rank_runs(runs)
+    lo, hi = b.rank_bounds_runs(runs)
+    assert np.all((lo <= r) & (r <= hi))
