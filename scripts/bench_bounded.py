@@ -5,10 +5,14 @@ Monte Carlo agreement past N = 40; how the bound shrinks as the grid grows.
     python scripts/bench_bounded.py                       # everything (a few minutes on 2 cores)
     python scripts/bench_bounded.py --small-runs 10000 --mc-runs 200000 --repeat 3
 
+    python scripts/bench_bounded.py --only rag24          # nDCG@100 on TREC RAG 2024 (shared data)
+
 Targets (2 cores): RBP(p=0.8)@1000 to a scaled error of 1e-6; DCG(b=2)@100, nDCG(b=2)@100 at
 RB = 50 and nDCG_trec(gains=(0,1,2))@100 at per-grade counts (100, 100) to 1e-4; each built
 within 60 s, 10,000 value lookups within 5 s, peak memory at most 8 GiB. Every build runs in
-a fresh process (its peak resident memory is the process's); times are medians of
+a fresh process (its peak resident memory is the process's); nDCG@100 of RAG 2024's run
+(levels 0-3, per-grade count vectors bounding up to three grades) with a certified scale for
+every topic of width at most 1e-3 within 60 s (``--only rag24``). Times are medians of
 ``--repeat`` runs; the machine's load is printed with every section.
 """
 from __future__ import annotations
@@ -153,6 +157,82 @@ def shrink(threads: int) -> None:
         print(f"{label:44s} " + "; ".join(row))
 
 
+RAG24 = "/work/shared/data/rag24"
+RAG24_MEASURE = "nDCG_trec(gains=(0,1,2,3))@100"          # ir_measures' nDCG@100 on levels 0-3
+
+
+def _rag24_compare(args: tuple) -> dict:
+    """irscale.compare -m nDCG@100 --bounded --error E on the run, in a fresh process."""
+    import tempfile
+    import warnings
+
+    import irscale
+
+    error, data = args
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        board = irscale.compare(f"{data}/qrels.rag24.txt", f"{data}/run.rag24.gz", "nDCG@100",
+                                store=tempfile.mkdtemp() + "/s.h5", bounded=True, error=error)
+        scores = irscale.transform(f"{data}/qrels.rag24.txt", f"{data}/run.rag24.gz", "nDCG@100",
+                                   tempfile.mkdtemp() + "/s.h5", bounded=True, error=error)
+    seconds = time.perf_counter() - t0
+    return {"compare": board.measures[0].scale, "seconds": seconds, "unscaled": int(scores.scaled.isna().sum()),
+            "run_width": float((scores.scaled_hi - scores.scaled_lo).max()),
+            "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+
+
+def _rag24_scales(args: tuple) -> list:
+    """Every topic's bounded scale, timed: (topic, counts, dims, relaxed, K exact, error bound, s)."""
+    from collections import Counter, defaultdict
+
+    from irscale.scales.tables.bounded import bounded_scale
+
+    error, data = args
+    counts: dict = defaultdict(Counter)
+    with open(f"{data}/qrels.rag24.txt") as f:
+        for line in f:
+            topic, _, _, grade = line.split()
+            counts[topic][int(grade)] += 1
+    out = []
+    for topic in sorted(counts):
+        rb = tuple(counts[topic][g] for g in (1, 2, 3))
+        t0 = time.perf_counter()
+        try:
+            b = bounded_scale(RAG24_MEASURE, rb, error=error)
+        except Exception as e:                                   # noqa: BLE001 - said in the table
+            out.append((topic, rb, None, str(e)[:60], None, None, time.perf_counter() - t0))
+            continue
+        got = b.problem.graded
+        relaxed = None if got is None else tuple((g, f"{e / b.k:.1e}") for g, e in got.relaxed)   # E_g / K
+        out.append((topic, rb, None if got is None else got.dims, relaxed, b.k_exact, b.error_bound,
+                    time.perf_counter() - t0))
+    return out
+
+
+def rag24(error: float = 1e-3) -> None:
+    print(f"\n== nDCG@100 on TREC RAG 2024's run (levels 0-3), --bounded --error {error:g} ({load()})")
+    if not os.path.exists(RAG24):
+        print(f"no {RAG24}: skipped")
+        return
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        r = pool.apply(_rag24_compare, ((error, RAG24),))
+    ok = r["unscaled"] == 0 and r["run_width"] <= error and r["seconds"] <= BUILD_LIMIT
+    print(f"compare + transform from nothing: {r['seconds']:.1f} s, peak {r['peak'] / 2 ** 30:.2f} GiB, "
+          f"unscaled topic rows {r['unscaled']}, widest interval of the run's scaled values {r['run_width']:.3g}; "
+          f"compare says: {r['compare']}  {'OK' if ok else 'MISSED'}  [{load()}]")
+    with ctx.Pool(1) as pool:
+        rows = pool.apply(_rag24_scales, ((error, RAG24),))
+    for topic, rb, dims, relaxed, exact, bound, seconds in rows:
+        what = "one bound grade" if dims is None and bound is not None else f"dims {dims} relaxed (E/K) {relaxed}"
+        print(f"  {topic:12s} {str(rb):16s} {what:52.52s} K {'exact' if exact else 'bracketed'}  "
+              f"width {bound if bound is None else f'{bound:.3g}'}  {seconds:.2f} s")
+    widest = max((b for *_, b, _ in rows if b is not None), default=float("nan"))
+    print(f"widest certified scale width over the topics: {widest:.3g} (target {error:g}); "
+          f"{sum(b is not None and b <= error for *_, b, _ in rows)}/{len(rows)} topics within it")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="builds and lookups per target (medians; >= 3)")
@@ -161,10 +241,10 @@ def main() -> None:
     ap.add_argument("--small-error", type=float, default=1e-4, help="error target of the N <= 40 scales")
     ap.add_argument("--mc-runs", type=int, default=2_000_000, help="runs per measure of the Monte Carlo check")
     ap.add_argument("--alpha", type=float, default=1e-3, help="DKW failure probability of the Monte Carlo check")
-    ap.add_argument("--only", choices=["targets", "small", "mc", "shrink"], action="append",
+    ap.add_argument("--only", choices=["targets", "small", "mc", "shrink", "rag24"], action="append",
                     help="run these sections only (repeatable)")
     args = ap.parse_args()
-    sections = args.only or ["targets", "small", "mc", "shrink"]
+    sections = args.only or ["targets", "small", "mc", "shrink", "rag24"]
     print(f"bench_bounded: {load()}")
     if "targets" in sections:
         targets(max(args.repeat, 1), args.threads)
@@ -174,6 +254,8 @@ def main() -> None:
         monte_carlo(args.mc_runs, args.alpha)
     if "shrink" in sections:
         shrink(args.threads)
+    if "rag24" in sections:
+        rag24()
     print(f"\ndone: {load()}")
 
 

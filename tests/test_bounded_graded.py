@@ -104,6 +104,13 @@ def test_loose_grades_are_relaxed_and_corrected_at_n100():
     assert 0 < got.excess < 1e-6 * b.k and b.error_bound <= 1e-2
 
 
+def test_every_bound_grade_relaxed_leaves_no_dimension():
+    """(58, 52, 100) at N = 100: grades 1 and 2 seldom bind, no count dimension at all."""
+    b = bounded_scale("nDCG_trec(gains=(0,1,2,3))@100", (58, 52, 100), error=1e-2)
+    assert b.problem.graded.dims == () and b.problem.rows == 1 and b.error_bound <= 1e-2
+    assert b.k_bounds[0] < b.k and b.k - b.k_bounds[0] < 1e-6 * b.k
+
+
 def test_dimensions_past_the_budget_are_refused():
     with pytest.raises(RecallBaseError, match="rows"):
         bounded_scale("nDCG_trec(gains=(0,1,2,3))@100", (40, 30, 20), max_bytes=1 << 20)

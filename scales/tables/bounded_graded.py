@@ -243,9 +243,10 @@ def digits(counts: GradedCounts) -> tuple[list[np.ndarray], list[np.ndarray], np
     dims = [counts.bound.index(g) for g in counts.dims]
     radix = [c + 1 for c in counts.caps]
     strides = np.array([math.prod(radix[i + 1:]) for i in range(len(radix))], np.int64)
-    rows = np.array(list(np.ndindex(*radix)), np.int64).reshape(-1, len(radix))
-    mu = [np.array([[v[d] for d in dims] for v in g.mu], np.int64).reshape(-1, len(dims)) for g in counts.groups]
-    kappa = [np.array([[v[d] for d in dims] for v in g.kappa], np.int64).reshape(-1, len(dims))
+    rows = np.array(list(np.ndindex(*radix)), np.int64).reshape(math.prod(radix), len(radix))
+    mu = [np.array([[v[d] for d in dims] for v in g.mu], np.int64).reshape(len(g.keys), len(dims))
+          for g in counts.groups]
+    kappa = [np.array([[v[d] for d in dims] for v in g.kappa], np.int64).reshape(len(g.keys), len(dims))
              for g in counts.groups]
     return mu, kappa, rows, strides
 
