@@ -244,10 +244,16 @@ def test_scan_kernel_equals_its_python_twin(seed, nb):
     cap = 4
     nq = los.shape[0]
     want_counts, want_bands = scan_reference(los, his, sA, rowA, Bs, Bcls, F)
-    for scan in (mk.scan_many, mk.scan_serial):
+    users = mk.base_users(rowA, tstart, tbase, tsign, nbase)
+    ustart, uentry, usign = users
+    for b in range(nbase):                                    # per base, its rows' A entries and signs
+        want = [(a, int(tsign[t])) for a in range(len(rowA)) for t in range(tstart[rowA[a]], tstart[rowA[a] + 1])
+                if tbase[t] == b]
+        assert list(zip(uentry[ustart[b]:ustart[b + 1]].tolist(), usign[ustart[b]:ustart[b + 1]].tolist())) == want
+    for scan, tile in ((mk.scan_many, mk.TILE), (mk.scan_serial, mk.TILE), (mk.scan_many, 7), (mk.scan_serial, 1)):
         counts, sizes = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
         pa, pb = np.zeros(nq * cap, np.int64), np.zeros(nq * cap, np.int64)
-        scan(los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax, cap,
+        scan(los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, *users, cm, total, rmin, rmax, tile, cap,
              counts, sizes, pa, pb)
         assert counts.tolist() == want_counts
         assert sizes.tolist() == [len(b) for b in want_bands]

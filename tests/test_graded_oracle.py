@@ -44,6 +44,23 @@ def test_oracle_answers_as_the_table_of_the_feasible_runs(name, vec, monkeypatch
     assert o.value_range() == pytest.approx((t.values[0], t.values[-1]), rel=1e-14)
 
 
+def test_many_probes_rebuild_the_oracle_with_the_default_side_b(monkeypatch):
+    """A scale answers with the quick oracle it opened with (side B of FEW_B entries) until
+    its queries times that oracle's side A pass MANY_PROBES, then with the default split;
+    both rank as the table does."""
+    o, t = _pair(*CASES[0], monkeypatch)
+    m = o.measure
+    ids = np.arange(m.id_count(), dtype=np.int64)
+    runs = m.runs_of_ids(ids)
+    feasible = ids[np.all([(runs == g).sum(axis=1) <= c for g, c in enumerate(CASES[0][1], 1)], axis=0)]
+    monkeypatch.setattr(graded_oracle, "MANY_PROBES", 10**15)
+    first = o.rank_ids(feasible)
+    assert set(o.table.built) == {graded_oracle.FEW_B}
+    monkeypatch.setattr(graded_oracle, "MANY_PROBES", 0)
+    assert o.rank_ids(feasible).tolist() == first.tolist() == t.rank_ids(feasible).tolist()
+    assert graded_mitm.B_LIMIT in o.table.built
+
+
 def test_what_it_does_not_count_is_said(monkeypatch):
     o, _ = _pair(*CASES[0], monkeypatch)
     for what in (lambda: o.values, lambda: o.counts, lambda: o.midranks_of_ranks([1]), lambda: o.value_blocks()):

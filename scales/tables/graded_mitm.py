@@ -410,6 +410,7 @@ class GradedMitm:
         self.rmin = np.where(live, np.where(self.F == 1, cmin, np.inf).min(axis=1, initial=np.inf), 0.0)
         self.rmax = np.where(live, np.where(self.F == 1, cmax, -np.inf).max(axis=1, initial=-np.inf), 0.0)
         self.Bidx, self.bmin, self.binv = mk.bucket_index(self.B.s, max(1, n // BUCKET_ENTRIES))
+        self.users = mk.base_users(self.rowA, self.tstart, self.tbase, self.tsign, nbase)
 
     # -- answers -----------------------------------------------------------------------------
     @property
@@ -479,8 +480,8 @@ class GradedMitm:
         order = np.argsort(lo, kind="stable")
         los, his = np.ascontiguousarray(lo[order]), np.ascontiguousarray(hi[order])
         nq = los.shape[0]
-        args = (self.A.s, self.rowA, self.B.s, self.Bcls, self.Bidx, self.bmin, self.binv, self.F, self.tstart,
-                self.tbase, self.tsign, self.cm, self.total, self.rmin, self.rmax)
+        args = (self.A.s, self.rowA, self.B.s, self.Bcls, self.Bidx, self.bmin, self.binv, self.F, *self.users,
+                self.cm, self.total, self.rmin, self.rmax, mk.TILE)
         counts, sizes = np.zeros(nq, np.int64), np.zeros(nq, np.int64)
         pa, pb = np.zeros(nq * CAP, np.int64), np.zeros(nq * CAP, np.int64)
         scan = mk.scan_many if nq * len(self.A) >= PARALLEL_WORK and nq > mk.CHUNK else mk.scan_serial

@@ -25,7 +25,10 @@ import numba as nb
 import numpy as np
 
 #: Queries a thread takes together (every A entry is read once for all of them).
-CHUNK = 64
+CHUNK = 256
+#: A entries per tile of a chunk (positions: TILE x CHUNK x 4 bytes per thread; B's entries a tile's probes
+#: read stay in cache).
+TILE = 1024
 
 
 @nb.njit(cache=True, inline="always")
@@ -38,100 +41,137 @@ def _popcount(x):
 
 
 @nb.njit(cache=True)
-def _chunk(ch, los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax, cap,
-           counts, sizes, out_a, out_b):
-    """The queries ``ch * CHUNK ..`` of :func:`scan_many`: per A entry, the bucket starts of
-    all of them first, then their positions, then the block counts (passes of independent
-    memory reads, which the processor overlaps)."""
+def _chunk(ch, los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, ustart, uentry, usign, cm, total, rmin, rmax, tile,
+           cap, counts, sizes, out_a, out_b):
+    """The queries ``ch * CHUNK ..`` of :func:`scan_many`, A in tiles of ``tile`` entries.
+    Per tile, first every (A entry, query) position in B (``P``; 0 where the A entry's row
+    counts wholly or not at all: no base counts an entry below position 0), with the band;
+    then base by base, the signed block counts of the A entries whose rows use the base
+    (``ustart``, ``uentry``, ``usign``): one base's block counts at a time, from cache."""
     q0 = ch * CHUNK
     q1 = min(los.shape[0], q0 + CHUNK)
+    w = q1 - q0
     n = Bs.shape[0]
     nbk = Bidx.shape[0] - 1
+    nA = sA.shape[0]
+    nbase = ustart.shape[0] - 1
+    P = np.empty((max(1, min(nA, tile)), CHUNK), np.int32)
     pos = np.zeros(CHUNK, np.int64)
     end = np.zeros(CHUNK, np.int64)
-    todo = np.zeros(CHUNK, np.int64)
+    acc = np.zeros(CHUNK, np.int64)
+    cur = ustart[:nbase].copy()
     for q in range(q0, q1):
         counts[q] = 0
         sizes[q] = 0
-    for i in range(sA.shape[0]):
-        r = rowA[i]
-        t = total[r]
-        if t == 0:
-            continue
-        a = sA[i]
-        lmin, lmax = rmin[r], rmax[r]
-        m = 0
-        for q in range(q0, q1):
-            zl = los[q] - a
-            if zl > lmax:                   # every feasible entry is below
-                counts[q] += t
-            elif his[q] - a >= lmin:        # else none below, none in the band
-                g = (zl - bmin) * binv
-                if not g >= 0.0:
-                    pos[m], end[m] = 0, 0
-                elif g >= nbk:
-                    pos[m], end[m] = n, n
-                else:
-                    pos[m], end[m] = Bidx[int(g)], Bidx[int(g) + 1]
-                todo[m] = q
-                m += 1
-        for j in range(m):
-            zl = los[todo[j]] - a
-            p, hi = pos[j], end[j]
-            while p < hi:                   # within the bucket, then fixed up (float edges)
-                mid = (p + hi) >> 1
-                if Bs[mid] < zl:
-                    p = mid + 1
-                else:
-                    hi = mid
-            while p > 0 and Bs[p - 1] >= zl:
-                p -= 1
-            while p < n and Bs[p] < zl:
-                p += 1
-            pos[j] = p
-        t0, t1 = tstart[r], tstart[r + 1]
-        for j in range(m):
-            q = todo[j]
-            p = pos[j]
-            k = p >> 6
-            low = (np.uint64(1) << np.uint64(p & 63)) - np.uint64(1)
-            c = 0
-            for t in range(t0, t1):                 # the row's bases, signed
-                b = tbase[t]
-                c += tsign[t] * (cm[b, k, 0] + _popcount(np.uint64(cm[b, k, 1]) & low))
-            counts[q] += c
-            zh = his[q] - a
-            s = sizes[q]
-            e = p
-            while e < n and Bs[e] <= zh:
-                if F[r, Bcls[e]]:
-                    if s < cap:
-                        out_a[q * cap + s] = i
-                        out_b[q * cap + s] = e
-                    s += 1
-                e += 1
-            sizes[q] = s
+    for i0 in range(0, nA, tile):
+        i1 = min(nA, i0 + tile)
+        for i in range(i0, i1):
+            pr = P[i - i0]
+            r = rowA[i]
+            t = total[r]
+            if t == 0:
+                for j in range(w):
+                    pr[j] = 0
+                continue
+            a = sA[i]
+            lmin, lmax = rmin[r], rmax[r]
+            for j in range(w):
+                q = q0 + j
+                zl = los[q] - a
+                pos[j] = -1
+                if zl > lmax:                   # every feasible entry is below
+                    counts[q] += t
+                elif his[q] - a >= lmin:        # else none below, none in the band
+                    g = (zl - bmin) * binv
+                    if not g >= 0.0:
+                        pos[j], end[j] = 0, 0
+                    elif g >= nbk:
+                        pos[j], end[j] = n, n
+                    else:
+                        pos[j], end[j] = Bidx[int(g)], Bidx[int(g) + 1]
+            for j in range(w):
+                p = pos[j]
+                if p < 0:
+                    pr[j] = 0                   # position 0 counts nothing in any base
+                    continue
+                q = q0 + j
+                zl = los[q] - a
+                hi = end[j]
+                c = p
+                for e in range(p, hi):          # within the bucket (without branches) ...
+                    c += Bs[e] < zl
+                p = c
+                while p > 0 and Bs[p - 1] >= zl:    # ... then fixed up (float edges)
+                    p -= 1
+                while p < n and Bs[p] < zl:
+                    p += 1
+                pr[j] = p
+                zh = his[q] - a
+                s = sizes[q]
+                e = p
+                while e < n and Bs[e] <= zh:
+                    if F[r, Bcls[e]]:
+                        if s < cap:
+                            out_a[q * cap + s] = i
+                            out_b[q * cap + s] = e
+                        s += 1
+                    e += 1
+                sizes[q] = s
+        for b in range(nbase):
+            u, ue = cur[b], ustart[b + 1]
+            if u >= ue or uentry[u] >= i1:
+                continue
+            for j in range(w):
+                acc[j] = 0
+            while u < ue and uentry[u] < i1:
+                pr = P[uentry[u] - i0]
+                sg = usign[u]
+                for j in range(w):
+                    p = pr[j]
+                    k = p >> 6
+                    low = (np.uint64(1) << np.uint64(p & 63)) - np.uint64(1)
+                    acc[j] += sg * (cm[b, k, 0] + _popcount(np.uint64(cm[b, k, 1]) & low))
+                u += 1
+            cur[b] = u
+            for j in range(w):
+                counts[q0 + j] += acc[j]
 
 
 @nb.njit(cache=True, parallel=True)
-def scan_many(los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax, cap,
-              counts, sizes, out_a, out_b):
+def scan_many(los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, ustart, uentry, usign, cm, total, rmin, rmax, tile,
+              cap, counts, sizes, out_a, out_b):
     """Per query q (queries in increasing order of ``los``): ``counts[q]``, the count of
     the module docstring at ``los[q]``, and the band [los[q], his[q]]: its number of pairs in
     ``sizes[q]`` and the first ``cap`` of them as (A entry, B entry) at ``out_a[q * cap:]``,
-    ``out_b[q * cap:]``. Chunks of :data:`CHUNK` queries in parallel."""
+    ``out_b[q * cap:]``. Chunks of :data:`CHUNK` queries in parallel; the bases' users
+    (``ustart``, ``uentry``, ``usign``): :func:`base_users`."""
     for ch in nb.prange((los.shape[0] + CHUNK - 1) // CHUNK):
-        _chunk(ch, los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax,
-               cap, counts, sizes, out_a, out_b)
+        _chunk(ch, los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, ustart, uentry, usign, cm, total, rmin, rmax,
+               tile, cap, counts, sizes, out_a, out_b)
 
 
 @nb.njit(cache=True)
-def scan_serial(los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax, cap,
-                counts, sizes, out_a, out_b):
+def scan_serial(los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, ustart, uentry, usign, cm, total, rmin, rmax, tile,
+                cap, counts, sizes, out_a, out_b):
     """:func:`scan_many` in one thread (small batches: no parallel start-up)."""
     for ch in range((los.shape[0] + CHUNK - 1) // CHUNK):
-        _chunk(ch, los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, tstart, tbase, tsign, cm, total, rmin, rmax,
-               cap, counts, sizes, out_a, out_b)
+        _chunk(ch, los, his, sA, rowA, Bs, Bcls, Bidx, bmin, binv, F, ustart, uentry, usign, cm, total, rmin, rmax,
+               tile, cap, counts, sizes, out_a, out_b)
+
+
+def base_users(rowA: np.ndarray, tstart: np.ndarray, tbase: np.ndarray, tsign: np.ndarray, nbase: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per base b, the A entries whose rows have a term of b, increasing, with the term's
+    sign: at ``ustart[b]:ustart[b + 1]`` of ``uentry`` (int64) and ``usign`` (int64)."""
+    rowA = np.asarray(rowA, np.int64)
+    per = np.diff(tstart)[rowA]
+    entry = np.repeat(np.arange(rowA.shape[0], dtype=np.int64), per)
+    first = np.repeat(np.cumsum(per) - per, per)
+    term = np.repeat(tstart[rowA], per) + (np.arange(entry.shape[0], dtype=np.int64) - first)
+    base = np.asarray(tbase, np.int64)[term]
+    order = np.argsort(base, kind="stable")             # stable: entries stay increasing per base
+    ustart = np.concatenate(([0], np.cumsum(np.bincount(base, minlength=nbase)))).astype(np.int64)
+    return ustart, entry[order], np.asarray(tsign, np.int64)[term][order]
 
 
 @nb.njit(cache=True)

@@ -41,9 +41,10 @@ TABLE_RUNS = 1 << 22
 MAX_N = 20
 #: Side B of the oracle built for a few queries (quick to build, about |A| probes per query) ...
 FEW_B = 1 << 20
-#: ... and the queries of a scale after which it is built again with the default side B
-#: (slower to build, several times quicker per query).
-MANY_QUERIES = 4096
+#: ... and the probes (queries asked of a scale times its side A) after which it is built
+#: again with the default side B (slower to build, 2 to 8 times quicker per query): about
+#: the seconds of a build (2-6 s at N = 20 with 4 levels, 2 cores) in probes (about 10^8 a second).
+MANY_PROBES = 3 * 10**8
 #: Seconds to build one (about 0.2 to 2 s at N = 20 with 4 levels, 2 cores; an estimate).
 SECONDS = 2.0
 #: The certificate's method: ties decided by exact keys in MP_DIGITS-digit arithmetic.
@@ -121,11 +122,13 @@ class GradedOracleScale(Unlisted, Scale):
 
     def _oracle(self, queries: int) -> graded_mitm.GradedMitm:
         """The oracle for the queries asked so far: one quick to build for a few, the default
-        split once they are many (:data:`MANY_QUERIES`)."""
+        split once they cost more probes than a build would (:data:`MANY_PROBES`)."""
         self._queries += queries
-        limit = FEW_B if self._queries < MANY_QUERIES and not self.table.built.get(graded_mitm.B_LIMIT) \
-            else graded_mitm.B_LIMIT
-        return self.table.oracle(limit)
+        built = self.table.built
+        few = built.get(FEW_B)
+        if graded_mitm.B_LIMIT in built or (few is not None and self._queries * len(few.A) > MANY_PROBES):
+            return self.table.oracle(graded_mitm.B_LIMIT)
+        return self.table.oracle(FEW_B)
 
     @property
     def k(self) -> int:
