@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import irscale
-from irscale.errors import RecallBaseError
+from irscale.errors import IrscaleWarning, RecallBaseError
 from irscale.scales.tables import bounded_grid as bd
 from irscale.scales.tables import bounded_kernels as bk
 from irscale.scales.tables.bounded import bounded_scale
@@ -128,3 +128,58 @@ def test_intervals_contain_the_graded_oracles_ranks_at_n20(counts):
     r = ex.rank_runs(runs)
     lo, hi = b.rank_bounds_runs(runs)
     assert np.all((lo <= r) & (r <= hi))
+
+
+def test_scored_intervals_hold_the_exact_scaled_values_with_k_bracketed():
+    """The rows a transform writes (scoring._rank_rows): scaled_lo..scaled_hi hold the exact
+    scaled value though K is only bracketed (its upper end divides by K- - 1, not K+ - 1), and
+    no K is claimed."""
+    from irscale.scales.runs.scoring import _rank_rows
+    counts = (3, 2, 1)
+    ex, b = irscale.scale(GRADED8, rb=counts), bounded_scale(GRADED8, counts, error=1e-3)
+    assert not b.k_exact
+    runs = _feasible_runs(np.random.default_rng(5), 3000, 8, counts)
+    ideal = np.array([[3, 2, 2, 1, 1, 1, 0, 0]], np.uint8)
+    runs = np.vstack([ideal, np.zeros((1, 8), np.uint8), runs])
+    exact = ex.scaled(ex.rank_runs(runs))
+    assert exact[0] == 1.0 and exact[1] == 0.0
+    _, k, scaled, s_lo, s_hi, _, _ = _rank_rows(b, runs, np.full(runs.shape[0], 8), False)
+    assert k == 0 and np.all((s_lo <= exact) & (exact <= s_hi)) and np.all((s_lo <= scaled) & (scaled <= s_hi))
+
+
+@pytest.mark.parametrize("counts", [(3, 4, 2), (2, 1, 3), (5, 2, 1)])
+def test_a_grid_counted_for_one_error_serves_another(counts):
+    """A grid stored (or probed) for one error and refined for another answers for the same
+    problem: its intervals still hold the exact ranks (N = 7, every feasible run)."""
+    m = "nDCG_trec(gains=(0,1,2,3))@7"
+    first = bounded_scale(m, counts, error=0.9)
+    table = first.table
+    table.stored[table.grid_key(first.rb)] = first.grid
+    again = table.with_settings(error=1e-3).scale(counts)
+    assert again.problem.graded.dims == first.problem.graded.dims
+    runs = np.array(np.meshgrid(*[np.arange(4)] * 7, indexing="ij")).reshape(7, -1).T.astype(np.uint8)
+    runs = runs[np.all(np.stack([(runs == g).sum(axis=1) for g in (1, 2, 3)], axis=1) <= counts, axis=1)]
+    r = irscale.scale(m, rb=counts).rank_runs(runs)
+    lo, hi = again.rank_bounds_runs(runs)
+    assert np.all((lo <= r) & (r <= hi))
+
+
+def test_a_store_of_multi_grade_grids_verifies(tmp_path):
+    """A bounded build for a vector bounding three grades, then a verification of the store:
+    the grid's error bound recomputed equals the one recorded."""
+    from irscale.store import Store
+    from irscale.store.fill import build_bounded
+    m = "nDCG_trec(gains=(0,1,2,3))@45"
+    build_bounded(tmp_path / "s", [m], rb_counts=[(35, 25, 2)])
+    assert Store(tmp_path / "s").verify() == [f"{m} rb=(35,25,2)"]
+
+
+def test_scales_wider_than_asked_are_said(recwarn):
+    """A bracketed K that keeps a scale wider than the error asked is warned about."""
+    from irscale.scales.tables.bounded import BoundedScales
+    from irscale.scales.tables.closed import CLOSED_FORMS
+    m = irscale.parse_measure("nDCG_trec(gains=(0,1,2,3))@45")
+    scales = BoundedScales(CLOSED_FORMS, 1e-2)
+    scales.prepare([(m, (5, 4, 3))])
+    assert scales.scale(m, (5, 4, 3)).error_bound > 1e-2
+    assert any(issubclass(w.category, IrscaleWarning) and "(5, 4, 3)" in str(w.message) for w in recwarn.list)

@@ -189,6 +189,9 @@ def command(path: str, measure: str | None, values: tuple[str, ...], rb_text: st
         lo, hi = (scale.scaled_bounds(nums, rtol=RTOL if rtol is None else rtol, atol=atol,
                                       decimals=[_decimals(v) for v in values] if nearest else None)
                   if bounded else (scaled, scaled))
+        if not scale.k_exact:             # K bracketed (several bound grades): the interval's midpoint
+            scaled = (lo + hi) / 2
+    k_shown = scale.k if scale.k_exact else "{}..{}".format(*scale.k_bounds)
     click.echo("value\trank\tk\tscaled" + ("\tscaled_lo\tscaled_hi" if shown else "")
                + ("\tmatched" if nearest else ""))
     for i, v in enumerate(values):
@@ -197,11 +200,11 @@ def command(path: str, measure: str | None, values: tuple[str, ...], rb_text: st
                        err=True)
             if errors == "skip":
                 continue
-            row = f"{v}\t0\t{scale.k}\t-" + ("\t-\t-" if shown else "") + ("\t-" if nearest else "")
+            row = f"{v}\t0\t{k_shown}\t-" + ("\t-\t-" if shown else "") + ("\t-" if nearest else "")
         else:
             matched = f"\t{float(found.matched[i])!r}" if nearest else ""
             bounds = f"\t{lo[i]:.10g}\t{hi[i]:.10g}" if shown else ""
-            row = f"{v}\t{ranks[i]}\t{scale.k}\t{scaled[i]:.10g}{bounds}{matched}"
+            row = f"{v}\t{ranks[i]}\t{k_shown}\t{scaled[i]:.10g}{bounds}{matched}"
         click.echo(row)
     if nearest:
         moved = sum(1 for i, x in enumerate(nums) if i not in problems and float(found.matched[i]) != x)

@@ -37,20 +37,22 @@ def _topic_groups(measure, counts: np.ndarray) -> list[tuple[object, np.ndarray]
 def _rank_rows(scale, grades: np.ndarray, lengths: np.ndarray, midranks: bool) -> tuple:
     """(rank, k, scaled, scaled_lo, scaled_hi, mid-rank, n_runs) of judged runs on one
     scale: exact scales give the rank (lo = hi), bounded ones the midpoint of an interval
-    that holds it; ranks, k and n_runs past 64 bits are 0 (shown empty); mid-ranks NaN
-    unless asked and where the scale lists none (bounded scales)."""
+    that holds it; ranks, k and n_runs past 64 bits, and a K the scale only brackets (several
+    bound grades), are 0 (shown empty); mid-ranks NaN unless asked and where the scale lists
+    none (bounded scales)."""
     lo, hi = scale.rank_bounds_judged(grades, lengths)
     exact = lo is hi
     rank = lo if exact else (lo + hi) // 2            # bounded: the midpoint rank, rounded down
     if exact:
         s_lo = s_hi = scaled = scale.scaled(rank)
     else:                                             # within half the interval of the exact value
-        s_lo, s_hi = scale.scaled(lo), scale.scaled(hi)
+        s_lo, s_hi = scale.scaled_bounds_judged(grades, lengths)
         scaled = s_lo + (s_hi - s_lo) / 2
     mid = scale.midranks_of_ranks(rank) if midranks and exact else np.full(grades.shape[0], np.nan)
     wide = scale.k >= 2 ** 63
     return (np.zeros(grades.shape[0], np.int64) if wide else np.asarray(rank).astype(np.int64),
-            0 if wide else scale.k, scaled, s_lo, s_hi, mid, scale.n_runs if scale.n_runs < 2 ** 63 else 0)
+            0 if wide or not scale.k_exact else scale.k, scaled, s_lo, s_hi, mid,
+            scale.n_runs if scale.n_runs < 2 ** 63 else 0)
 
 
 def measure_grades(measure: Measure, rel: np.ndarray, level_counts: np.ndarray,

@@ -3,8 +3,9 @@
 The counting and its mathematics (grids, rounding down and up, RBP's self-similar tail, the
 rigour of the float masses, the assumption of the oracles) are in
 :mod:`irscale.scales.tables.bounded_grid`; this module makes a :class:`BoundedScale` of them:
-K and n_runs exact, and for values or runs an interval [lo, hi] of unq ranks (scaled: of
-(rank - 1) / (K - 1)) that contains the exact one, its midpoint through the one scale
+n_runs exact, K exact (or bracketed, :attr:`BoundedScale.k_bounds`, for count vectors bounding
+several grades), and for values or runs an interval [lo, hi] of unq ranks (scaled: of
+(rank - 1) / (K - 1), K's bracket included) that contains the exact one, its midpoint through the one scale
 interface. Opt-in (``irscale.scale(measure, layout="bounded")``): never chosen where an
 exact scale exists. See docs/bounded.md.
 """
@@ -157,7 +158,7 @@ class BoundedScales:
     def prepare(self, needs: list[tuple[Measure, RecallBase]], progress: bool = False) -> None:
         """Compute the bounded scales of ``needs`` (measure, recall base) now, with a
         progress bar (each takes up to seconds); warn once per measure of the recall bases
-        it has none for (per-grade counts that bound two grades): their topics stay unscaled."""
+        it has none for (their topics stay unscaled) and of those wider than asked."""
         todo = list(dict.fromkeys((m, self.key_rb(m, rb)) for m, rb in needs if self.covers(m)))
         bar = progress_bar(total=len(todo), desc="bounded scales", unit="scale", disable=not progress)
         with bar:
@@ -165,6 +166,17 @@ class BoundedScales:
                 bar.set_postfix_str(f"{m}" + ("" if rb is None else f" rb={rb}"), refresh=False)
                 self.scale(m, rb)
                 bar.update()
+        wide: dict = {}                           # scales wider than asked: K bracketed (several bound grades)
+        for m, rb in todo:
+            got = None if (m, rb) in self.refused else self.scale(m, rb)
+            if got is not None and not got.k_exact and got.error_bound > error_target(self.errors.get(m, self.error),
+                                                                                         got.k):
+                wide.setdefault(m, []).append((got.error_bound, rb))
+        for m, scales in wide.items():
+            width, rb = max(scales)
+            warn(f"{m}: {len(scales)} bounded scale(s) wider than asked, up to {width:.2g} in scaled units (e.g. "
+                 f"the per-grade counts {rb}): their counts bound several grades, whose count of distinct values "
+                 f"is only bracketed (docs/bounded.md); their scaled_lo..scaled_hi hold the exact scaled values")
         by_measure: dict = {}
         for (m, rb), why in self.refused.items():
             by_measure.setdefault(m, []).append((rb, why))
@@ -226,12 +238,11 @@ class BoundedScale(Unlisted, Scale):
     def __init__(self, table: BoundedTable, rb: RecallBase = None):
         super().__init__(table, rb)
         cells, error, threads, max_bytes = table.settings
-        self.problem = prob = bounded_problem(self.measure, self.rb, error, max_bytes)
+        self.problem = prob = bounded_problem(self.measure, self.rb, max_bytes)
         self._bound = self._const = None
         # an interval holds one or two ranks whatever the grid (the cell of a value and the next);
         # brackets of K (several bound grades) take up to twice K+ - K- whatever the grid
-        k_lo, k_hi = self.k_bounds
-        target = max(error_target(error, self.k), 2.5 * (k_hi - k_lo) / max(k_hi - 1, 1))
+        target = max(error_target(error, self.k), self.bracket_floor)
         stored = table.stored.get(table.grid_key(self.rb))
         if stored is not None and cells is None:      # a store's grid, or a plan's probe: refined from it
             self.grid, self._bound = stored, table.recorded.get(table.grid_key(self.rb))
@@ -284,6 +295,13 @@ class BoundedScale(Unlisted, Scale):
     def k_exact(self) -> bool:
         lo, hi = self.k_bounds
         return lo == hi
+
+    @property
+    def bracket_floor(self) -> float:
+        """The width (scaled units) K's bracket alone may take, whatever the grid (up to
+        twice K+ - K- ranks): refining stops there."""
+        k_lo, k_hi = self.k_bounds
+        return 2.5 * (k_hi - k_lo) / max(k_hi - 1, 1)
 
     def _label(self) -> str:
         label = super()._label()
@@ -467,6 +485,10 @@ class BoundedScale(Unlisted, Scale):
     def rank_bounds_judged(self, grades: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Certified [lo, hi] of the unq ranks of judged rankings (what transforms rank)."""
         return self.rank_bounds_runs(grades)
+
+    def scaled_bounds_judged(self, grades: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Certified [lo, hi] of the scaled values of judged rankings, K's bracket included."""
+        return self.scaled_bounds_runs(grades)
 
     def rank_ids(self, ids: ArrayLike) -> np.ndarray:
         m = self.measure

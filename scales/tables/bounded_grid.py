@@ -32,7 +32,8 @@ exact rational arithmetic (floats rounded outward while K < 2^53), K exactly (Py
 integers, the groups' count polynomials). Assumption, as for the oracles: distinct tuples are
 distinct values (a theorem for RBP with rational p; for DCG, nDCG and nDCG_trec the linear
 independence of 1 and the ln b / ln m over the rationals, which beyond N = 40 nothing checks).
-Per-grade count vectors bounding two or more grades have no bounded scale (nor an oracle).
+Per-grade count vectors bounding two or more grades are counted with a count dimension per
+binding grade and brackets of K (:mod:`irscale.scales.tables.bounded_graded`).
 Float values are ranked with a tolerance (default: twice the measure's float error bound plus
 64 ulps), the interval holding the rank of every value within it. See docs/bounded.md.
 """
@@ -113,7 +114,8 @@ class Problem:
     enclosing floats ``lows``/``highs`` (raw units) with their ``counts`` (the documents the
     recall base bounds, all 0 when it bounds none) and ``rows`` = r + 1; or, for RBP,
     ``geometric`` = (a, c, distinct gains). ``factor``: raw = value * factor, enclosed;
-    ``top``: an upper bound of the largest feasible raw value; ``k``: feasible tuples."""
+    ``top``: an upper bound of the largest feasible raw value; ``k``: feasible tuples (their
+    upper bound K+ where several grades are bound, ``k_lo`` then the lower one)."""
 
     grouping: Grouping
     counted: int | None
@@ -182,17 +184,18 @@ def _count_poly(groups: tuple[RankGroup, ...], r: int) -> list[int]:
     return poly
 
 
-def bounded_problem(measure: Measure, rb: RecallBase = None, error: float | None = None,
-                    max_bytes: int = MAX_BYTES) -> Problem:
+def bounded_problem(measure: Measure, rb: RecallBase = None, max_bytes: int = MAX_BYTES) -> Problem:
     """The :class:`Problem` of a measure and recall base (raises
     :class:`~irscale.errors.MeasureError` for measures without one: neither RBP with rational
     p nor a logarithmic DCG); per-grade vectors bounding several grades are counted by
-    :func:`graded_problem` (``error``: the width aimed at, for the choice of dimensions)."""
+    :func:`graded_problem`, its dimensions chosen for :data:`DEFAULT_ERROR` whatever width is
+    asked, so that a problem, and the grids stored for it, depend on the measure and the
+    recall base alone."""
     rb = measure.check_rb(rb)
     spec = getattr(measure, "spec", None)
     if (measure.per_grade_rb and isinstance(spec, FormalLogKey) and isinstance(rb, tuple)
             and sum(min(c, measure.n) < measure.n for c in rb) > 1):
-        return graded_problem(measure, rb, DEFAULT_ERROR if error is None else error, max_bytes)
+        return graded_problem(measure, rb, DEFAULT_ERROR, max_bytes)
     counted, r = oracle_count(measure, rb)
     if isinstance(spec, LinearKey) and not measure.rb_dependent:
         geo = _geometric(spec, measure.n)
@@ -391,9 +394,9 @@ def grid_bytes(prob: Problem, scale: int) -> int:
         grids = _stage_grids(Fraction(a, c), gains[-1], len(prob.grouping.groups), scale)
         return 2 * 3 * 8 * (math.ceil(max(grids) * gains[-1] * c / (c - a)) + 4 * len(grids) + 64)
     order = _order(prob)
-    if prob.radix:
-        off, _, hi = _spans(prob, [_options(prob, g, scale, True) for g in order])
-        return 2 * 8 * (int(off[-1]) + 2 * (int(hi.max()) + 1) + 2)
+    if prob.radix:                  # the programmes' counts differ (kappa up, mu down): each its own spans
+        spans = [_spans(prob, [_options(prob, g, scale, up) for g in order]) for up in (True, False)]
+        return sum(8 * (int(off[-1]) + 2 * (int(hi.max()) + 1) + 2) for off, _, hi in spans)
     off, _, hi = _spans(prob, [_options(prob, g, scale, True) for g in order[:-1]])
     return 2 * 8 * (int(off[-1]) + 3 * (int(hi.max()) + 1) + int(scale * prob.highs[order[-1]].max()) + 2)
 

@@ -82,7 +82,7 @@ def _probe(tables: BoundedScales, measure: Measure, rb: RecallBase, max_bytes: i
     seconds = max(time.perf_counter() - t0, 1e-3)
     costs = []
     for error in ERRORS:
-        target = error_target(error, scale_of.k)
+        target = max(error_target(error, scale_of.k), scale_of.bracket_floor)    # no grid narrows K's bracket
         if scale_of.error_bound <= target:
             costs.append((0.0, 0))
             continue

@@ -375,6 +375,18 @@ class Scale(abc.ABC):
         rank = self.rank_judged(grades, lengths)
         return rank, rank
 
+    def scaled_bounds_judged(self, grades: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[lo, hi] holding the scaled value (rank - 1)/(K - 1) of each judged ranking: an
+        exact scale's twice; a bounded scale's certified interval, K's bracket included."""
+        lo, hi = self.rank_bounds_judged(grades, lengths)
+        return self.scaled(lo), self.scaled(hi)
+
+    @property
+    def k_exact(self) -> bool:
+        """Whether :attr:`k` is the exact K (bounded scales of count vectors bounding several
+        grades bracket it)."""
+        return True
+
     @abc.abstractmethod
     def rank_ids(self, ids: ArrayLike) -> np.ndarray:
         """Exact ranks (int64 (m,)) of runs given by run id (SPEC section 2 numbering).
