@@ -174,12 +174,14 @@ def test_a_store_of_multi_grade_grids_verifies(tmp_path):
     assert Store(tmp_path / "s").verify() == [f"{m} rb=(35,25,2)"]
 
 
-def test_scales_wider_than_asked_are_said(recwarn):
-    """A bracketed K that keeps a scale wider than the error asked is warned about."""
-    from irscale.scales.tables.bounded import BoundedScales
+def test_scales_far_wider_than_asked_give_no_scale_and_say_so(recwarn):
+    """A bracketed K that keeps a scale over TOO_WIDE times wider than the error asked leaves
+    its topics unscaled (a midpoint that says next to nothing), with a warning naming it."""
+    from irscale.scales.tables import bounded as bs
     from irscale.scales.tables.closed import CLOSED_FORMS
     m = irscale.parse_measure("nDCG_trec(gains=(0,1,2,3))@45")
-    scales = BoundedScales(CLOSED_FORMS, 1e-2)
+    assert bounded_scale(m, (5, 4, 3), error=1e-2).error_bound > bs.TOO_WIDE * 1e-2
+    scales = bs.BoundedScales(CLOSED_FORMS, 1e-2)
     scales.prepare([(m, (5, 4, 3))])
-    assert scales.scale(m, (5, 4, 3)).error_bound > 1e-2
+    assert scales.scale(m, (5, 4, 3)) is None and (m, (5, 4, 3)) in scales.refused
     assert any(issubclass(w.category, IrscaleWarning) and "(5, 4, 3)" in str(w.message) for w in recwarn.list)

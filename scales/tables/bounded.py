@@ -138,6 +138,11 @@ def bounded_scale(measure: Measure | str, rb: RecallBase = None, *, cells: int |
                          max_bytes=max_bytes).scale(rb)
 
 
+#: A bounded scale whose K is bracketed and whose width is over this many times the error asked
+#: gives its topics no scale (their midpoints would say next to nothing), said as a refusal.
+TOO_WIDE = 10
+
+
 class BoundedScales:
     """The scales of a transform that opts in to bounded scales: the bounded scale (of at
     most ``error`` in scaled units) of every measure that has bounded scales and no exact
@@ -194,17 +199,25 @@ class BoundedScales:
 
     def scale(self, measure: Measure, rb: RecallBase = None) -> Scale | None:
         """The scale of ``measure`` for ``rb``: bounded where :meth:`covers` says so (None for
-        a recall base it has none for, see :meth:`prepare`), else ``exact``'s."""
+        a recall base it has none for, or whose scale is over :data:`TOO_WIDE` times wider than
+        asked, see :meth:`prepare`), else ``exact``'s."""
         if not self.covers(measure):
             return self.exact.scale(measure, rb)
         rb = self.key_rb(measure, rb)
         if (measure, rb) in self.refused:
             return None
         try:
-            return self.table(measure, rb).scale(rb)
+            got = self.table(measure, rb).scale(rb)
         except RecallBaseError as e:
             self.refused[(measure, rb)] = str(e)
             return None
+        asked = error_target(self.errors.get(measure, self.error), got.k)
+        if not got.k_exact and got.error_bound > TOO_WIDE * asked:     # a midpoint that says next to nothing
+            self.refused[(measure, rb)] = (
+                f"their counts bound several grades, whose K is only bracketed: scales up to {got.error_bound:.2g} "
+                f"wide in scaled units, over {TOO_WIDE} times the {asked:.2g} asked (docs/bounded.md)")
+            return None
+        return got
 
     def set_error(self, measure: Measure, error: float) -> None:
         """Scale ``measure`` to ``error`` (a plan's choice; its grids counted so far kept)."""
