@@ -47,6 +47,7 @@ from irscale.scales.tables.bounded_grid import (
     GROWTH,
     LAYOUT,
     MAX_BYTES,
+    Problem,
     bounded_problem,
     count_grid,
     enclose,
@@ -143,6 +144,13 @@ def bounded_scale(measure: Measure | str, rb: RecallBase = None, *, cells: int |
 TOO_WIDE = 10
 
 
+def bracket_share(problem: Problem) -> float:
+    """(K+ - K-) / (K+ - 1): a lower bound of a bounded scale's width in scaled units whatever
+    its grid (the largest value's interval reaches from (K- - 1)/(K+ - 1) to 1)."""
+    k_lo = problem.k if problem.k_lo is None else problem.k_lo
+    return (problem.k - k_lo) / max(problem.k - 1, 1)
+
+
 class BoundedScales:
     """The scales of a transform that opts in to bounded scales: the bounded scale (of at
     most ``error`` in scaled units) of every measure that has bounded scales and no exact
@@ -206,16 +214,21 @@ class BoundedScales:
         rb = self.key_rb(measure, rb)
         if (measure, rb) in self.refused:
             return None
+        error = self.errors.get(measure, self.error)
         try:
-            got = self.table(measure, rb).scale(rb)
+            several = isinstance(rb, tuple) and sum(0 < c < measure.n for c in rb) > 1
+            problem = bounded_problem(measure, rb) if several else None
+            share = 0.0 if problem is None else bracket_share(problem)     # the width's floor, before any grid
+            too_wide = problem is not None and share > TOO_WIDE * error_target(error, problem.k)
+            got = None if too_wide else self.table(measure, rb).scale(rb)
         except RecallBaseError as e:
             self.refused[(measure, rb)] = str(e)
             return None
-        asked = error_target(self.errors.get(measure, self.error), got.k)
-        if not got.k_exact and got.error_bound > TOO_WIDE * asked:     # a midpoint that says next to nothing
-            self.refused[(measure, rb)] = (
-                f"their counts bound several grades, whose K is only bracketed: scales up to {got.error_bound:.2g} "
-                f"wide in scaled units, over {TOO_WIDE} times the {asked:.2g} asked (docs/bounded.md)")
+        width = share if got is None else got.error_bound
+        if got is None or (not got.k_exact and width > TOO_WIDE * error_target(error, got.k)):
+            self.refused[(measure, rb)] = (            # a midpoint that would say next to nothing
+                f"their counts bound several grades, whose K is only bracketed: scales {width:.2g} wide in scaled "
+                f"units or more, over {TOO_WIDE} times the width asked (docs/bounded.md)")
             return None
         return got
 

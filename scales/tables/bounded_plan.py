@@ -22,7 +22,14 @@ import time
 
 from irscale.errors import RecallBaseError
 from irscale.scales.measures.measure import Measure, RecallBase
-from irscale.scales.tables.bounded import BoundedScales, bounded_table, error_target, predicted_scale
+from irscale.scales.tables.bounded import (
+    TOO_WIDE,
+    BoundedScales,
+    bounded_table,
+    bracket_share,
+    error_target,
+    predicted_scale,
+)
 from irscale.scales.tables.bounded_grid import (
     DEFAULT_ERROR,
     FIRST_CELLS,
@@ -75,6 +82,8 @@ def _probe(tables: BoundedScales, measure: Measure, rb: RecallBase, max_bytes: i
         scale_of = table.with_settings(error=1.0).scale(rb)
     else:
         problem = bounded_problem(measure, measure.check_rb(rb))
+        if bracket_share(problem) > TOO_WIDE * ERRORS[-1]:      # refused whatever its grid: not probed
+            raise RecallBaseError(f"{measure}: K's bracket alone is wider than any error planned")
         if grid_bytes(problem, max(1, math.ceil(PROBE_CELLS / problem.top))) > max_bytes:
             return None
         scale_of = bounded_table(measure, table.table_rb, cells=PROBE_CELLS).scale(rb)
