@@ -34,60 +34,26 @@ import numpy as np
 
 
 @nb.njit(cache=True, nogil=True)
+def _one_dimension(rows, counts):
+    """Digits of one count dimension: row c's is c, option o's its count (no borrow: c >= count)."""
+    return np.arange(rows).reshape(rows, 1), np.ascontiguousarray(counts).reshape(counts.shape[0], 1)
+
+
+@nb.njit(cache=True, nogil=True)
 def group_spans(lo, hi, shifts, counts):
-    """The spans of the rows after adding a group (new arrays; see :func:`group_pass`)."""
-    R1 = lo.shape[0]
-    nlo = np.empty(R1, np.int64)
-    nhi = np.empty(R1, np.int64)
-    for c in range(R1):
-        a = np.int64(1) << 62
-        b = np.int64(-1)
-        for o in range(shifts.shape[0]):
-            s = c - counts[o]
-            if s >= 0 and lo[s] <= hi[s]:
-                if lo[s] + shifts[o] < a:
-                    a = lo[s] + shifts[o]
-                if hi[s] + shifts[o] > b:
-                    b = hi[s] + shifts[o]
-        nlo[c] = a
-        nhi[c] = b
-    return nlo, nhi
+    """The spans of the rows after adding a group (new arrays; see :func:`group_pass`):
+    :func:`group_spans_md` of one dimension."""
+    dig, odig = _one_dimension(lo.shape[0], counts)
+    return group_spans_md(lo, hi, shifts, counts, dig, odig)
 
 
 @nb.njit(cache=True, nogil=True)
 def group_pass(buf, off, flo, lo, hi, shifts, counts, q):
     """Add one group to the ragged histogram ``buf`` in place (see the module docstring).
     ``shifts``/``counts``: int64 per option, sorted by count then shift, the first option
-    (0, 0); ``q``: the weight of each option."""
-    R1 = lo.shape[0]
-    m = shifts.shape[0]
-    nlo, nhi = group_spans(lo, hi, shifts, counts)
-    zero = 0                     # options of count 0 (they come first)
-    while zero < m and counts[zero] == 0:
-        zero += 1
-    for c in range(R1 - 1, -1, -1):
-        if nlo[c] > nhi[c]:
-            continue
-        base = off[c] - flo[c]
-        if zero > 1 and lo[c] <= hi[c]:          # options of count 0 other than the empty one: in place, downwards
-            for i in range(nhi[c], nlo[c] - 1, -1):
-                acc = 0.0
-                for o in range(zero):
-                    j = i - shifts[o]
-                    if j >= lo[c] and j <= hi[c]:
-                        acc += buf[base + j]
-                buf[base + i] = acc
-        for o in range(zero, m):                 # rows of lower counts, not yet touched by this pass
-            s = c - counts[o]
-            if s < 0 or lo[s] > hi[s]:
-                continue
-            src = off[s] - flo[s] - shifts[o]
-            for i in range(lo[s] + shifts[o], hi[s] + shifts[o] + 1):
-                buf[base + i] += buf[src + i]
-        for i in range(nlo[c], nhi[c] + 1):
-            buf[base + i] *= q
-    lo[:] = nlo
-    hi[:] = nhi
+    (0, 0); ``q``: the weight of each option. :func:`group_pass_md` of one dimension."""
+    dig, odig = _one_dimension(lo.shape[0], counts)
+    group_pass_md(buf, off, flo, lo, hi, shifts, counts, dig, odig, q)
 
 
 @nb.njit(cache=True, nogil=True)
