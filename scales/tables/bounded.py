@@ -49,6 +49,7 @@ from irscale.scales.tables.bounded_grid import (
     MAX_BYTES,
     Problem,
     bounded_problem,
+    bounds_several,
     count_grid,
     enclose,
     float_down,
@@ -216,8 +217,7 @@ class BoundedScales:
             return None
         error = self.errors.get(measure, self.error)
         try:
-            several = isinstance(rb, tuple) and sum(0 < c < measure.n for c in rb) > 1
-            problem = bounded_problem(measure, rb) if several else None
+            problem = bounded_problem(measure, rb) if bounds_several(measure, rb) else None
             share = 0.0 if problem is None else bracket_share(problem)     # the width's floor, before any grid
             too_wide = problem is not None and share > TOO_WIDE * error_target(error, problem.k)
             got = None if too_wide else self.table(measure, rb).scale(rb)

@@ -40,6 +40,7 @@ Float values are ranked with a tolerance (default: twice the measure's float err
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
 from collections import Counter
@@ -193,8 +194,7 @@ def bounded_problem(measure: Measure, rb: RecallBase = None, max_bytes: int = MA
     recall base alone."""
     rb = measure.check_rb(rb)
     spec = getattr(measure, "spec", None)
-    if (measure.per_grade_rb and isinstance(spec, FormalLogKey) and isinstance(rb, tuple)
-            and sum(min(c, measure.n) < measure.n for c in rb) > 1):
+    if isinstance(spec, FormalLogKey) and bounds_several(measure, rb):
         return graded_problem(measure, rb, DEFAULT_ERROR, max_bytes)
     counted, r = oracle_count(measure, rb)
     if isinstance(spec, LinearKey) and not measure.rb_dependent:
@@ -231,10 +231,17 @@ def bounded_problem(measure: Measure, rb: RecallBase = None, max_bytes: int = MA
     return Problem(grouping, counted, r + 1, k, factor, top, list(lows), list(highs), counts)
 
 
+def bounds_several(measure: Measure, rb: RecallBase) -> bool:
+    """Whether ``rb`` is a per-grade count vector bounding two or more grades (c_g < N)."""
+    return measure.per_grade_rb and isinstance(rb, tuple) and sum(min(c, measure.n) < measure.n for c in rb) > 1
+
+
+@functools.lru_cache(maxsize=256)
 def graded_problem(measure: Measure, rb: tuple[int, ...], error: float, max_bytes: int = MAX_BYTES) -> Problem:
     """The :class:`Problem` of a per-grade count vector bounding several grades: count
     dimensions, brackets (mu for the down programme, kappa for the up one) and relaxed grades
-    (:mod:`~irscale.scales.tables.bounded_graded`)."""
+    (:mod:`~irscale.scales.tables.bounded_graded`); made once (a plan, its refusals and the
+    scale read the same one; problems are not changed once made)."""
     spec = measure.spec
     capped = tuple(min(c, measure.n) for c in rb)
     got = bg.graded_counts(measure, capped, error, max_bytes)
