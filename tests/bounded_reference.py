@@ -143,3 +143,29 @@ def row_sums_md(hist: dict, cells: int) -> list:
 def graded_feasible(run, counts) -> bool:
     """Whether a run (grades) holds at most counts[g - 1] documents of every grade g >= 1."""
     return all(sum(1 for x in run if x == g) <= c for g, c in enumerate(counts, start=1))
+
+
+# -- antichain states (tests/test_bounded_states.py) ----------------------------------------------------
+def minimal(vectors) -> tuple:
+    """Pareto-minimal vectors, from the definition: those no other vector is below."""
+    vs = set(vectors)
+    return tuple(sorted(v for v in vs if not any(w != v and all(a <= b for a, b in zip(w, v)) for w in vs)))
+
+
+def group_pass_antichains(hist: dict, caps, shifts, pareto, q: float) -> dict:
+    """hist: {(antichain, cell): mass}; one group of options (shift, minimal count vectors)
+    added: a tuple's antichain is the minimal sums within ``caps`` of one vector per option
+    (none left: the tuple is infeasible and dropped)."""
+    out: dict = {}
+    for (state, i), v in hist.items():
+        for s, p in zip(shifts, pareto):
+            new = minimal(tuple(a + b for a, b in zip(u, w)) for u in state for w in p
+                          if all(a + b <= c for a, b, c in zip(u, w, caps)))
+            if new:
+                out[(new, i + s)] = out.get((new, i + s), 0.0) + v
+    return {key: v * q for key, v in out.items()}
+
+
+def clamp(state: tuple, low) -> tuple:
+    """An antichain as groups that can add at most c - low see it: every count raised to low."""
+    return minimal(tuple(max(a, b) for a, b in zip(v, low)) for v in state)

@@ -12,7 +12,7 @@ from irscale.cli import main
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.runs.evaluator import Evaluator
 from irscale.scales.tables import bounded as bd
-from irscale.scales.tables import bounded_plan
+from irscale.scales.tables import bounded_grid, bounded_plan
 from irscale.scales.tables.closed import CLOSED_FORMS
 
 MEASURES = "RBP(p=0.8)@60,nDCG(b=2)@50,P@10"
@@ -41,7 +41,7 @@ def test_taken_unasked_and_as_good_as_asked_for(tmp_path):
         rows = auto[auto.measure == name]
         assert rows.scaled.notna().all()
         assert ((rows.scaled_lo <= rows.scaled) & (rows.scaled <= rows.scaled_hi)).all()
-        floor = np.maximum(plan.error, bd.FEW_RANKS / (rows.k.astype(float) - 1))   # a few ranks at least
+        floor = np.maximum(plan.error, bounded_grid.FEW_RANKS / (rows.k.astype(float) - 1))   # a few ranks at least
         assert ((rows.scaled_hi - rows.scaled_lo) <= floor).all()
     assert not any("no scale" in s for s in said)
     asked, _ = _quiet(irscale.transform, qrels, runs, MEASURES, tmp_path / "s", bounded=True, error=1e-2)
@@ -62,7 +62,7 @@ def test_plan_predicts_a_grid_that_reaches_the_error():
     for rb in (3, 15):
         probe = tables.table(m, rb).stored[rb]
         scale = tables.scale(m, rb)
-        target = max(plan.error, bd.FEW_RANKS / (scale.k - 1))        # a few ranks at least
+        target = max(plan.error, bounded_grid.FEW_RANKS / (scale.k - 1))        # a few ranks at least
         assert scale.error_bound <= target and scale.grid.scale >= probe.scale
 
 
@@ -99,7 +99,7 @@ def test_a_wider_error_is_said(tmp_path, monkeypatch):
     assert plan.error == 1e-2
     assert any("within 0.01" in s and "--error 1e-12" in s for s in said)
     scores = ev.evaluate(runs)
-    floor = np.maximum(1e-2, bd.FEW_RANKS / (scores.k.astype(float) - 1))
+    floor = np.maximum(1e-2, bounded_grid.FEW_RANKS / (scores.k.astype(float) - 1))
     assert ((scores.scaled_hi - scores.scaled_lo) <= floor).all()
 
 

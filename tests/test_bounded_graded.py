@@ -67,14 +67,29 @@ def test_multi_index_kernels_equal_their_twins(seed):
     np.testing.assert_allclose(out, ref.row_sums_md(hist, out.shape[0]), rtol=1e-13, atol=0)
 
 
+@pytest.fixture
+def brackets(monkeypatch):
+    """Problems counted with kappa and mu's brackets (no antichain states)."""
+    from irscale.scales.tables import bounded_states
+    monkeypatch.setattr(bounded_states, "STATE_LIMIT", 1)
+    bd.graded_problem.cache_clear()
+    yield
+    bd.graded_problem.cache_clear()
+
+
+@pytest.mark.parametrize("method", ["states", "brackets"])
 @pytest.mark.parametrize("counts", [(3, 2, 1), (5, 2, 0), (2, 2, 2), (1, 1, 7), (8, 3, 0), (2, 8, 1), (0, 4, 2)])
-def test_intervals_contain_the_tables_ranks_at_n8(counts):
+def test_intervals_contain_the_tables_ranks_at_n8(counts, method, request):
+    if method == "brackets":
+        request.getfixturevalue("brackets")
     ex = irscale.scale(GRADED8, rb=counts)
     b = bounded_scale(GRADED8, counts, error=1e-3)
     k_lo, k_hi = b.k_bounds
     assert k_lo <= ex.k <= k_hi and b.k == k_hi and b.k_exact == (k_lo == k_hi)
     if b.problem.graded.dims and len(b.problem.graded.dims) <= 1:
         assert b.k_exact                        # one dimension: kappa = mu, nothing relaxed at N = 8
+    if method == "states" and len(b.problem.graded.dims) > 1:
+        assert b.problem.method == "states" and b.k_exact and b.k == ex.k     # nothing relaxed at N = 8
     runs = _feasible_runs(np.random.default_rng(sum(counts)), 4000, 8, counts)
     assert all(ref.graded_feasible(r, counts) for r in runs[:50].tolist())
     r = ex.rank_runs(runs)
@@ -124,13 +139,15 @@ def test_intervals_contain_the_graded_oracles_ranks_at_n20(counts):
     ex = irscale.scale(m, rb=counts)
     b = bounded_scale(m, counts, error=1e-3)
     assert b.k_bounds[0] <= ex.k <= b.k_bounds[1]
+    if b.problem.method == "states" and not b.problem.graded.relaxed:
+        assert b.k_exact and b.k == ex.k                    # antichain states: K exact
     runs = _feasible_runs(np.random.default_rng(sum(counts)), 100_000, 20, counts)
     r = ex.rank_runs(runs)
     lo, hi = b.rank_bounds_runs(runs)
     assert np.all((lo <= r) & (r <= hi))
 
 
-def test_scored_intervals_hold_the_exact_scaled_values_with_k_bracketed():
+def test_scored_intervals_hold_the_exact_scaled_values_with_k_bracketed(brackets):
     """The rows a transform writes (scoring._rank_rows): scaled_lo..scaled_hi hold the exact
     scaled value though K is only bracketed (its upper end divides by K- - 1, not K+ - 1), and
     no K is claimed."""
@@ -174,7 +191,42 @@ def test_a_store_of_multi_grade_grids_verifies(tmp_path):
     assert Store(tmp_path / "s").verify() == [f"{m} rb=(35,25,2)"]
 
 
-def test_scales_far_wider_than_asked_give_no_scale_and_say_so(recwarn):
+def test_stored_grids_keep_the_way_they_were_counted(tmp_path, monkeypatch):
+    """A grid counted over antichain states is stored as such; a grid counted with the
+    brackets (as before states: its record without "counted") still answers, with the
+    bracketed problem it was counted for, as that problem's fresh scale does; both verify."""
+    from irscale.scales.tables import bounded_states
+    from irscale.store import Store
+    from irscale.store.fill import build_bounded
+    m, counts = "nDCG_trec(gains=(0,1,2,3))@45", (3, 2, 1)
+    build_bounded(tmp_path / "states", [m], rb_counts=[counts], error=1e-2)
+    monkeypatch.setattr(bounded_states, "STATE_LIMIT", 1)
+    bd.graded_problem.cache_clear()
+    build_bounded(tmp_path / "brackets", [m], rb_counts=[counts], error=1e-2)
+    fresh = {"": bounded_scale(m, counts, error=1e-2)}
+    monkeypatch.undo()
+    bd.graded_problem.cache_clear()
+    fresh["states"] = bounded_scale(m, counts, error=1e-2)
+    x = np.linspace(0.0, 1.0, 101)
+    for name, method in (("states", "states"), ("brackets", "")):
+        assert Store(tmp_path / name).verify() == [f"{m} rb=(3,2,1)"]
+        table = irscale.open_store(tmp_path / name).bounded_table(m, counts)
+        grid = next(iter(table.stored.values()))
+        assert grid.counted == method and table.grids_listed[0].get("counted", "") == method
+        kept = table.scale(counts)
+        assert kept.grid is grid and kept.problem.method == method and kept.k_exact == (method == "states")
+        for a, b in zip(kept.rank_bounds(x), fresh[method].rank_bounds(x)):
+            assert np.array_equal(a, b)
+
+
+def test_antichain_states_scale_what_brackets_leave_far_too_wide():
+    """(5, 4, 3) at N = 45: K exact over 2,004 states, within the width asked (its brackets:
+    over TOO_WIDE times wider, next test)."""
+    b = bounded_scale("nDCG_trec(gains=(0,1,2,3))@45", (5, 4, 3), error=1e-2)
+    assert b.problem.method == "states" and b.k_exact and b.error_bound <= 1e-2
+
+
+def test_scales_far_wider_than_asked_give_no_scale_and_say_so(recwarn, brackets):
     """A bracketed K that keeps a scale over TOO_WIDE times wider than the error asked leaves
     its topics unscaled (a midpoint that says next to nothing), with a warning naming it."""
     from irscale.scales.tables import bounded as bs

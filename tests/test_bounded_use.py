@@ -12,6 +12,7 @@ from irscale.cli import main
 from irscale.errors import IrscaleError
 from irscale.scales.runs.scores import BOUND_COLUMNS, bounded_columns, read_scores, write_scores
 from irscale.scales.tables import bounded as bd
+from irscale.scales.tables import bounded_grid
 
 DEPTH = 60
 
@@ -87,7 +88,8 @@ def test_transform_past_n40(tmp_path):
         lo, hi = rows.scaled_lo.to_numpy(), rows.scaled_hi.to_numpy()
         k = rows.k.astype(float).to_numpy()
         # as asked, or a few ranks on scales of few values (rb = 1: 46 values)
-        assert np.all((lo <= rows.scaled) & (rows.scaled <= hi) & (hi - lo <= np.maximum(1e-3, bd.FEW_RANKS / (k - 1))))
+        few = bounded_grid.FEW_RANKS / (k - 1)
+        assert np.all((lo <= rows.scaled) & (rows.scaled <= hi) & (hi - lo <= np.maximum(1e-3, few)))
         assert np.all(np.abs(rows.scaled - (rows["rank"].astype(float) - 1) / (k - 1)) <= 1 / (k - 1))
         m = irscale.parse_measure(name)
         for rb in rows.rb.unique():
@@ -129,18 +131,30 @@ def test_scores_files_keep_the_bounds(tmp_path):
         assert np.allclose(back[BOUND_COLUMNS].to_numpy(float), scores[BOUND_COLUMNS].to_numpy(float), rtol=1e-15)
 
 
-def test_per_grade_counts_bounding_two_grades_get_bounded_scales_or_say_why(tmp_path):
+@pytest.mark.parametrize("states", [True, False])
+def test_per_grade_counts_bounding_two_grades_get_bounded_scales_or_say_why(tmp_path, monkeypatch, states):
     """nDCG_trec with graded gains: a topic whose counts of both grades are below N gets a
     bounded scale of two count dimensions (tests/test_bounded_graded.py) whose interval holds
-    its scaled value, or, where K's bracket leaves it far wider than asked (topics 2 and 3:
+    its scaled value, every topic over antichain states; with kappa and mu's brackets only
+    (``states`` False), where K's bracket leaves it far wider than asked (topics 2 and 3:
     counts of both grades a few of N = 45), no scaled value, said with the counts."""
-    qrels, runs, _ = _data(tmp_path, graded=True)
-    scores, said = _quiet(irscale.transform, qrels, runs, "nDCG_trec(gains=(0,1,2))@45", bounded=True, error=1e-2)
+    from irscale.scales.tables import bounded_states
+    if not states:
+        monkeypatch.setattr(bounded_states, "STATE_LIMIT", 1)
+    bounded_grid.graded_problem.cache_clear()
+    try:
+        qrels, runs, _ = _data(tmp_path, graded=True)
+        scores, said = _quiet(irscale.transform, qrels, runs, "nDCG_trec(gains=(0,1,2))@45", bounded=True,
+                              error=1e-2)
+    finally:
+        bounded_grid.graded_problem.cache_clear()
     assert scores.raw.notna().all()
     scaled = scores[scores.scaled.notna()]
-    assert set(scaled.topic) == {"1", "4", "5"} and scores[~scores.topic.isin(["1", "4", "5"])].scaled.isna().all()
+    want = {"1", "2", "3", "4", "5"} if states else {"1", "4", "5"}
+    assert set(scaled.topic) == want and scores[~scores.topic.isin(want)].scaled.isna().all()
     assert np.all((scaled.scaled_lo <= scaled.scaled) & (scaled.scaled <= scaled.scaled_hi))
-    assert any("nDCG_trec(gains=(0,1,2))@45" in s and "count vector" in s for s in said)
+    if not states:
+        assert any("nDCG_trec(gains=(0,1,2))@45" in s and "count vector" in s for s in said)
 
 
 def test_cli_transform_compare_lookup(tmp_path, capsys):

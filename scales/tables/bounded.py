@@ -40,34 +40,22 @@ if TYPE_CHECKING:
 
 
 from irscale.scales.tables.bounded_grid import (
-    DEFAULT_ERROR,
     DIGITS,
-    FEW_RANKS,
     FIRST_CELLS,
-    GROWTH,
     LAYOUT,
     MAX_BYTES,
+    Grid,
     Problem,
     bounded_problem,
     bounds_several,
     count_grid,
     enclose,
+    error_target,
     float_down,
     float_up,
     grid_bytes,
+    predicted_scale,
 )
-
-
-def error_target(error: float | None, k: int) -> float:
-    """The widest scaled interval a bounded scale of ``k`` distinct values aims at when
-    asked for ``error`` (default :data:`DEFAULT_ERROR`): never below :data:`FEW_RANKS` ranks."""
-    return max(DEFAULT_ERROR if error is None else float(error), FEW_RANKS / max(k - 1, 1))
-
-
-def predicted_scale(scale: int, bound: float, target: float) -> int:
-    """The grid (cells per raw unit) predicted to narrow a grid of ``scale`` whose widest
-    interval is ``bound`` to ``target``: widths shrink as 1 / cells, with a margin."""
-    return math.ceil(scale * bound / target * GROWTH)
 
 
 class BoundedTable(Table):
@@ -264,12 +252,23 @@ class BoundedScale(Unlisted, Scale):
     def __init__(self, table: BoundedTable, rb: RecallBase = None):
         super().__init__(table, rb)
         cells, error, threads, max_bytes = table.settings
-        self.problem = prob = bounded_problem(self.measure, self.rb, max_bytes)
-        self._bound = self._const = None
+        stored = table.stored.get(table.grid_key(self.rb))
+        prob = bounded_problem(self.measure, self.rb, max_bytes, None if stored is None else stored.counted)
+        stored = stored if stored is None or stored.counted == prob.method else None   # else counted again
+        try:
+            self._settle(prob, stored, cells, error, threads, max_bytes)
+        except BuildTooLargeError:       # antichain states too many for this grid: kappa and mu's brackets
+            if prob.method != "states":
+                raise
+            self._settle(bounded_problem(self.measure, self.rb, max_bytes, ""), None, cells, error, threads, max_bytes)
+
+    def _settle(self, prob: Problem, stored: Grid | None, cells: int | None, error: float, threads: int,
+                max_bytes: int) -> None:
+        self.problem, self._bound, self._const = prob, None, None
         # an interval holds one or two ranks whatever the grid (the cell of a value and the next);
         # brackets of K (several bound grades) take up to twice K+ - K- whatever the grid
         target = max(error_target(error, self.k), self.bracket_floor)
-        stored = table.stored.get(table.grid_key(self.rb))
+        table = self.table
         if stored is not None and cells is None:      # a store's grid, or a plan's probe: refined from it
             self.grid, self._bound = stored, table.recorded.get(table.grid_key(self.rb))
             if self.error_bound <= target:

@@ -57,6 +57,7 @@ from irscale.scales.measures.groups import Grouping, RankGroup
 from irscale.scales.measures.keys import FormalLogKey, LinearKey
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables import bounded_graded as bg
+from irscale.scales.tables.bounded_states import States, antichain_states, relaxed_groups
 from irscale.scales.tables.oracles import oracle_count
 
 if TYPE_CHECKING:
@@ -82,6 +83,18 @@ MAX_BYTES = 6 << 30
 DIGITS = 40
 U = Fraction(1, 1 << 53)
 TINY = 2.0 ** -1074
+
+
+def error_target(error: float | None, k: int) -> float:
+    """The widest scaled interval a bounded scale of ``k`` distinct values aims at when
+    asked for ``error`` (default :data:`DEFAULT_ERROR`): never below :data:`FEW_RANKS` ranks."""
+    return max(DEFAULT_ERROR if error is None else float(error), FEW_RANKS / max(k - 1, 1))
+
+
+def predicted_scale(scale: int, bound: float, target: float) -> int:
+    """The grid (cells per raw unit) predicted to narrow a grid of ``scale`` whose widest
+    interval is ``bound`` to ``target``: widths shrink as 1 / cells, with a margin."""
+    return math.ceil(scale * bound / target * GROWTH)
 
 
 def rounding_depth(depth: int) -> Fraction:
@@ -140,6 +153,14 @@ class Problem:
     k_lo: int | None = None
     excess: int = 0
     graded: object = None
+    #: several count dimensions counted exactly (:mod:`~irscale.scales.tables.bounded_states`):
+    #: rows are antichain states (``rows`` of them), both programmes move rows alike
+    states: States | None = None
+
+    @property
+    def method(self) -> str:
+        """How feasibility is counted: "states" (antichains), else "" (counts, brackets)."""
+        return "states" if self.states is not None else ""
 
 
 def _geometric(spec: LinearKey, n: int) -> tuple[int, int, tuple[int, ...]] | None:
@@ -185,17 +206,19 @@ def _count_poly(groups: tuple[RankGroup, ...], r: int) -> list[int]:
     return poly
 
 
-def bounded_problem(measure: Measure, rb: RecallBase = None, max_bytes: int = MAX_BYTES) -> Problem:
+def bounded_problem(measure: Measure, rb: RecallBase = None, max_bytes: int = MAX_BYTES,
+                    counted: str | None = None) -> Problem:
     """The :class:`Problem` of a measure and recall base (raises
     :class:`~irscale.errors.MeasureError` for measures without one: neither RBP with rational
     p nor a logarithmic DCG); per-grade vectors bounding several grades are counted by
     :func:`graded_problem`, its dimensions chosen for :data:`DEFAULT_ERROR` whatever width is
     asked, so that a problem, and the grids stored for it, depend on the measure and the
-    recall base alone."""
+    recall base alone (and ``counted``: "" keeps kappa and mu's brackets where antichain states
+    would count, :attr:`Problem.method`; None: states where they are affordable)."""
     rb = measure.check_rb(rb)
     spec = getattr(measure, "spec", None)
     if isinstance(spec, FormalLogKey) and bounds_several(measure, rb):
-        return graded_problem(measure, rb, DEFAULT_ERROR, max_bytes)
+        return graded_problem(measure, rb, DEFAULT_ERROR, max_bytes, counted != "")
     counted, r = oracle_count(measure, rb)
     if isinstance(spec, LinearKey) and not measure.rb_dependent:
         geo = _geometric(spec, measure.n)
@@ -237,7 +260,8 @@ def bounds_several(measure: Measure, rb: RecallBase) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def graded_problem(measure: Measure, rb: tuple[int, ...], error: float, max_bytes: int = MAX_BYTES) -> Problem:
+def graded_problem(measure: Measure, rb: tuple[int, ...], error: float, max_bytes: int = MAX_BYTES,
+                   use_states: bool = True) -> Problem:
     """The :class:`Problem` of a per-grade count vector bounding several grades: count
     dimensions, brackets (mu for the down programme, kappa for the up one) and relaxed grades
     (:mod:`~irscale.scales.tables.bounded_graded`); made once (a plan, its refusals and the
@@ -265,6 +289,12 @@ def graded_problem(measure: Measure, rb: tuple[int, ...], error: float, max_byte
             best = nxt
         top = min(top, float(np.max(best)))
     top = float(float_up(top * (1 + 1e-12)))
+    exact = _exact_states(got, capped, highs, max_bytes) if use_states else None
+    if exact is not None:
+        states, k, excess = exact
+        return Problem(groups, None, states.n, k, factor, top, list(lows), list(highs),
+                       [np.asarray(c) for c in states.classes], k_lo=max(k - excess, 1), excess=excess, graded=got,
+                       states=states)
     rows = int(row_digits.shape[0])
     return Problem(groups, None, rows, got.k_hi, factor, top, list(lows), list(highs), flat, counts_up=flat_up,
                    digits=mu, digits_up=kappa, row_digits=row_digits,
@@ -272,12 +302,32 @@ def graded_problem(measure: Measure, rb: tuple[int, ...], error: float, max_byte
                    excess=got.excess, graded=got)
 
 
+def _exact_states(got: bg.GradedCounts, capped: tuple[int, ...], highs: tuple, max_bytes: int
+                  ) -> tuple[States, int, int] | None:
+    """(states, K on the dimensions, the relaxed grades' correction) when the brackets of
+    several dimensions are not exact and counting antichain states narrows K's interval within
+    :data:`~irscale.scales.tables.bounded_states.STATE_LIMIT` states and the memory budget."""
+    if len(got.dims) < 2 or got.k_lo == got.k_hi:
+        return None
+    dims = [got.bound.index(g) for g in got.dims]
+    states = antichain_states([g.pareto for g in got.groups], dims, got.caps, _order_of(highs))
+    if states is None or 2 * 8 * states.n * bg.COARSE_CELLS > max_bytes:
+        return None
+    k = states.count(_order_of(highs))
+    loose = relaxed_groups(got.groups, dims)
+    excess = sum(bg.excess(loose, dims, got.caps, got.bound.index(g), capped[g - 1])[0] for g, _ in got.relaxed)
+    if excess / k >= (got.k_hi - got.k_lo) / got.k_hi:
+        return None                             # no narrower than the brackets
+    return states, k, excess
+
+
 @dataclasses.dataclass
 class Grid:
     """The two programmes on one grid (``scale`` cells per raw unit): cumulative masses ``down``
     (values rounded down: upper bounds of counts) and ``up`` (rounded up: lower bounds),
     ``weight`` the exact mass of one tuple, ``gamma`` their relative and ``eta`` their
-    absolute float error bound."""
+    absolute float error bound; ``counted``: the problem's :attr:`Problem.method` (a grid
+    serves only problems counted alike)."""
 
     scale: int
     down: np.ndarray
@@ -286,6 +336,7 @@ class Grid:
     gamma: Fraction
     eta: float
     seconds: float
+    counted: str = ""
 
 
 def _stage_grids(p: Fraction, gmax: int, n: int, scale: int) -> list[int]:
@@ -338,6 +389,9 @@ def _options(prob: Problem, g: int, scale: int, up: bool) -> tuple:
         s = np.array([(Fraction(x) * scale) // 1 for x in prob.lows[g].tolist()], np.int64)
     counts = prob.counts_up[g] if up and prob.counts_up is not None else prob.counts[g]
     o = np.lexsort((s, counts))
+    if prob.states is not None:                 # counts are classes: their starts and the group's moves
+        cstart = np.searchsorted(counts[o], np.arange(len(prob.states.sizes[g]) + 1)).astype(np.int64)
+        return (np.ascontiguousarray(s[o]), cstart, *prob.states.moves[g], prob.states.kept[g])
     if prob.radix:
         dig = (prob.digits_up if up else prob.digits)[g]
         return np.ascontiguousarray(s[o]), np.ascontiguousarray(counts[o]), np.ascontiguousarray(dig[o])
@@ -347,8 +401,12 @@ def _options(prob: Problem, g: int, scale: int, up: bool) -> tuple:
 def _order(prob: Problem) -> list[int]:
     """Groups by increasing largest value (rows stay short while most groups are added),
     the group of most options last (:func:`bounded_kernels.last_group` adds it on row sums)."""
-    order = sorted(range(len(prob.lows)), key=lambda g: prob.highs[g].max())
-    last = max(order, key=lambda g: len(prob.lows[g]))
+    return _order_of(prob.highs)
+
+
+def _order_of(highs: list[np.ndarray] | tuple) -> list[int]:
+    order = sorted(range(len(highs)), key=lambda g: highs[g].max())
+    last = max(order, key=lambda g: len(highs[g]))
     return [g for g in order if g != last] + [last]
 
 
@@ -361,6 +419,12 @@ def _start_spans(rows: int) -> tuple[np.ndarray, np.ndarray]:
 def _spans(prob: Problem, options: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Row offsets and first cells of the ragged histogram of the groups ``options``."""
     lo, hi = _start_spans(prob.rows)
+    if prob.states is not None:                 # every row as wide as it ever is
+        wlo, whi = lo.copy(), hi.copy()
+        for opt in options:
+            lo, hi = bk.group_spans_states(lo, hi, *opt)
+            wlo, whi = np.minimum(wlo, lo), np.maximum(whi, hi)
+        return np.concatenate(([0], np.cumsum(np.maximum(whi - wlo + 1, 0)))).astype(np.int64), wlo, whi
     for s, cnt, *dig in options:
         lo, hi = (bk.group_spans_md(lo, hi, s, cnt, prob.row_digits, dig[0]) if dig
                   else bk.group_spans(lo, hi, s, cnt))
@@ -370,6 +434,19 @@ def _spans(prob: Problem, options: list) -> tuple[np.ndarray, np.ndarray, np.nda
 def _group_pass(prob: Problem, scale: int, up: bool, order: list[int]) -> tuple[np.ndarray, int]:
     """One programme over the groups: (cumulative masses, multiplications)."""
     options = [_options(prob, g, scale, up) for g in order]
+    if prob.states is not None:                 # antichain states: groups on rows, the last on row sums
+        off, flo, _ = _spans(prob, options[:-1])
+        buf = np.zeros(int(off[-1]))
+        buf[0] = 1.0
+        lo, hi = _start_spans(prob.rows)
+        for g, opt in zip(order[:-1], options[:-1]):
+            bk.group_pass_states(buf, off, flo, lo, hi, *opt, 1.0 / len(prob.lows[g]))
+        s, cstart = options[-1][:2]
+        fstart, fstate = prob.states.feasible(order[-1])
+        width = int(hi.max()) + 1
+        total = np.zeros(width + int(s.max()))
+        bk.last_group_states(buf, off, flo, lo, hi, s, cstart, fstart, fstate, 1.0 / len(s), np.zeros(width), total)
+        return np.cumsum(total), len(order) * buf.shape[0] + total.shape[0]
     if prob.radix:                              # several count dimensions: every group on rows, then row sums
         off, flo, _ = _spans(prob, options)
         buf = np.zeros(int(off[-1]))
@@ -401,7 +478,14 @@ def grid_bytes(prob: Problem, scale: int) -> int:
         grids = _stage_grids(Fraction(a, c), gains[-1], len(prob.grouping.groups), scale)
         return 2 * 3 * 8 * (math.ceil(max(grids) * gains[-1] * c / (c - a)) + 4 * len(grids) + 64)
     order = _order(prob)
-    if prob.radix:                  # the programmes' counts differ (kappa up, mu down): each its own spans
+    if prob.states is not None:                 # each programme its own spans, the last group on row sums
+        total = 0
+        for up in (True, False):
+            opts = [_options(prob, g, scale, up) for g in order]
+            off, _, hi = _spans(prob, opts[:-1])
+            total += 8 * (int(off[-1]) + 2 * (int(hi.max()) + 1) + int(opts[-1][0].max()) + 2)
+        return total
+    if prob.radix:                              # each programme its own spans
         spans = [_spans(prob, [_options(prob, g, scale, up) for g in order]) for up in (True, False)]
         return sum(8 * (int(off[-1]) + 2 * (int(hi.max()) + 1) + 2) for off, _, hi in spans)
     off, _, hi = _spans(prob, [_options(prob, g, scale, True) for g in order[:-1]])
@@ -413,7 +497,8 @@ def count_grid(prob: Problem, scale: int, threads: int = 2) -> Grid:
     threads when ``threads`` > 1), with their error bounds."""
     t0 = time.perf_counter()
     # load the kernels here, not in two threads at once
-    _ = (bk.group_pass, bk.last_group, bk.geometric_stage, bk.group_pass_md, bk.row_sums)
+    _ = (bk.group_pass, bk.last_group, bk.geometric_stage, bk.group_pass_md, bk.row_sums, bk.group_pass_states,
+         bk.last_group_states)
     with ThreadPoolExecutor(max_workers=max(1, min(threads, 2))) as pool:
         if prob.geometric is not None:
             a, c, gains = prob.geometric
@@ -428,7 +513,8 @@ def count_grid(prob: Problem, scale: int, threads: int = 2) -> Grid:
             jobs = [pool.submit(_group_pass, prob, scale, up, order) for up in (False, True)]
             (down, m1), (up, m2) = (j.result() for j in jobs)
             weight = math.prod(Fraction(1.0 / len(x)) for x in prob.lows)
-            depth = sum(len(x) for x in prob.lows) + prob.rows + max(down.shape[0], up.shape[0])
+            terms = prob.states.terms if prob.states is not None else sum(len(x) for x in prob.lows)
+            depth = terms + prob.rows + max(down.shape[0], up.shape[0])
             mults = max(m1, m2)
     return Grid(scale, down, up, weight, rounding_depth(depth + 8), 2 * float(mults + 8) * TINY,
-                time.perf_counter() - t0)
+                time.perf_counter() - t0, prob.method)

@@ -189,3 +189,103 @@ def row_sums(buf, off, flo, lo, hi, out):
         base = off[c] - flo[c]
         for i in range(lo[c], hi[c] + 1):
             out[i] += buf[base + i]
+
+
+# -- antichain states: rows are states, an option's class moves a row to another ----------------
+@nb.njit(cache=True, nogil=True)
+def group_spans_states(lo, hi, shifts, cstart, start, source, cls, kept):
+    """:func:`group_spans` over antichain states (:mod:`irscale.scales.tables.bounded_states`):
+    options sorted by class then shift (class k at ``cstart[k]:cstart[k + 1]``, class 0 the one
+    keeping a state c where ``kept[c]``), state c reached from ``source[j]`` by class ``cls[j]``
+    for j in ``start[c]:start[c + 1]``."""
+    R1 = lo.shape[0]
+    nlo = np.empty(R1, np.int64)
+    nhi = np.empty(R1, np.int64)
+    for c in range(R1):
+        a = np.int64(1) << 62
+        b = np.int64(-1)
+        if kept[c] and lo[c] <= hi[c] and cstart[1] > cstart[0]:
+            a = lo[c] + shifts[cstart[0]]
+            b = hi[c] + shifts[cstart[1] - 1]
+        for j in range(start[c], start[c + 1]):
+            s = source[j]
+            k = cls[j]
+            if lo[s] <= hi[s] and cstart[k + 1] > cstart[k]:
+                if lo[s] + shifts[cstart[k]] < a:
+                    a = lo[s] + shifts[cstart[k]]
+                if hi[s] + shifts[cstart[k + 1] - 1] > b:
+                    b = hi[s] + shifts[cstart[k + 1] - 1]
+        nlo[c] = a
+        nhi[c] = b
+    return nlo, nhi
+
+
+@nb.njit(cache=True, nogil=True)
+def group_pass_states(buf, off, flo, lo, hi, shifts, cstart, start, source, cls, kept, q):
+    """:func:`group_pass` over antichain states (see :func:`group_spans_states`): every move
+    goes to a later state, so rows taken from the last state down read only rows not yet
+    updated by the pass (a row not kept is emptied once its moves have read it)."""
+    R1 = lo.shape[0]
+    nlo, nhi = group_spans_states(lo, hi, shifts, cstart, start, source, cls, kept)
+    z0, z1 = cstart[0], cstart[1]
+    for c in range(R1 - 1, -1, -1):
+        base = off[c] - flo[c]
+        if lo[c] <= hi[c] and not kept[c]:
+            for i in range(lo[c], hi[c] + 1):
+                buf[base + i] = 0.0
+        elif lo[c] <= hi[c] and (z1 - z0 != 1 or shifts[z0] != 0):
+            for i in range(max(nhi[c], hi[c]), min(nlo[c], lo[c]) - 1, -1):   # the class keeping the state
+                acc = 0.0
+                for o in range(z0, z1):
+                    j = i - shifts[o]
+                    if j >= lo[c] and j <= hi[c]:
+                        acc += buf[base + j]
+                buf[base + i] = acc
+        if nlo[c] > nhi[c]:
+            continue
+        for j in range(start[c], start[c + 1]):
+            s = source[j]
+            if lo[s] > hi[s]:
+                continue
+            for o in range(cstart[cls[j]], cstart[cls[j] + 1]):
+                src = off[s] - flo[s] - shifts[o]
+                for i in range(lo[s] + shifts[o], hi[s] + shifts[o] + 1):
+                    buf[base + i] += buf[src + i]
+        for i in range(nlo[c], nhi[c] + 1):
+            buf[base + i] *= q
+    lo[:] = nlo
+    hi[:] = nhi
+
+
+@nb.njit(cache=True, nogil=True)
+def last_group_states(buf, off, flo, lo, hi, shifts, cstart, fstart, fstate, q, prefix, out):
+    """Add the last group over antichain states and sum the rows: ``out[i] = q * sum_k
+    sum_(o in class k) sum_(c feasible with k) mass[c, i - shifts[o]]``, the states feasible
+    with class k at ``fstart[k]:fstart[k + 1]`` of ``fstate`` (``out`` zeroed by the caller,
+    long enough for every cell; ``prefix`` a scratch array as long as the longest row reach):
+    the rows are summed once per class, not once per option."""
+    for k in range(cstart.shape[0] - 1):
+        if cstart[k + 1] == cstart[k] or fstart[k + 1] == fstart[k]:
+            continue
+        plo = np.int64(1) << 62
+        phi = np.int64(-1)
+        for j in range(fstart[k], fstart[k + 1]):
+            c = fstate[j]
+            if lo[c] <= hi[c]:
+                plo = min(plo, lo[c])
+                phi = max(phi, hi[c])
+        if phi < plo:
+            continue
+        for i in range(plo, phi + 1):
+            prefix[i] = 0.0
+        for j in range(fstart[k], fstart[k + 1]):
+            c = fstate[j]
+            base = off[c] - flo[c]
+            for i in range(lo[c], hi[c] + 1):
+                prefix[i] += buf[base + i]
+        for o in range(cstart[k], cstart[k + 1]):
+            s = shifts[o]
+            for i in range(plo, phi + 1):
+                out[i + s] += prefix[i]
+    for i in range(out.shape[0]):
+        out[i] *= q

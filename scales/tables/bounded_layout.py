@@ -16,6 +16,9 @@ and the attribute ``grids``, a JSON list whose item i says of grid i
     error_bound the widest scaled interval (the certificate users read)
     cells       cells over the range of raw values
     seconds     how long the grid took
+    counted     "states" where the count vector's dimensions were counted over antichain
+                states (absent: counts, with kappa and mu's brackets); a grid serves only a
+                problem counted alike, others are counted again
 
 and the attribute ``error`` (the error asked for, or null). Everything else (the groups,
 K, the feasible runs) follows from the measure and is computed again on reading; the
@@ -35,12 +38,14 @@ from irscale.errors import CorruptStoreError, IrscaleError
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.bounded import BoundedTable
 from irscale.scales.tables.bounded_grid import LAYOUT as NAME
-from irscale.scales.tables.bounded_grid import MAX_BYTES, Grid
+from irscale.scales.tables.bounded_grid import MAX_BYTES, Grid, bounded_problem
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.scale import TableSink, TableSource
 
 #: Format of the ``grids`` items, so that a reader can tell one it does not know.
 _FIELDS = {"rb", "scale", "weight", "gamma", "eta", "error_bound", "cells", "seconds"}
+#: How a grid's problem was counted (the optional field "counted"; absent: "").
+COUNTED = ("", "states")
 
 
 def _fraction(text: object) -> Fraction:
@@ -90,7 +95,8 @@ class BoundedLayout:
             sink.array(f"up_{i}", np.ascontiguousarray(g.up, dtype=np.float64))
             grids.append({"rb": _rb_json(table.grid_key(rb)), "scale": int(g.scale), "weight": str(g.weight),
                           "gamma": str(g.gamma), "eta": float(g.eta).hex(), "error_bound": scale.error_bound,
-                          "cells": scale.cells, "seconds": round(float(g.seconds), 3)})
+                          "cells": scale.cells, "seconds": round(float(g.seconds), 3),
+                          **({"counted": g.counted} if g.counted else {})})
         ks = [scale.k for scale in table.scales.values()]
         error = table.settings[1]
         sink.attrs(implicit=False, n_distinct=str(max(ks, default=0)), distinct_by_rb="[]",
@@ -106,12 +112,13 @@ class BoundedLayout:
                 raise ValueError("grids is not a list")
             stored, recorded = {}, {}
             for i, g in enumerate(grids):
-                if not isinstance(g, dict) or set(g) != _FIELDS or not isinstance(g["scale"], int) or g["scale"] < 1:
+                if not isinstance(g, dict) or set(g) - {"counted"} != _FIELDS or g.get("counted", "") not in COUNTED \
+                        or not isinstance(g["scale"], int) or g["scale"] < 1:
                     raise ValueError(f"grid {i} is {str(g)[:80]}")
                 down, up = source.mapped(f"down_{i}"), source.mapped(f"up_{i}")
                 recorded[_rb_of(g["rb"])] = float(g["error_bound"])
                 stored[_rb_of(g["rb"])] = Grid(g["scale"], down, up, _fraction(g["weight"]), _fraction(g["gamma"]),
-                                               float.fromhex(g["eta"]), float(g["seconds"]))
+                                               float.fromhex(g["eta"]), float(g["seconds"]), g.get("counted", ""))
         except (KeyError, TypeError, ValueError, OverflowError) as e:
             raise CorruptStoreError(f"attr grids or error: {str(e)[:120]}") from None
         table = BoundedTable(settings=(None, error, 2, MAX_BYTES), stored=stored, recorded=recorded, **common)
@@ -139,6 +146,8 @@ class BoundedLayout:
                 _monotone(f"down_{i}", grid.down)
                 _monotone(f"up_{i}", grid.up)
             if deep and not getattr(source, "random_access", True):     # a verification: the bound again
+                if grid.counted != bounded_problem(m, rb, counted=grid.counted).method:
+                    continue                    # counted by states no longer affordable: not used (counted again)
                 if table.bound_of_grid(rb) != table.recorded[rb]:
                     raise CorruptStoreError(f"grid {i}: its error bound is not the one recorded")
 
