@@ -193,8 +193,9 @@ def test_a_store_of_multi_grade_grids_verifies(tmp_path):
 
 def test_stored_grids_keep_the_way_they_were_counted(tmp_path, monkeypatch):
     """A grid counted over antichain states is stored as such; a grid counted with the
-    brackets (as before states: its record without "counted") still answers, with the
-    bracketed problem it was counted for, as that problem's fresh scale does; both verify."""
+    brackets (as before states: its record without "counted") still answers where it reaches
+    the width asked, with the bracketed problem it was counted for, as that problem's fresh
+    scale does, and is counted again over states where it does not; both stores verify."""
     from irscale.scales.tables import bounded_states
     from irscale.store import Store
     from irscale.store.fill import build_bounded
@@ -213,10 +214,14 @@ def test_stored_grids_keep_the_way_they_were_counted(tmp_path, monkeypatch):
         table = irscale.open_store(tmp_path / name).bounded_table(m, counts)
         grid = next(iter(table.stored.values()))
         assert grid.counted == method and table.grids_listed[0].get("counted", "") == method
-        kept = table.scale(counts)
+        kept = table.with_settings(error=max(1e-2, table.recorded[counts])).scale(counts)
         assert kept.grid is grid and kept.problem.method == method and kept.k_exact == (method == "states")
         for a, b in zip(kept.rank_bounds(x), fresh[method].rank_bounds(x)):
             assert np.array_equal(a, b)
+        if method == "":            # asked narrower than the old grid reached (its brackets): counted over states
+            finer = table.with_settings(error=1e-2).scale(counts)
+            assert table.recorded[counts] > 1e-2 and finer.problem.method == "states" and finer.k_exact
+            assert finer.error_bound <= 1e-2
 
 
 def test_antichain_states_scale_what_brackets_leave_far_too_wide():

@@ -253,8 +253,12 @@ class BoundedScale(Unlisted, Scale):
         super().__init__(table, rb)
         cells, error, threads, max_bytes = table.settings
         stored = table.stored.get(table.grid_key(self.rb))
-        prob = bounded_problem(self.measure, self.rb, max_bytes, None if stored is None else stored.counted)
-        stored = stored if stored is None or stored.counted == prob.method else None   # else counted again
+        prob = bounded_problem(self.measure, self.rb, max_bytes)
+        if stored is not None and stored.counted != prob.method:  # counted otherwise: kept where it answers as asked
+            alt = bounded_problem(self.measure, self.rb, max_bytes, stored.counted)
+            ok = alt.method == stored.counted and table.recorded.get(table.grid_key(self.rb), 1) <= error_target(
+                error, alt.k)
+            prob, stored = (alt, stored) if ok else (prob, None)
         try:
             self._settle(prob, stored, cells, error, threads, max_bytes)
         except BuildTooLargeError:       # antichain states too many for this grid: kappa and mu's brackets
