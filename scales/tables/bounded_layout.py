@@ -17,8 +17,9 @@ and the attribute ``grids``, a JSON list whose item i says of grid i
     cells       cells over the range of raw values
     seconds     how long the grid took
     counted     "states" where the count vector's dimensions were counted over antichain
-                states (absent: counts, with kappa and mu's brackets); a grid serves only a
-                problem counted alike, others are counted again
+                states (absent: counts, with kappa and mu's brackets); a grid answers with
+                the problem it was counted for where it reaches the width asked, else the
+                vector is counted again
 
 and the attribute ``error`` (the error asked for, or null). Everything else (the groups,
 K, the feasible runs) follows from the measure and is computed again on reading; the
