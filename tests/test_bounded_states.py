@@ -32,6 +32,17 @@ def _random_groups(rng: np.random.Generator, dims: int):
     return groups
 
 
+def _options(st, groups) -> list:
+    """Per group the kernels' arguments: shifts by class then shift, class starts, moves, kept."""
+    out = []
+    for g, (shifts, _) in enumerate(groups):
+        s, cls = np.array(shifts, np.int64), st.classes[g]
+        o = np.lexsort((s, cls))
+        cstart = np.searchsorted(cls[o], np.arange(len(st.sizes[g]) + 1)).astype(np.int64)
+        out.append((np.ascontiguousarray(s[o]), cstart, *st.moves[g], st.kept[g]))
+    return out
+
+
 def _lows(groups, caps) -> list:
     """Per step j (j groups added), c minus the most the groups left can add in each grade."""
     most = [tuple(max(v[d] for p in pareto for v in p if all(a <= c for a, c in zip(v, caps)))
@@ -55,12 +66,7 @@ def test_state_kernels_equal_their_twins(seed):
     order = list(range(len(groups)))
     st = bs.antichain_states([p for _, p in groups], list(range(dims)), caps, order)
     at = {a: i for i, a in enumerate(st.antichains)}
-    options = []
-    for g, (shifts, _) in enumerate(groups):
-        s, cls = np.array(shifts, np.int64), st.classes[g]
-        o = np.lexsort((s, cls))
-        cstart = np.searchsorted(cls[o], np.arange(len(st.sizes[g]) + 1)).astype(np.int64)
-        options.append((np.ascontiguousarray(s[o]), cstart, *st.moves[g], st.kept[g]))
+    options = _options(st, groups)
     lo, hi = bd._start_spans(st.n)
     wlo, whi = lo.copy(), hi.copy()
     for opt in options:
@@ -154,12 +160,7 @@ def test_the_last_group_on_row_sums_equals_its_twin(seed):
     groups = _random_groups(rng, dims)
     order = list(range(len(groups)))
     st = bs.antichain_states([p for _, p in groups], list(range(dims)), caps, order)
-    options = []
-    for g, (shifts, _) in enumerate(groups):
-        s, cls = np.array(shifts, np.int64), st.classes[g]
-        o = np.lexsort((s, cls))
-        cstart = np.searchsorted(cls[o], np.arange(len(st.sizes[g]) + 1)).astype(np.int64)
-        options.append((np.ascontiguousarray(s[o]), cstart, *st.moves[g], st.kept[g]))
+    options = _options(st, groups)
     lo, hi = bd._start_spans(st.n)
     flo, fhi = lo.copy(), hi.copy()
     for opt in options[:-1]:

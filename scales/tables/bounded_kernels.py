@@ -144,6 +144,26 @@ def group_spans_md(lo, hi, shifts, counts, dig, odig):
     return nlo, nhi
 
 
+@nb.njit(cache=True, nogil=True, inline="always")
+def _keep_row(buf, base, lo, hi, top, bottom, shifts, o0, o1):
+    """Row c (cells ``lo..hi`` at ``buf[base + i]``) replaced in place by its sum over the
+    options ``o0..o1`` that keep its counts, cells ``top`` down to ``bottom``."""
+    for i in range(top, bottom - 1, -1):
+        acc = 0.0
+        for o in range(o0, o1):
+            j = i - shifts[o]
+            if j >= lo and j <= hi:
+                acc += buf[base + j]
+        buf[base + i] = acc
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _add_row(buf, base, src, lo, hi, shift):
+    """Add a source row's cells ``lo..hi`` (at ``buf[src + i]``), shifted by ``shift``."""
+    for i in range(lo + shift, hi + shift + 1):
+        buf[base + i] += buf[src - shift + i]
+
+
 @nb.njit(cache=True, nogil=True)
 def group_pass_md(buf, off, flo, lo, hi, shifts, counts, dig, odig, q):
     """:func:`group_pass` over flattened multi-index rows (see :func:`group_spans_md`): a
@@ -160,22 +180,13 @@ def group_pass_md(buf, off, flo, lo, hi, shifts, counts, dig, odig, q):
             continue
         base = off[c] - flo[c]
         if zero > 1 and lo[c] <= hi[c]:
-            for i in range(nhi[c], nlo[c] - 1, -1):
-                acc = 0.0
-                for o in range(zero):
-                    j = i - shifts[o]
-                    if j >= lo[c] and j <= hi[c]:
-                        acc += buf[base + j]
-                buf[base + i] = acc
+            _keep_row(buf, base, lo[c], hi[c], nhi[c], nlo[c], shifts, 0, zero)
         for o in range(zero, m):
             if not _fits(dig, odig, c, o):
                 continue
             s = c - counts[o]
-            if lo[s] > hi[s]:
-                continue
-            src = off[s] - flo[s] - shifts[o]
-            for i in range(lo[s] + shifts[o], hi[s] + shifts[o] + 1):
-                buf[base + i] += buf[src + i]
+            if lo[s] <= hi[s]:
+                _add_row(buf, base, off[s] - flo[s], lo[s], hi[s], shifts[o])
         for i in range(nlo[c], nhi[c] + 1):
             buf[base + i] *= q
     lo[:] = nlo
@@ -233,24 +244,15 @@ def group_pass_states(buf, off, flo, lo, hi, shifts, cstart, start, source, cls,
         if lo[c] <= hi[c] and not kept[c]:
             for i in range(lo[c], hi[c] + 1):
                 buf[base + i] = 0.0
-        elif lo[c] <= hi[c] and (z1 - z0 != 1 or shifts[z0] != 0):
-            for i in range(max(nhi[c], hi[c]), min(nlo[c], lo[c]) - 1, -1):   # the class keeping the state
-                acc = 0.0
-                for o in range(z0, z1):
-                    j = i - shifts[o]
-                    if j >= lo[c] and j <= hi[c]:
-                        acc += buf[base + j]
-                buf[base + i] = acc
+        elif lo[c] <= hi[c] and (z1 - z0 != 1 or shifts[z0] != 0):      # the class keeping the state
+            _keep_row(buf, base, lo[c], hi[c], max(nhi[c], hi[c]), min(nlo[c], lo[c]), shifts, z0, z1)
         if nlo[c] > nhi[c]:
             continue
         for j in range(start[c], start[c + 1]):
             s = source[j]
-            if lo[s] > hi[s]:
-                continue
-            for o in range(cstart[cls[j]], cstart[cls[j] + 1]):
-                src = off[s] - flo[s] - shifts[o]
-                for i in range(lo[s] + shifts[o], hi[s] + shifts[o] + 1):
-                    buf[base + i] += buf[src + i]
+            if lo[s] <= hi[s]:
+                for o in range(cstart[cls[j]], cstart[cls[j] + 1]):
+                    _add_row(buf, base, off[s] - flo[s], lo[s], hi[s], shifts[o])
         for i in range(nlo[c], nhi[c] + 1):
             buf[base + i] *= q
     lo[:] = nlo
