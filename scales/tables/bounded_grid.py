@@ -326,8 +326,8 @@ class Grid:
     """The two programmes on one grid (``scale`` cells per raw unit): cumulative masses ``down``
     (values rounded down: upper bounds of counts) and ``up`` (rounded up: lower bounds),
     ``weight`` the exact mass of one tuple, ``gamma`` their relative and ``eta`` their
-    absolute float error bound; ``counted``: the problem's :attr:`Problem.method` (a grid
-    serves only problems counted alike)."""
+    absolute float error bound; ``counted``: the :attr:`Problem.method` of the problem it
+    was counted for (the problem it answers with)."""
 
     scale: int
     down: np.ndarray
