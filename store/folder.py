@@ -222,9 +222,9 @@ def remove_if_unused(path: Path) -> None:
     """Remove the store folder ``path`` a build made and left without a table, unless another build holds a lock."""
     locks = path / LOCKS
     with contextlib.ExitStack() as held, contextlib.suppress(OSError):
-        if any(e.name not in (MANIFEST, LOCKS) for e in os.scandir(path)):
+        if any(name not in (MANIFEST, LOCKS) for name in os.listdir(path)):
             return
-        if not all(_free(held, e.path) for e in (os.scandir(locks) if locks.is_dir() else ())):
+        if not all(_free(held, str(locks / name)) for name in (os.listdir(locks) if locks.is_dir() else ())):
             return
         shutil.rmtree(locks, ignore_errors=True)
         (path / MANIFEST).unlink(missing_ok=True)

@@ -191,6 +191,12 @@ def test_a_store_of_multi_grade_grids_verifies(tmp_path):
     assert Store(tmp_path / "s").verify() == [f"{m} rb=(35,25,2)"]
 
 
+def info_rows(path):
+    """The rows ``irscale info`` prints for the tables of the store at ``path``, by column."""
+    from irscale.commands import info
+    return [dict(zip(info.HEADER, info._row(t))) for t in irscale.open_store(path).tables()]
+
+
 def test_stored_grids_keep_the_way_they_were_counted(tmp_path, monkeypatch):
     """A grid counted over antichain states is stored as such; a grid counted with the
     brackets (as before states: its record without "counted") still answers where it reaches
@@ -211,6 +217,8 @@ def test_stored_grids_keep_the_way_they_were_counted(tmp_path, monkeypatch):
     x = np.linspace(0.0, 1.0, 101)
     for name, method in (("states", "states"), ("brackets", "")):
         assert Store(tmp_path / name).verify() == [f"{m} rb=(3,2,1)"]
+        [row] = info_rows(tmp_path / name)                  # a bracketed K is an upper bound, said so
+        assert row["distinct values"].startswith("<=") == (method == "")
         table = irscale.open_store(tmp_path / name).bounded_table(m, counts)
         grid = next(iter(table.stored.values()))
         assert grid.counted == method and table.grids_listed[0].get("counted", "") == method

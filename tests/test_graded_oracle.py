@@ -2,6 +2,8 @@
 count vectors that bound several grades they answer as the tables of the feasible runs do
 (every run, every rank's value, value lookups) where both exist, are stored and read back
 as oracles, and serve the evaluation path (compare on graded qrels at N = 20)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -139,3 +141,51 @@ def test_transform_scales_graded_ndcg_at_20(tmp_path):
         want = graded_mitm.oracle_of_measure(m, vec)
         assert row["k"] == want.k and row["rank"] == want.rank_runs(np.array([grades[q]]))[0], (q, row)
         assert row["scaled"] == pytest.approx((row["rank"] - 1) / (row["k"] - 1))
+
+
+def test_transform_with_midranks_leaves_the_oracles_cells_empty_and_says_so(tmp_path, monkeypatch):
+    """Mid-ranks asked of a measure whose count vector a graded oracle serves: its midrank
+    cells are empty (with one warning naming why), its ranks are those of the table, and
+    the same transform with the table fills them."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("".join(f"1 0 d{g}-{i} {g}\n" for g, c in enumerate((3, 2, 1), 1) for i in range(c)))
+    docs = ["d3-0", "x0", "d1-0", "d2-1", "x1", "d1-2", "d2-0"]
+    run.write_text("".join(f"1 Q0 {d} {r} {9 - r} a\n" for r, d in enumerate(docs, 1)))
+    name = "nDCG_trec(gains=(0,1,2,3))@7"
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        table = irscale.transform(qrels, run, name, store=tmp_path / "t", midranks=True)
+    assert not any("mid-rank" in str(w.message) for w in said) and table.midrank.notna().all()
+    monkeypatch.setattr(graded_oracle, "TABLE_RUNS", 0)
+    with pytest.warns(UserWarning, match="mid-ranks") as said:
+        oracle = irscale.transform(qrels, run, name, store=tmp_path / "o", midranks=True)
+    assert oracle.midrank.isna().all()
+    assert oracle[["raw", "rank", "k", "scaled"]].equals(table[["raw", "rank", "k", "scaled"]])
+
+
+@pytest.mark.parametrize("name", ["s.tsv", "s.csv.gz", "s.parquet"])
+def test_what_scaled_each_topic_survives_the_scores_file(tmp_path, monkeypatch, name):
+    """A measure answered by a graded oracle for one topic and by a table for the other: the
+    ``scale`` column says which per row, and a scores file read back says the mix as the
+    transform did (in every format, csv included)."""
+    from irscale.enumerate.runspace import feasible_space_size
+    from irscale.scales.runs.scores import read_scores, write_scores
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    counts = {"1": (3, 2, 1), "2": (1, 1, 1)}
+    qrels.write_text("".join(f"{q} 0 d{q}-{g}-{i} {g}\n" for q, cs in counts.items()
+                             for g, c in enumerate(cs, 1) for i in range(c)))
+    run.write_text("".join(f"{q} Q0 d{q}-{g}-0 {g} {9 - g} a\n" for q in counts for g in (1, 2, 3)))
+    monkeypatch.setattr(graded_oracle, "TABLE_RUNS", feasible_space_size(7, counts["2"]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores = irscale.transform(qrels, run, "nDCG_trec(gains=(0,1,2,3))@7", store=tmp_path / "s")
+    assert scores.set_index("topic")["scale"].to_dict() == {"1": "exact: rank oracle", "2": "exact: table"}
+    write_scores(scores, tmp_path / name)
+    back = read_scores(tmp_path / name)
+    [said] = back.attrs["scale_kinds"].values()
+    assert "rank oracle (1 of 2 " in said and "table (1)" in said     # topics (csv) or count vectors
+    assert back["scale"].tolist() == scores["scale"].tolist()
+    old = scores.drop(columns=["scale"])                # a file written before the column
+    write_scores(old, tmp_path / name)
+    assert read_scores(tmp_path / name)["scale"].isna().all()

@@ -126,7 +126,8 @@ def test_transform_mistakes_come_before_any_run_is_read(walk, tmp_path, no_run_r
 def test_header_names_tables_among_oracles(tmp_path, capsys):
     """A measure answered by rank oracles for some count vectors and tables for the others:
     the leaderboard's header and the transform's summary say both, with how many of each
-    (not "rank oracle" alone), and a board from scores read back says no more than it knows."""
+    (not "rank oracle" alone), and a board from scores read back from a tsv file says it too, by
+    topics (from the ``scale`` column)."""
     import warnings
 
     import irscale
@@ -153,4 +154,4 @@ def test_header_names_tables_among_oracles(tmp_path, capsys):
     assert "rank oracle (1 of 2 count vectors) and table (1) for nDCG" in out, out
     write_scores(scores, tmp_path / "back.tsv")
     back = irscale.leaderboard(read_scores(tmp_path / "back.tsv"))
-    assert back.measures[0].scale in ("exact: rank oracle", "exact: rank oracle or table")
+    assert back.measures[0].scale == "exact: rank oracle (1 of 2 topics) and table (1)"

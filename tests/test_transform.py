@@ -111,7 +111,7 @@ def test_rows_columns_and_coverage(collection, scored):
     _, qrels, runs, _, _ = collection
     feasible, common, caught = scored
     assert list(feasible.columns) == ["run", "topic", "measure", "n", "rb", "raw", "rank", "k", "scaled", "midrank",
-                                      "n_runs", "rb_scale"]
+                                      "n_runs", "rb_scale", "scale"]
     ref = _judged_reference(qrels, runs, N)
     topics = sorted({t for _, t in ref}, key=int)
     assert len(feasible) == len(runs) * len(topics) * len(MEASURES)
@@ -119,6 +119,8 @@ def test_rows_columns_and_coverage(collection, scored):
     assert feasible["topic"].unique().tolist() == topics                      # qrels order, RB >= 1 only
     assert "999" not in set(feasible["topic"])
     assert set(feasible["rb_scale"]) == {"feasible"} and set(common["rb_scale"]) == {"common"}
+    kinds = feasible.groupby("measure")["scale"].agg(lambda s: set(s.dropna()))
+    assert all(len(k) == 1 for k in kinds) and kinds[f"P@{N}"] == {"exact: closed form"}, kinds
     assert any("sysC" in w and "402" in w and "all non-relevant" in w for w in caught)
     assert any("sysB" in w and "999" in w and "ignored" in w for w in caught)
 

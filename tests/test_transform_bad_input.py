@@ -163,7 +163,7 @@ def test_existing_output_kept_on_error(files, capsys):
     inputs, qrels, good, out = files
     assert main(_transform(qrels, [good], out)) == 0
     before = (out / "scores.csv").read_bytes()
-    assert before.startswith(b"run,topic,measure,n,rb,raw,rank,k,scaled,midrank,n_runs,rb_scale\n")
+    assert before.startswith(b"run,topic,measure,n,rb,raw,rank,k,scaled,midrank,n_runs,rb_scale,scale\n")
     bad = _lines(inputs / "bad.run", GOOD_RUN[:1] + ["401 Q0 D2 2 x sysA"])
     _fails(capsys, _transform(qrels, [good, bad], out), f"{bad}:2:")
     assert os.listdir(out) == ["scores.csv"] and (out / "scores.csv").read_bytes() == before

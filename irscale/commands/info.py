@@ -109,7 +109,8 @@ def _gap(table: TableInfo) -> str:
 def _row(t: TableInfo) -> list[str]:
     ties = t.tie_method + (f", {t.redecided} re-decided" if t.redecided else "")
     seconds = t.build_seconds
-    return [t.name, str(t.n_runs), str(t.n_distinct),
+    bracketed = t.layout == "bounded" and not t.attrs.get("k_exact", True)     # K+: at most this many
+    return [t.name, str(t.n_runs), f"<= {t.n_distinct}" if bracketed else str(t.n_distinct),
             f"0 ({t.layout})" if t.layout in ("oracle", "bounded") else
             str(t.n_entries) + (" (implicit)" if t.implicit else ""),
             ties, f"{t.error_bound:.2g}", _gap(t), "-" if seconds is None else f"{seconds:.1f}"]

@@ -74,6 +74,7 @@ from irscale.scales.analysis.leaderboard_output import Leaderboard, MeasureSumma
 from irscale.scales.analysis.significance_input import pairs
 from irscale.scales.analysis.two_sample import ranksum_pvalues, sign_pvalues, signrank_pvalues, ttest_pvalues
 from irscale.scales.measures.parse import parse_measure
+from irscale.scales.runs.scores import scale_kinds
 from irscale.scales.runs.standardize import STANDARDISATIONS, standardize_matrix
 from irscale.scales.tables.layouts import scale_kind
 
@@ -337,7 +338,7 @@ def leaderboard(scores: pd.DataFrame, measures: Iterable[str] | None = None, bas
     kinds : dict, optional
         What answered a measure when it is not one kind of scale (rank oracles for some
         count vectors, tables for the others); default ``scores.attrs["scale_kinds"]``,
-        which :func:`irscale.transform` sets.
+        which :func:`irscale.transform` sets, else what the ``scale`` column says.
     """
     _check_choice("test", test, LEADERBOARD_TESTS)
     _check_choice("correction", correction, LEADERBOARD_CORRECTIONS)
@@ -369,7 +370,7 @@ def leaderboard(scores: pd.DataFrame, measures: Iterable[str] | None = None, bas
                                + (f" (did you mean {close[0]}?)" if close else "")
                                + f"; runs: {', '.join(runs[:8])}{'...' if len(runs) > 8 else ''}")
     labels, reasons = labels or {}, reasons or {}
-    kinds = original.attrs.get("scale_kinds", {}) if kinds is None else kinds
+    kinds = (original.attrs.get("scale_kinds") or scale_kinds(original)) if kinds is None else kinds
     summaries, tables, pair_tables, used, matrices = [], [], [], set(), {}
     for m in chosen:
         rows = scores[scores["measure"] == m]

@@ -14,7 +14,10 @@ import pandas as pd
 
 from irscale.errors import IrscaleError, OutputError
 
-COLUMNS = ["run", "topic", "measure", "n", "rb", "raw", "rank", "k", "scaled", "midrank", "n_runs", "rb_scale"]
+COLUMNS = ["run", "topic", "measure", "n", "rb", "raw", "rank", "k", "scaled", "midrank", "n_runs", "rb_scale",
+           "scale"]
+#: Columns older scores files lack (read as empty).
+NEWER_COLUMNS = ["scale"]
 #: The columns a transform with bounded scales adds after ``scaled``: an interval holding it.
 BOUND_COLUMNS = ["scaled_lo", "scaled_hi"]
 OUTPUT_FORMATS = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".csv.gz": "csv", ".tsv.gz": "tsv"}
@@ -97,10 +100,32 @@ def read_scores(path: str | os.PathLike) -> pd.DataFrame:
         df = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", dtype={"run": str, "topic": str},
                          keep_default_na=False,
                          na_values={c: [""] for c in ("raw", "rank", "k", "scaled", "midrank", "n_runs",
-                                                      *BOUND_COLUMNS)})
-    missing = [c for c in COLUMNS if c not in df.columns]
+                                                      "scale", *BOUND_COLUMNS)})
+    missing = [c for c in COLUMNS if c not in df.columns and c not in NEWER_COLUMNS]
     if missing:
         raise IrscaleError(f"{path}: not a scores file of 'irscale transform' (no column {', '.join(missing)})")
     for c in ("rank", "k", "n_runs"):
         df[c] = df[c].astype("Int64")
+    for c in NEWER_COLUMNS:
+        if c not in df.columns:
+            df[c] = pd.Series(pd.NA, index=df.index, dtype=object)
+    kinds = scale_kinds(df)
+    if kinds and "scale_kinds" not in df.attrs:
+        df.attrs["scale_kinds"] = kinds
     return df
+
+
+def scale_kinds(scores: pd.DataFrame) -> dict[str, str]:
+    """What scaled each measure whose rows were scaled by more than one kind of scale
+    (rank oracles for some topics, tables for the others), from the ``scale`` column: as
+    ``attrs["scale_kinds"]`` of :func:`irscale.transform`'s scores, by topics."""
+    if "scale" not in scores.columns or not len(scores):
+        return {}
+    out = {}
+    for m, rows in scores.dropna(subset=["scale"]).groupby("measure", sort=False):
+        topics = rows.drop_duplicates("topic")["scale"].value_counts()
+        if len(topics) > 1:
+            (first, n), rest = (topics.index[0], topics.iloc[0]), topics.iloc[1:]
+            others = " and ".join(f"{k.removeprefix('exact: ')} ({c})" for k, c in rest.items())
+            out[str(m)] = f"{first} ({n} of {topics.sum()} topics) and {others}"
+    return out

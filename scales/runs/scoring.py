@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from irscale.errors import warn
+from irscale.errors import OracleListError, warn
 from irscale.scales.measures.measure import Measure
 from irscale.scales.runs.judging import JudgedRuns, grade_counts
 from irscale.scales.runs.qrels import sort_topics
@@ -34,12 +34,13 @@ def _topic_groups(measure, counts: np.ndarray) -> list[tuple[object, np.ndarray]
     return list(groups.items())
 
 
-def _rank_rows(scale, grades: np.ndarray, lengths: np.ndarray, midranks: bool) -> tuple:
+def _rank_rows(scale, grades: np.ndarray, lengths: np.ndarray, midranks: bool, lacking: dict | None = None
+               ) -> tuple:
     """(rank, k, scaled, scaled_lo, scaled_hi, mid-rank, n_runs) of judged runs on one
     scale: exact scales give the rank (lo = hi), bounded ones the midpoint of an interval
     that holds it; ranks, k and n_runs past 64 bits, and a K the scale only brackets (several
-    bound grades), are 0 (shown empty); mid-ranks NaN unless asked and where the scale lists
-    none (bounded scales)."""
+    bound grades), are 0 (shown empty); mid-ranks NaN unless asked and where the scale counts
+    none (bounded scales, graded rank oracles: ``lacking`` gets the scale's label and why)."""
     lo, hi = scale.rank_bounds_judged(grades, lengths)
     exact = lo is hi
     rank = lo if exact else (lo + hi) // 2            # bounded: the midpoint rank, rounded down
@@ -48,7 +49,16 @@ def _rank_rows(scale, grades: np.ndarray, lengths: np.ndarray, midranks: bool) -
     else:                                             # within half the interval of the exact value
         s_lo, s_hi = scale.scaled_bounds_judged(grades, lengths)
         scaled = s_lo + (s_hi - s_lo) / 2
-    mid = scale.midranks_of_ranks(rank) if midranks and exact else np.full(grades.shape[0], np.nan)
+    mid = np.full(grades.shape[0], np.nan)
+    if midranks and not exact and lacking is not None:
+        lacking[scale._label()] = "a bounded scale brackets ranks and counts no runs of a value"
+    elif midranks:
+        try:
+            mid = scale.midranks_of_ranks(rank)
+        except OracleListError as e:                  # a scale that ranks without counting runs
+            if lacking is None:
+                raise
+            lacking[scale._label()] = str(e)
     wide = scale.k >= 2 ** 63
     return (np.zeros(grades.shape[0], np.int64) if wide else np.asarray(rank).astype(np.int64),
             0 if wide or not scale.k_exact else scale.k, scaled, s_lo, s_hi, mid,
@@ -117,8 +127,10 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
         k = np.zeros(rows, np.int64)
         scaled, s_lo, s_hi, mid = (np.full(rows, np.nan) for _ in range(4))
         n_runs = np.zeros(rows, np.int64)
+        kind = np.full(rows, None, dtype=object)        # what scaled each row (empty: nothing did)
         done = np.zeros(rows, bool)
         undefined: set = set()
+        lacking: dict[str, str] = {}                   # scales that count no mid-ranks: why
         unscored = empty & m.recall_base.depends       # no relevant document: no recall base
         scored = keep & ~unscored
         factor = np.ones(rows)
@@ -138,7 +150,8 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
                 if scale is None:                   # no bounded scale for this recall base: warned of
                     continue
                 (rank[sel], k[sel], scaled[sel], s_lo[sel], s_hi[sel], mid[sel],
-                 n_runs[sel]) = _rank_rows(scale, grades[sel], lengths[sel], midranks)
+                 n_runs[sel]) = _rank_rows(scale, grades[sel], lengths[sel], midranks, lacking)
+                kind[sel] = scale.table.kind
                 done |= sel
         zeroed = keep & unscored                    # empty_topics="zero": trec_eval scores them 0
         if zeroed.any():
@@ -146,12 +159,15 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
             if ranked and rb_scale == "common":
                 scale = tables.scale(m, m.common_rb())
                 (rank[zeroed], k[zeroed], scaled[zeroed], s_lo[zeroed], s_hi[zeroed], mid[zeroed],
-                 n_runs[zeroed]) = _rank_rows(scale, grades[zeroed], lengths[zeroed], midranks)
+                 n_runs[zeroed]) = _rank_rows(scale, grades[zeroed], lengths[zeroed], midranks, lacking)
+                kind[zeroed] = scale.table.kind
             elif ranked:                            # the one feasible run: nothing relevant
                 rank[zeroed], k[zeroed], n_runs[zeroed] = 1, 1, 1
                 if midranks:
                     mid[zeroed] = 1.0
                 scaled[zeroed] = s_lo[zeroed] = s_hi[zeroed] = 0.0
+                kinds = pd.Series(kind[done]).value_counts()   # a scale of one run: as the measure's others
+                kind[zeroed] = kinds.index[0] if len(kinds) else "exact: closed form"
             done |= zeroed
         if ranked:                                  # empty: undefined topics (raw NaN), counts past 64 bits
             rank, k, n_runs = (pd.array(np.where(done & (a > 0), a, 0), dtype="Int64") for a in (rank, k, n_runs))
@@ -163,9 +179,15 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
             warn(f"{m} is undefined for {len(undefined)} topic(s) at N = {m.n} (Twist and CRP need "
                           f"N >= 2 RB; gR and nDCG a judged document with a positive gain), e.g. "
                           f"{', '.join(sorted(undefined)[:3])}: their scores are empty")
+        if lacking:
+            label, why = next(iter(lacking.items()))
+            why = why if why.startswith(label) else f"{label}: {why}"
+            warn(f"no mid-ranks for {m} on {len(lacking)} of its count vectors (e.g. {why}): their midrank cells "
+                 f"are empty, the other columns are not")
         frame = pd.DataFrame({
             "run": runs, "topic": topics, "measure": str(m), "n": m.n, "rb": rb, "raw": raw,
             "rank": rank, "k": k, "scaled": scaled, "midrank": mid, "n_runs": n_runs, "rb_scale": rb_scale,
+            "scale": kind,
             "_row": np.arange(rows), "_m": mi})
         if bounds:
             frame.insert(frame.columns.get_loc("scaled") + 1, "scaled_lo", s_lo)

@@ -29,6 +29,8 @@ Output rows, one per (run, topic, measure):
               scale of its own recall base, over the runs that can occur for it) or
               ``common`` (every topic on the one scale of RB >= N, as in the original
               paper); SPEC section 2
+``scale``     what scaled the row (``Table.kind``): ``exact: table``, ``exact: rank
+              oracle``, ``exact: closed form`` or ``bounded``; empty where nothing did
 
 With ``standardize``, per-topic standardisations of ``raw`` over the runs transformed
 (:mod:`irscale.scales.runs.standardize`) follow as columns ``zscore``, ``zscore_cdf``,

@@ -63,6 +63,7 @@ class BoundedTable(Table):
     max_bytes) of the grids of its scales, ``scales`` those computed, by recall base."""
 
     layout: ClassVar[str] = LAYOUT
+    kind: ClassVar[str] = "bounded"
 
     def __init__(self, *, settings: tuple, stored: dict | None = None, recorded: dict | None = None,
                  **common: object):

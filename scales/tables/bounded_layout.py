@@ -98,9 +98,10 @@ class BoundedLayout:
                           "gamma": str(g.gamma), "eta": float(g.eta).hex(), "error_bound": scale.error_bound,
                           "cells": scale.cells, "seconds": round(float(g.seconds), 3),
                           **({"counted": g.counted} if g.counted else {})})
-        ks = [scale.k for scale in table.scales.values()]
+        ks = [scale.k for scale in table.scales.values()]          # K+ where a grid only brackets K
         error = table.settings[1]
         sink.attrs(implicit=False, n_distinct=str(max(ks, default=0)), distinct_by_rb="[]",
+                   k_exact=all(scale.k_exact for scale in table.scales.values()),
                    grids=json.dumps(grids, separators=(",", ":")),
                    error=json.dumps(None if error is None else float(error)))
 

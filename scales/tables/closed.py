@@ -47,6 +47,7 @@ class ClosedTable(Table):
     """The (empty) table of a closed-form scale: its measure and certificate."""
 
     layout = LAYOUT
+    kind = "exact: closed form"
 
     def scale(self, rb: RecallBase = None) -> ClosedScale:
         return ClosedScale(self, rb)

@@ -68,6 +68,7 @@ class GradedOracleTable(Table):
     """The oracle of one count vector: ``n_entries`` is K, ``n_runs`` its feasible runs."""
 
     layout: ClassVar[str] = "oracle"
+    kind: ClassVar[str] = "exact: rank oracle"
     #: The oracles built, by side-B limit (built on first use, shared by the table's scales).
     built: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 

@@ -122,8 +122,6 @@ def describe_scales(measures: list[Measure], widths: dict[Measure, float] | None
 
 def kind_of_scale(scale: object) -> str:
     """What answered a lookup, as outputs say it (see :func:`scale_kind`): the layout of
-    the scale's table."""
-    layout = getattr(getattr(scale, "table", None), "layout", "")
-    if layout == "bounded":
-        return f"bounded: scaled values within {scale.error_bound:.1e}"
-    return {"closed": "exact: closed form", "oracle": "exact: rank oracle"}.get(layout, "exact: table")
+    the scale's table (its ``kind``; a bounded scale's with its width)."""
+    kind = getattr(getattr(scale, "table", None), "kind", "exact: table")
+    return f"{kind}: scaled values within {scale.error_bound:.1e}" if kind == "bounded" else kind

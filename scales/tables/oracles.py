@@ -95,6 +95,7 @@ class OracleTable(Table):
     the runs feasible for it."""
 
     layout: ClassVar[str] = "oracle"
+    kind: ClassVar[str] = "exact: rank oracle"
     #: Listed scales by recall base, kept for the next scale of the same recall base.
     listed: dict = dataclasses.field(default_factory=dict, repr=False)
 
@@ -225,8 +226,7 @@ class OracleScale(Scale):
     def representatives(self) -> np.ndarray:
         """A feasible run id of each value: the smallest id among its realisations with the
         fewest counted documents (relevant ones, or of the grade a per-grade vector bounds),
-        which for a per-grade vector may be larger than the smallest feasible id a table
-        gives."""
+        for a per-grade vector maybe larger than the smallest feasible id a table gives."""
         return self._list()[2]
 
     def value_blocks(self, chunk: int = BLOCK_VALUES) -> Iterator[tuple[np.ndarray, np.ndarray]]:

@@ -86,8 +86,10 @@ class Table:
     table_rb: tuple | None = None
     meta: dict = dataclasses.field(default_factory=dict)
 
-    #: Name of the table's layout (:mod:`irscale.scales.tables.layouts`).
+    #: Name of the table's layout (:mod:`irscale.scales.tables.layouts`) and what kind of
+    #: scale its scales are, as outputs say it (the ``scale`` column of scores).
     layout: ClassVar[str] = ""
+    kind: ClassVar[str] = "exact: table"
 
     def scale(self, rb: RecallBase = None) -> Scale:
         """The scale of a topic with recall base ``rb`` (checked against the measure and
