@@ -30,7 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from irscale.enumerate.memory import available_memory
 from irscale.enumerate.runspace import all_runs
+from irscale.errors import BuildTooLargeError
 
 #: Raw values below this bound are exact in float64.
 EXACT_LIMIT = 2 ** 53
@@ -88,7 +90,13 @@ def default_h(n: int) -> int:
 def padded_parts(levels: int, n: int, h: int) -> tuple[np.ndarray, np.ndarray]:
     """All prefixes and all suffixes as full-length runs (uint8 (levels**h, n) and
     (levels**(n-h), n)) with zeros elsewhere, in id order: what a measure scores to fill
-    A and B."""
+    A and B. Raises :class:`~irscale.errors.BuildTooLargeError` when they would take more
+    memory than is available (checked before anything is allocated)."""
+    need = (levels ** h + levels ** (n - h)) * n
+    free = available_memory()
+    if free is not None and need > free:
+        raise BuildTooLargeError(f"the prefixes and suffixes of {levels}^{n} runs take {need / 2 ** 30:.1f} GiB, "
+                                 f"more than the {free / 2 ** 30:.1f} GiB of memory available")
     pre = np.zeros((levels ** h, n), dtype=np.uint8)
     pre[:, :h] = all_runs(levels, h)
     suf = np.zeros((levels ** (n - h), n), dtype=np.uint8)

@@ -18,8 +18,8 @@ import time
 
 import irscale.scales.tables.bounded_plan as bp
 from irscale.scales.measures.parse import parse_measure
-from irscale.scales.tables.bounded import BoundedScales
 from irscale.scales.tables.bounded_plan import plan_bounded
+from irscale.scales.tables.bounded_scales import BoundedScales
 from irscale.scales.tables.closed import CLOSED_FORMS
 
 # TREC-8's recall bases at N = 100 (27 distinct, 50 topics), a few of them, and deep cases

@@ -13,6 +13,7 @@ from irscale.scales.measures.parse import parse_measure
 from irscale.scales.runs.evaluator import Evaluator
 from irscale.scales.tables import bounded as bd
 from irscale.scales.tables import bounded_grid, bounded_plan
+from irscale.scales.tables.bounded_scales import BoundedScales
 from irscale.scales.tables.closed import CLOSED_FORMS
 
 MEASURES = "RBP(p=0.8)@60,nDCG(b=2)@50,P@10"
@@ -56,7 +57,7 @@ def test_plan_predicts_a_grid_that_reaches_the_error():
     """The last grid predicted from the probe reaches the chosen error, refined from the
     probe (which is kept: the scale's first grid is finer than the probe's)."""
     m = parse_measure("nDCG(b=2)@50")
-    tables = bd.BoundedScales(CLOSED_FORMS)
+    tables = BoundedScales(CLOSED_FORMS)
     [plan] = bounded_plan.plan_bounded(tables, {m: [3, 15]}, limit=None).values()
     assert plan.error == bounded_plan.ERRORS[0] and plan.seconds > 0 and plan.bytes > 0
     for rb in (3, 15):
@@ -139,7 +140,7 @@ def test_auto_intervals_hold_exact_ranks_of_random_runs(seed):
     """The scale a plan leads to is a certified one: its intervals hold the exact ranks of
     rank oracles at N = 40, where both exist (bounded scales forced there)."""
     m = parse_measure("DCG(b=2)@40")
-    tables = bd.BoundedScales(CLOSED_FORMS)
+    tables = BoundedScales(CLOSED_FORMS)
     [plan] = bounded_plan.plan_bounded(tables, {m: [None]}, limit=30).values()
     assert plan.error is not None
     scale = tables.table(m, None).scale(None)

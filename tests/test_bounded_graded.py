@@ -242,7 +242,7 @@ def test_antichain_states_scale_what_brackets_leave_far_too_wide():
 def test_scales_far_wider_than_asked_give_no_scale_and_say_so(recwarn, brackets):
     """A bracketed K that keeps a scale over TOO_WIDE times wider than the error asked leaves
     its topics unscaled (a midpoint that says next to nothing), with a warning naming it."""
-    from irscale.scales.tables import bounded as bs
+    from irscale.scales.tables import bounded_scales as bs
     from irscale.scales.tables.closed import CLOSED_FORMS
     m = irscale.parse_measure("nDCG_trec(gains=(0,1,2,3))@45")
     assert bounded_scale(m, (5, 4, 3), error=1e-2).error_bound > bs.TOO_WIDE * 1e-2

@@ -11,7 +11,8 @@ import irscale
 from irscale.cli import main
 from irscale.errors import CorruptStoreError, IrscaleError
 from irscale.scales.tables import bounded, bounded_grid
-from irscale.scales.tables.bounded import BoundedScales, bounded_scale
+from irscale.scales.tables.bounded import bounded_scale
+from irscale.scales.tables.bounded_scales import BoundedScales
 from irscale.store.fill import BuildReport
 from irscale.store.fill_bounded import build_bounded
 

@@ -13,6 +13,7 @@ from irscale.errors import IrscaleError
 from irscale.scales.runs.scores import BOUND_COLUMNS, bounded_columns, read_scores, write_scores
 from irscale.scales.tables import bounded as bd
 from irscale.scales.tables import bounded_grid
+from irscale.scales.tables.bounded_scales import BoundedScales
 
 DEPTH = 60
 
@@ -59,7 +60,7 @@ def test_intervals_hold_the_exact_scaled_values(tmp_path, monkeypatch):
     qrels, runs, _ = _data(tmp_path)
     measures = "DCG(b=2)@20,nDCG(b=2)@20,RBP(p=0.8)@20"
     exact, _ = _quiet(irscale.transform, qrels, runs, measures, tmp_path / "s.h5", build_missing=True)
-    monkeypatch.setattr(bd.BoundedScales, "covers", staticmethod(lambda m: m.bounded_scales))
+    monkeypatch.setattr(BoundedScales, "covers", staticmethod(lambda m: m.bounded_scales))
     bounded, _ = _quiet(irscale.transform, qrels, runs, measures, tmp_path / "s.h5", bounded=True, error=1e-2)
     assert list(bounded.columns) == bounded_columns()
     assert (bounded[["run", "topic", "measure", "raw"]] == exact[["run", "topic", "measure", "raw"]]).all().all()

@@ -23,14 +23,32 @@ from irscale.commands.options import bounded_options, parse_rbs, warnings_said
 from irscale.enumerate.lazy import lazy_module
 from irscale.errors import IrscaleError, RecallBaseError, ValueNotInScaleError, warn
 from irscale.scales.measures.user_names import read_stored
+from irscale.scales.tables import units
 from irscale.scales.tables.build_options import MAX_BUILD_SECONDS
 from irscale.scales.tables.closed import closed_scale
 from irscale.scales.tables.scale import RTOL
 from irscale.store.location import default_store
 from irscale.store.reader import open_store
 
-bounded_scales = lazy_module("irscale.scales.tables.bounded")      # mpmath: when a bounded scale is used
+bounded_scales = lazy_module("irscale.scales.tables.bounded_scales")   # mpmath: when a bounded scale is used
 bounded_plan = lazy_module("irscale.scales.tables.bounded_plan")
+preflight = lazy_module("irscale.scales.runs.preflight")
+
+
+def _unaffordable(m, rb, store, forced: bool) -> str | None:
+    """Why a bounded scale stands in for the exact scale of ``m`` for ``rb`` (None: it does
+    not): the store lacks its table, and building it would take over the build limit
+    (``forced``, --bounded: whatever it would take)."""
+    try:
+        t = m.table_rb(m.check_rb(rb))
+    except IrscaleError:
+        return None                                     # said by the scale
+    if store is not None and store.has(m, t):
+        return None
+    seconds = preflight.plan_build({m: [t]}, None)[0]
+    if forced or seconds > MAX_BUILD_SECONDS:
+        return f"its table is not in the store, and building it would take about {units.duration(seconds)}"
+    return None
 
 
 def _looks_like_number(arg: str) -> bool:
@@ -149,8 +167,10 @@ def command(path: str, measure: str | None, values: tuple[str, ...], rb_text: st
     with warnings_said():
         m = read_stored(measure, [] if store is None else [t["measure"] for t in store.tables()], rb)
     auto = bounded is None and bound_error is None
-    shown = bounded is True or bound_error is not None or (auto and m.bounded_only)   # columns scaled_lo, scaled_hi
-    bounded = bounded is not False and m.bounded_only
+    stand_in = (None if bounded is False or m.bounded_only or not m.bounded_scales or m.closed_form() is not None
+                else _unaffordable(m, rb, store, forced=not auto))
+    shown = bounded is True or bound_error is not None or (auto and (m.bounded_only or stand_in is not None))
+    bounded = bounded is not False and (m.bounded_only or stand_in is not None)
     if bounded and nearest:
         raise click.UsageError("--nearest matches distinct values, which bounded scales do not list; without it, "
                                "scaled_lo..scaled_hi holds the scaled value of every value within the tolerance "
@@ -161,13 +181,19 @@ def command(path: str, measure: str | None, values: tuple[str, ...], rb_text: st
         open_store(path)                                # its error: no such file
     if bounded:
         provider = bounded_scales.BoundedScales(store, bound_error)     # a store's grids when it has them
+        if stand_in is not None:
+            provider.stand_in(m, [rb])
+            with warnings_said():
+                warn(f"{m}: a bounded scale stands in for the exact one ({stand_in}; docs/bounded.md)")
         if auto:                                        # within the build limit, planned before it starts
             plan = bounded_plan.plan_bounded(provider, {m: [rb]}, MAX_BUILD_SECONDS)[m]
             if plan.error is None:
-                raise IrscaleError(f"{m}: no exact scale exists at N = {m.n}, and {plan.reason} (limit "
-                                   f"{MAX_BUILD_SECONDS:.0f} s); --bounded --error E computes it whatever it takes")
+                why = stand_in or f"no exact scale exists at N = {m.n}"
+                raise IrscaleError(f"{m}: {why}, and {plan.reason} (limit {MAX_BUILD_SECONDS:.0f} s); --bounded "
+                                   f"--error E computes it whatever it takes")
             if plan.wider(str(m)) is not None:
-                warn(plan.wider(str(m)))
+                with warnings_said():
+                    warn(plan.wider(str(m)))
         scale = provider.scale(m, rb)
         if scale is None:
             raise RecallBaseError(next(iter(provider.refused.values())))

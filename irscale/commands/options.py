@@ -93,14 +93,16 @@ def jobs_option(what: str = "Parallel workers") -> Callable:
 
 def bounded_options(command: Callable) -> Callable:
     """``--bounded`` and ``--error`` (transform, compare): bounded scales of RBP, DCG, nDCG
-    and nDCG_trec past N = 40, and the widest scaled interval they may have."""
+    and nDCG_trec past N = 40 (and below, where exact ones are not affordable), and the
+    widest scaled interval they may have."""
     command = click.option("--error", "bound_error", default=None,
                            type=click.FloatRange(min=0, max=1, min_open=True, max_open=True),
                            help="Widest scaled interval of a bounded scale (default 1e-4; implies --bounded); "
                                 "narrower takes longer.")(command)
     return click.option("--bounded/--no-bounded", default=None,
-                        help="RBP, DCG, nDCG and nDCG_trec past N = 40, where no exact scale exists, have bounded "
-                             "scales: certified intervals of the scaled values (scores files: columns scaled_lo, "
+                        help="RBP, DCG, nDCG and nDCG_trec past N = 40, where no exact scale exists (and below, "
+                             "where tables are too costly and no oracle counts), have bounded scales: certified "
+                             "intervals of the scaled values (scores files: columns scaled_lo, "
                              "scaled_hi; rank and scaled their midpoints; no store needed). By default they are "
                              "taken where they fit the build limit, within 1e-4, 1e-3 or 1e-2 (planned before "
                              "they start); --bounded: always, to --error, whatever it takes; --no-bounded: never "

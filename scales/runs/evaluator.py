@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from irscale.store.reader import Store
 
 # certified rank intervals (mpmath, numba kernels): loaded when bounded scales are asked for
-bounded_scales = lazy_module("irscale.scales.tables.bounded")
+bounded_scales = lazy_module("irscale.scales.tables.bounded_scales")
 bounded_plan = lazy_module("irscale.scales.tables.bounded_plan")
 layouts = lazy_module("irscale.scales.tables.layouts")          # what a scale is, as outputs say it: --explain
 
@@ -63,6 +63,11 @@ layouts = lazy_module("irscale.scales.tables.layouts")          # what a scale i
 def _no_oracle(m: Measure) -> str:
     """Why no rank oracle stands in for a table too large to build (empty when one would)."""
     return "" if "oracle" in m.layouts else f"; no rank oracle counts its ranks without one: {m.oracle_reason()}"
+
+
+def _and_disk(stored: float) -> str:
+    """`` and 19 GB of disk`` (nothing where the estimate has no size)."""
+    return f" and {size(stored)} of disk" if stored else ""
 
 
 def _no_exact(measure: Measure) -> str:
@@ -99,7 +104,8 @@ class Evaluator:
         Workers building tables (default every core the process may use); progress bars.
     bounded, error
         Bounded scales (docs/bounded.md) of RBP, DCG, nDCG and nDCG_trec past N = 40, where
-        no exact scale exists. None (default): taken where they fit ``max_build_seconds``
+        no exact scale exists, and below it for the count vectors whose tables are over the
+        limit and which no oracle serves (:attr:`stand_ins`). None (default): taken where they fit ``max_build_seconds``
         (together with the builds), to the narrowest scaled interval of 1e-4, 1e-3, 1e-2
         that fits, planned before any is computed (:mod:`~irscale.scales.tables.bounded_plan`),
         else the measure is raw only, saying why; True: always, to ``error`` (default 1e-4;
@@ -167,6 +173,7 @@ class Evaluator:
         self._hint = (q.path or "QRELS") + ("" if c.max_grade is None else f" --max-grade {c.max_grade}")
         self._bounded_tables = None
         self.bounded_plans: dict = {}                     # measure -> BoundedPlan (bounded=None)
+        self.stand_ins: dict[Measure, tuple[list, str]] = {}  # measure -> (count vectors scaled by bounds, why)
         self.built: set[Measure] = set()                  # measures whose tables were built here
         self._depth: int | None = None                    # the depth of the runs evaluated last
         self._provide(ready)
@@ -220,10 +227,10 @@ class Evaluator:
             return (f"bounded: certified intervals at most {plan.error:g} wide in scaled units, the narrowest of "
                     f"{', '.join(f'{e:g}' for e in bounded_plan.ERRORS)} that fits the build limit (planned before "
                     f"any was computed: about {duration(plan.seconds)}, grids of {size(plan.bytes)} at most){wider}; "
-                    f"no exact scale exists at N = {m.n} (docs/bounded.md)")
-        if self._by_bounds(m):
+                    f"{self._no_exact(m)}{self._others(m)} (docs/bounded.md)")
+        if self._by_bounds(m) or m in self.stand_ins:
             return (f"bounded: certified intervals at most {self.error or bounded_plan.ERRORS[0]:g} wide in scaled "
-                    f"units, asked for (--bounded) (docs/bounded.md)")
+                    f"units, asked for (--bounded){self._others(m)} (docs/bounded.md)")
         kind = layouts.scale_kind(m) or "exact"
         if kind == "exact: closed form":
             return f"{kind}: ranks counted by formula, no table (docs/exactness.md)"
@@ -237,12 +244,40 @@ class Evaluator:
                     + (" (built now)" if m in self.built else ""))
         return f"{kind} in {self.path}" + (" (built now)" if m in self.built else "")
 
+    def _others(self, m: Measure) -> str:
+        """What scales the count vectors of ``m`` that bounded scales do not stand in for."""
+        if m not in self.stand_ins:
+            return ""
+        total = len(self._vectors(m))
+        exact = total - len(self.stand_ins[m][0])
+        return f"; exact: {self._exact_kind(m)} for the other {exact} of its {total} count vectors" if exact else ""
+
+    def _vectors(self, m: Measure) -> list:
+        c = self.conventions
+        return table_needs(self.qrels, [m], c.rb_scale, c.max_grade, c.rel_level).get(m, [])
+
+    def _exact_kind(self, m: Measure) -> str:
+        """The exact scales of ``m``'s vectors that bounded scales do not stand in for: tables, oracles or both."""
+        rest = [t for t in self._vectors(m) if t not in self.stand_ins.get(m, ([], ""))[0]]
+        found = {"rank oracle" if self.store is not None and self.store.layout_of(m, t) == "oracle" else "table"
+                 for t in rest}
+        return " and ".join(sorted(found)) or "table"
+
     def kinds(self) -> dict[str, str]:
         """What answered each scaled measure, by canonical name, where it is not the one kind
         :func:`~irscale.scales.tables.layouts.scale_kind` says: a measure with rank oracles
-        whose store holds tables for some of the topics' count vectors."""
+        whose store holds tables for some of the topics' count vectors, a measure whose
+        bounded scales stand in for the vectors whose exact ones are not affordable."""
         out = {}
+        for m in self.stand_ins:
+            if self.scale_reason(m) is None:
+                total, bounded = len(self._vectors(m)), len(self.stand_ins[m][0])
+                out[str(m)] = ("bounded" if bounded == total else
+                               f"bounded ({bounded} of {total} count vectors) and exact: {self._exact_kind(m)} "
+                               f"({total - bounded})")
         for m in self.typed:
+            if str(m) in out:
+                continue
             mixed = self._tables_among_oracles(m) if layouts.scale_kind(m) == "exact: rank oracle" else None
             if mixed is not None and self.scale_reason(m) is None:
                 oracles, total = mixed
@@ -280,6 +315,13 @@ class Evaluator:
         names = {t: m for m, t in self.typed.items()}
         return {n: names[n] for n in self._later if n in names}
 
+    def _no_exact(self, m: Measure) -> str:
+        """Why ``m`` has bounded scales (none exact, or not affordable for some vectors), short."""
+        if m not in self.stand_ins:
+            return _no_exact(m)
+        rbs, why = self.stand_ins[m]
+        return f"the exact scales of {len(rbs)} of its count vectors are not affordable ({why})"
+
     def _by_bounds(self, measure: Measure) -> bool:
         """Whether ``measure`` is scaled by a bounded scale here (or, unplanned, may be)."""
         if self.bounded is False or measure in self.reasons:
@@ -307,7 +349,9 @@ class Evaluator:
         for m in warn_unscalable(unscalable, self.typed):    # no scale exists: said once per reason
             self.reasons[m] = m.scales_reason()
         scalable = [m for m in unscalable if m not in self.reasons]
+        known = set(self.stand_ins)
         spent = self._provide_tables(scalable)
+        covered += [m for m in self.stand_ins if m not in known]
         if covered:
             self._provide_bounded(covered, spent)
 
@@ -319,11 +363,15 @@ class Evaluator:
             self._bounded_tables = bounded_scales.BoundedScales(self.store if self.store is not None
                                                                  else CLOSED_FORMS, self.error)
         needs = {m: ([m.common_rb()] if c.rb_scale == "common" else qrels_rbs(self.qrels, m, c.max_grade, c.rel_level))
-                 for m in covered}
+                 for m in covered if m not in self.stand_ins}
+        for m in covered:
+            if m in self.stand_ins:
+                needs[m] = self.stand_ins[m][0]
+                self._bounded_tables.stand_in(m, needs[m])
         if self.bounded is None:
             if not self.build:
                 for m in covered:
-                    self._no_scale(m, f"{_no_exact(m)}; its bounded scale is not computed with building turned "
+                    self._no_scale(m, f"{self._no_exact(m)}; its bounded scale is not computed with building turned "
                                       f"off (--bounded computes it)")
                 return
             limit = None if self.max_build_seconds is None else max(0.0, self.max_build_seconds - spent)
@@ -332,12 +380,38 @@ class Evaluator:
             for m, p in plans.items():
                 if p.error is None:
                     tail = "" if limit is None else f" (limit {duration(limit)})"
-                    self._no_scale(m, f"{_no_exact(m)}, and {p.reason}{tail}; --bounded --error E computes it "
-                                      f"whatever it takes")
+                    self._no_scale(m, f"{self._no_exact(m)}, and {p.reason}{tail}; --bounded --error E computes "
+                                      f"it whatever it takes")
                 elif p.wider(label(m, self.typed)) is not None:
                     warn(p.wider(label(m, self.typed)))
             needs = {m: rbs for m, rbs in needs.items() if plans[m].error is not None}
         self._bounded_tables.prepare([(m, rb) for m, rbs in needs.items() for rb in rbs], self.progress)
+
+    def _stand_in(self, m: Measure, rbs: list, now: dict, left: float | None, limit: float | None,
+                  why: str | None = None) -> float | None:
+        """Bounded scales for the count vectors ``rbs`` of ``m`` whose tables are missing and
+        too costly, where ``m`` has bounded scales (not with ``bounded=False``): the vectors
+        whose tables fit in ``left`` seconds (the cheapest first) are put in ``now`` (built),
+        the others scaled by bounds; the seconds added to ``now`` (None: no stand-in)."""
+        if self.bounded is False or not m.bounded_scales:
+            return None
+        cost = {rb: plan_build({m: [rb]}, self.n_jobs) for rb in rbs}
+        cheap, spent = [], 0.0
+        for rb in sorted(rbs, key=lambda rb: cost[rb][0]):
+            if left is None or spent + cost[rb][0] > left:
+                break
+            cheap.append(rb)
+            spent += cost[rb][0]
+        rest = [rb for rb in rbs if rb not in cheap]
+        if cheap:
+            now[m] = cheap
+        if rest:
+            seconds, stored = sum(cost[rb][0] for rb in rest), sum(cost[rb][1] for rb in rest)
+            before = self.stand_ins.get(m, ([], None))
+            self.stand_ins[m] = (list(dict.fromkeys(before[0] + rest)), before[1] or why or (
+                f"their tables would take about {duration(seconds)}{_and_disk(stored)}, limit {duration(limit)}"
+                f"{_no_oracle(m)}"))
+        return spent
 
     def _provide_tables(self, scalable: list[Measure]) -> float:
         """The store's tables of ``scalable``, built now where missing and within the
@@ -354,7 +428,7 @@ class Evaluator:
             return 0.0
         plans = {m: plan_build({m: rbs}, self.n_jobs) for m, rbs in missing.items()}
         limit = self.max_build_seconds
-        now, total, large = {}, 0.0, []
+        now, total, large, spent = {}, 0.0, [], {}
         for m in sorted(missing, key=lambda m: plans[m][0]):     # the quickest first, within the limit together
             seconds = plans[m][0]
             if limit is None or total + seconds <= limit:
@@ -365,13 +439,20 @@ class Evaluator:
             seconds = sum(plans[m][0] for m in large)
             stored = sum(plans[m][1] for m in large)
             what = (f"building the scales of {', '.join(label(m, self.typed) for m in large)} takes about "
-                    f"{duration(seconds)} and {size(stored)} of disk in {self.path}")
+                    f"{duration(seconds)}{_and_disk(stored)} in {self.path}")
+            if self.bounded is not False and any(m.bounded_scales for m in large):
+                what += " (if not, bounded scales stand in for those that have them: docs/bounded.md)"
             if self.confirm(what):
                 now.update({m: missing[m] for m in large})
                 large = []
         for m in large:
             seconds, stored, _ = plans[m]
-            self._no_scale(m, f"building its scale would take about {duration(seconds)} and {size(stored)} "
+            added = self._stand_in(m, missing[m], now, None if limit is None else limit - total, limit)
+            if added is not None:
+                total += added
+                spent[m] = added
+                continue
+            self._no_scale(m, f"building its scale would take about {duration(seconds)}{_and_disk(stored)} "
                               f"(limit {duration(limit)}){_no_oracle(m)}",
                            build_command(self.path, {m: missing[m]}, self._hint))
         if not now:
@@ -384,9 +465,11 @@ class Evaluator:
             except BuildTooLargeError as e:           # the disk or the memory: this measure shows raw
                 self.store = open_or_none(self.path)
                 if self.store is None or missing_tables(self.store, {m: now[m]}):
-                    self._no_scale(m, f"its tables do not fit here ({e}){_no_oracle(m)}",
-                                   build_command(self.path, {m: now[m]}, self._hint))
-        return sum(plans[m][0] for m in now)
+                    still = now[m] if self.store is None else missing_tables(self.store, {m: now[m]}).get(m, now[m])
+                    if self._stand_in(m, still, {}, 0.0, None, f"its tables do not fit here ({e})") is None:
+                        self._no_scale(m, f"its tables do not fit here ({e}){_no_oracle(m)}",
+                                       build_command(self.path, {m: now[m]}, self._hint))
+        return sum(spent.get(m, plans[m][0]) for m in now)
 
     # -- scoring -------------------------------------------------------------------------
     def evaluate(self, runs: RunsInput, run_names: str = "tag") -> pd.DataFrame:

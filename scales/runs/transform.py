@@ -142,7 +142,8 @@ def transform(qrels: QrelsInput, runs: RunsInput,
     leave_one_out : bool
         ECDF of each run without its own score.
     bounded : bool
-        Scale RBP, DCG, nDCG and nDCG_trec past N = 40, where no exact scale exists, by
+        Scale RBP, DCG, nDCG and nDCG_trec past N = 40, where no exact scale exists (and
+        below, where tables are too costly and no oracle counts), by
         bounded scales (docs/bounded.md): certified intervals of their scaled values,
         written as ``scaled_lo`` and ``scaled_hi`` (columns added for every measure;
         equal to ``scaled`` where the scale is exact), ``rank`` and ``scaled`` their

@@ -18,16 +18,13 @@ from typing import TYPE_CHECKING, ClassVar
 import mpmath
 import numpy as np
 
-from irscale.enumerate.progress import progress_bar
 from irscale.enumerate.runspace import feasible_space_size, runs_of_ids
 from irscale.enumerate.words import words_to_ints
 from irscale.errors import (
     BuildTooLargeError,
     OracleListError,
-    RecallBaseError,
     RunError,
     ValueNotInScaleError,
-    warn,
 )
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.measures.parse import parse_measure
@@ -47,7 +44,6 @@ from irscale.scales.tables.bounded_grid import (
     Grid,
     Problem,
     bounded_problem,
-    bounds_several,
     count_grid,
     enclose,
     error_target,
@@ -127,118 +123,6 @@ def bounded_scale(measure: Measure | str, rb: RecallBase = None, *, cells: int |
     m = parse_measure(measure)
     return bounded_table(m, m.table_rb(m.check_rb(rb)), cells=cells, error=error, threads=threads,
                          max_bytes=max_bytes).scale(rb)
-
-
-#: A bounded scale whose K is bracketed and whose width is over this many times the error asked
-#: gives its topics no scale (their midpoints would say next to nothing), said as a refusal.
-TOO_WIDE = 10
-
-
-def bracket_share(problem: Problem) -> float:
-    """(K+ - K-) / (K+ - 1): a lower bound of a bounded scale's width in scaled units whatever
-    its grid (the largest value's interval reaches from (K- - 1)/(K+ - 1) to 1)."""
-    k_lo = problem.k if problem.k_lo is None else problem.k_lo
-    return (problem.k - k_lo) / max(problem.k - 1, 1)
-
-
-class BoundedScales:
-    """The scales of a transform that opts in to bounded scales: the bounded scale (of at
-    most ``error`` in scaled units) of every measure that has bounded scales and no exact
-    one (RBP, DCG, nDCG, nDCG_trec past N = 40), one per recall base, computed once; every
-    other measure's from ``exact`` (a store, or the closed forms)."""
-
-    def __init__(self, exact: object, error: float | None = None):
-        self.exact, self.error, self.path = exact, error, getattr(exact, "path", None)
-        self._tables: dict = {}
-        self.refused: dict = {}                   # (measure, rb) -> why it has no bounded scale
-        self.errors: dict = {}                    # measure -> its own error (a plan's), else ``error``
-
-    @staticmethod
-    def covers(measure: Measure) -> bool:
-        """Whether ``measure`` is scaled by a bounded scale here."""
-        return measure.bounded_only
-
-    def prepare(self, needs: list[tuple[Measure, RecallBase]], progress: bool = False) -> None:
-        """Compute the bounded scales of ``needs`` (measure, recall base) now, with a
-        progress bar (each takes up to seconds); warn once per measure of the recall bases
-        it has none for (their topics stay unscaled) and of those wider than asked."""
-        todo = list(dict.fromkeys((m, self.key_rb(m, rb)) for m, rb in needs if self.covers(m)))
-        bar = progress_bar(total=len(todo), desc="bounded scales", unit="scale", disable=not progress)
-        with bar:
-            for m, rb in todo:
-                bar.set_postfix_str(f"{m}" + ("" if rb is None else f" rb={rb}"), refresh=False)
-                self.scale(m, rb)
-                bar.update()
-        wide: dict = {}                           # scales wider than asked: K bracketed (several bound grades)
-        for m, rb in todo:
-            got = None if (m, rb) in self.refused else self.scale(m, rb)
-            if got is not None and not got.k_exact and got.error_bound > error_target(self.errors.get(m, self.error),
-                                                                                         got.k):
-                wide.setdefault(m, []).append((got.error_bound, rb))
-        for m, scales in wide.items():
-            width, rb = max(scales)
-            warn(f"{m}: {len(scales)} bounded scale(s) wider than asked, up to {width:.2g} in scaled units (e.g. "
-                 f"the per-grade counts {rb}): their counts bound several grades, whose count of distinct values "
-                 f"is only bracketed (docs/bounded.md); their scaled_lo..scaled_hi hold the exact scaled values")
-        by_measure: dict = {}
-        for (m, rb), why in self.refused.items():
-            by_measure.setdefault(m, []).append((rb, why))
-        for m, refused in by_measure.items():
-            what = f"({refused[0][1]})"
-            warn(f"{m}: no bounded scale for the topics {what}: {len(refused)} count vector(s), e.g. "
-                          f"{refused[0][0]}; the rank and scaled values of those topics stay empty")
-
-    @staticmethod
-    def key_rb(measure: Measure, rb: RecallBase) -> RecallBase:
-        """The recall base naming the scale: every rb >= N of a binary measure is one scale
-        (every run is feasible)."""
-        rb = measure.check_rb(rb)
-        return measure.n if isinstance(rb, int) and rb > measure.n else rb
-
-    def scale(self, measure: Measure, rb: RecallBase = None) -> Scale | None:
-        """The scale of ``measure`` for ``rb``: bounded where :meth:`covers` says so (None for
-        a recall base it has none for, or whose scale is over :data:`TOO_WIDE` times wider than
-        asked, see :meth:`prepare`), else ``exact``'s."""
-        if not self.covers(measure):
-            return self.exact.scale(measure, rb)
-        rb = self.key_rb(measure, rb)
-        if (measure, rb) in self.refused:
-            return None
-        error = self.errors.get(measure, self.error)
-        try:
-            problem = bounded_problem(measure, rb) if bounds_several(measure, rb) else None
-            share = 0.0 if problem is None else bracket_share(problem)     # the width's floor, before any grid
-            too_wide = problem is not None and share > TOO_WIDE * error_target(error, problem.k)
-            got = None if too_wide else self.table(measure, rb).scale(rb)
-        except RecallBaseError as e:
-            self.refused[(measure, rb)] = str(e)
-            return None
-        width = share if got is None else got.error_bound
-        if got is None or (not got.k_exact and width > TOO_WIDE * error_target(error, got.k)):
-            self.refused[(measure, rb)] = (            # a midpoint that would say next to nothing
-                f"their counts bound several grades, whose K is only bracketed: scales {width:.2g} wide in scaled "
-                f"units or more, over {TOO_WIDE} times the width asked (docs/bounded.md)")
-            return None
-        return got
-
-    def set_error(self, measure: Measure, error: float) -> None:
-        """Scale ``measure`` to ``error`` (a plan's choice; its grids counted so far kept)."""
-        self.errors[measure] = error
-        for key, table in self._tables.items():
-            if key[0] == measure:
-                self._tables[key] = table.with_settings(error=error)
-
-    def table(self, measure: Measure, rb: RecallBase = None) -> BoundedTable:
-        """The bounded table of ``measure`` serving ``rb`` (a store's grids when it has them),
-        made once: its scales are computed when asked for."""
-        key = (measure, measure.table_rb(self.key_rb(measure, rb)))
-        if key not in self._tables:
-            find = getattr(self.exact, "bounded_table", None)           # a store may hold its grids
-            stored = find(measure, key[1]) if find is not None else None
-            error = self.errors.get(measure, self.error)
-            self._tables[key] = (bounded_table(measure, key[1], error=error) if stored is None
-                                 else stored.with_settings(error=error))
-        return self._tables[key]
 
 
 class BoundedScale(Unlisted, Scale):

@@ -22,14 +22,7 @@ import time
 
 from irscale.errors import RecallBaseError
 from irscale.scales.measures.measure import Measure, RecallBase
-from irscale.scales.tables.bounded import (
-    TOO_WIDE,
-    BoundedScales,
-    bounded_table,
-    bracket_share,
-    error_target,
-    predicted_scale,
-)
+from irscale.scales.tables.bounded import bounded_table, error_target, predicted_scale
 from irscale.scales.tables.bounded_grid import (
     DEFAULT_ERROR,
     FIRST_CELLS,
@@ -37,6 +30,7 @@ from irscale.scales.tables.bounded_grid import (
     bounded_problem,
     grid_bytes,
 )
+from irscale.scales.tables.bounded_scales import TOO_WIDE, BoundedScales, bracket_share
 from irscale.scales.tables.units import duration
 
 #: Cells of the probe grid of a plan (8 first grids).

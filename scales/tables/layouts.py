@@ -114,7 +114,10 @@ def describe_scales(measures: list[Measure], widths: dict[Measure, float] | None
     widths, known = widths or {}, known or {}
     widest = max((w for m, w in widths.items() if scale_kind(m) is None), default=None)
     for m in measures:                          # bounded scales: one phrase, their widest interval
-        kind = known.get(str(m)) or scale_kind(m) or scale_kind(m, widest if m in widths else None)
+        kind = known.get(str(m))
+        if kind is not None and kind.startswith("bounded") and m in widths:   # standing in for exact scales
+            kind = f"bounded: scaled within {widths[m]:.1e}{kind.removeprefix('bounded')}"
+        kind = kind or scale_kind(m) or scale_kind(m, widest if m in widths else None)
         if kind is not None:
             kinds.setdefault(kind, []).append(str(m))
     return "; ".join(f"{kind} for {', '.join(names)}" for kind, names in kinds.items())

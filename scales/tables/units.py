@@ -3,12 +3,17 @@ from __future__ import annotations
 
 
 def duration(seconds: float) -> str:
-    """A rough duration: ``"20 s"``, ``"4 min"``, ``"2.5 h"``."""
+    """A rough duration: ``"20 s"``, ``"4 min"``, ``"2.5 h"``, ``"12 days"``, ``"47,000 years"``."""
     if seconds < 90:
         return f"{max(1, round(seconds))} s"
     if seconds < 5400:
         return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
+    if seconds < 72 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    if seconds < 730 * 86400:
+        return f"{round(seconds / 86400)} days"
+    years = seconds / (365.25 * 86400)
+    return f"{float(f'{years:.2g}'):,.0f} years" if years < 1e15 else f"{years:.1e} years"
 
 
 def size(n_bytes: float) -> str:
