@@ -94,3 +94,13 @@ def test_lookup_stands_in_where_the_table_is_missing_and_too_costly(tmp_path, mo
     assert err.count("warning") == 1 and "stands in" in err
     assert main(["lookup", str(tmp_path / "none"), M, repr(value), "--rb", "(3,5)", "--no-bounded"]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_the_leaderboard_says_the_mix_with_its_width(tmp_path):
+    qrels, runs, _ = _data(tmp_path, graded=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        board = irscale.compare(qrels, runs, M, store=tmp_path / "s", max_build_seconds=0, bounded=True, error=1e-3)
+    [summary] = board.measures
+    assert summary.scale.startswith("bounded: scaled within ") and summary.scale.endswith(
+        "(3 of 5 count vectors) and exact: rank oracle (2)"), summary.scale

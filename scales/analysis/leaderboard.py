@@ -76,7 +76,7 @@ from irscale.scales.analysis.two_sample import ranksum_pvalues, sign_pvalues, si
 from irscale.scales.measures.parse import parse_measure
 from irscale.scales.runs.scores import scale_kinds
 from irscale.scales.runs.standardize import STANDARDISATIONS, standardize_matrix
-from irscale.scales.tables.layouts import scale_kind
+from irscale.scales.tables.layouts import scale_kind, with_width
 
 #: Paired tests of the leaderboard (``test``), each giving a p-value per pair of systems.
 LEADERBOARD_TESTS = ("ttest", "signrank", "sign", "ranksum", "randomisation", "tukey-hsd")
@@ -171,9 +171,9 @@ def _reason_of(measure: str) -> str:
 def _kind_of(measure: str, rows: pd.DataFrame) -> str | None:
     """What the scale of ``measure`` is (exact: closed form, rank oracle or table; bounded,
     with the widest scaled interval of its ``rows``)."""
-    if "_kind" in rows:
-        return str(rows["_kind"].iloc[0])
     width = float((rows["scaled_hi"] - rows["scaled_lo"]).max()) if "scaled_hi" in rows else None
+    if "_kind" in rows:                 # bounded scales standing in for exact ones: with their width
+        return with_width(str(rows["_kind"].iloc[0]), width)
     try:
         return scale_kind(parse_measure(measure), width)
     except IrscaleError:

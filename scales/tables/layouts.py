@@ -115,12 +115,19 @@ def describe_scales(measures: list[Measure], widths: dict[Measure, float] | None
     widest = max((w for m, w in widths.items() if scale_kind(m) is None), default=None)
     for m in measures:                          # bounded scales: one phrase, their widest interval
         kind = known.get(str(m))
-        if kind is not None and kind.startswith("bounded") and m in widths:   # standing in for exact scales
-            kind = f"bounded: scaled within {widths[m]:.1e}{kind.removeprefix('bounded')}"
-        kind = kind or scale_kind(m) or scale_kind(m, widest if m in widths else None)
+        kind = (with_width(kind, widths.get(m)) if kind is not None else  # bounded scales standing in for exact ones
+                scale_kind(m) or scale_kind(m, widest if m in widths else None))
         if kind is not None:
             kinds.setdefault(kind, []).append(str(m))
     return "; ".join(f"{kind} for {', '.join(names)}" for kind, names in kinds.items())
+
+
+def with_width(kind: str, width: float | None) -> str:
+    """``kind`` (``bounded (3 of 5 count vectors) and exact: table (2)``) with the widest
+    scaled interval of its bounded scales, where it has them and ``width`` is known."""
+    if not kind.startswith("bounded") or width is None or width != width:
+        return kind
+    return f"bounded: scaled within {width:.1e}{kind.removeprefix('bounded')}"
 
 
 def kind_of_scale(scale: object) -> str:
