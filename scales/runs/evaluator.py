@@ -507,7 +507,8 @@ class Evaluator:
                 self._bounded_tables.exact, self._bounded_tables.path = tables, getattr(tables, "path", None)
                 tables = self._bounded_tables
         return score_judged(judged, measures, tables, c.rb_scale, self.midranks, c.empty_topics, c.missing_topics,
-                            c.rel_level, bounds=self.ranked and self._uses_bounds(), unscaled=self.reasons)
+                            c.rel_level, bounds=self.ranked and self._uses_bounds(), unscaled=self.reasons,
+                            progress=self.progress)
 
 
 __all__ = ["MAX_BUILD_SECONDS", "Evaluator"]

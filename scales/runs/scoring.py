@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from irscale.enumerate.progress import progress_bar
 from irscale.errors import OracleListError, warn
 from irscale.scales.measures.measure import Measure
 from irscale.scales.runs.judging import JudgedRuns, grade_counts
@@ -93,7 +94,7 @@ def _has_scale(tables: object, measure: Measure) -> bool:
 def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: Store | None = None,
                  rb_scale: str = "feasible", midranks: bool = False, empty_topics: str = "zero",
                  missing_topics: str = "zero", rel_level: int | None = None, bounds: bool = False,
-                 unscaled: Iterable[Measure] = ()) -> pd.DataFrame:
+                 unscaled: Iterable[Measure] = (), progress: bool = False) -> pd.DataFrame:
     """Rows of :data:`COLUMNS` for judged runs (ranks empty when ``tables`` is None, for
     measures without scales and for those of ``unscaled``: no scale was to be had); with
     ``bounds`` also ``scaled_lo`` and ``scaled_hi``; conventions as
@@ -137,7 +138,11 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
         tops = _top_grades(counts)
         for top in np.unique(tops).tolist():
             factor[tops == top] = m.topic_value_factor(top)
-        for topic_rb, sel in _topic_groups(m, counts):
+        groups = _topic_groups(m, counts)
+        bar = progress_bar(total=len(groups), desc=f"scaling {m}", unit="scale", leave=False,
+                           disable=not (progress and ranked))      # shown past a few seconds (rank oracles at N = 30)
+        for topic_rb, sel in groups:
+            bar.update()
             sel = sel & scored
             if not sel.any():
                 continue
@@ -153,6 +158,7 @@ def score_judged(judged: list[JudgedRuns], measures: Iterable[Measure], tables: 
                  n_runs[sel]) = _rank_rows(scale, grades[sel], lengths[sel], midranks, lacking)
                 kind[sel] = scale.table.kind
                 done |= sel
+        bar.close()
         zeroed = keep & unscored                    # empty_topics="zero": trec_eval scores them 0
         if zeroed.any():
             raw[zeroed] = 0.0
