@@ -41,6 +41,9 @@ class _Deferred(ModuleType):
     def __repr__(self) -> str:
         return f"<module {self.__name__!r}, imported on first use>"
 
+    def __reduce__(self) -> tuple:                 # pickled by name, as modules are by reference
+        return importlib.import_module, (self.__name__,)
+
 
 def lazy_module(name: str) -> ModuleType:
     """The module ``name``, imported when one of its attributes is first read. Already

@@ -104,3 +104,24 @@ def test_the_leaderboard_says_the_mix_with_its_width(tmp_path):
     [summary] = board.measures
     assert summary.scale.startswith("bounded: scaled within ") and summary.scale.endswith(
         "(3 of 5 count vectors) and exact: rank oracle (2)"), summary.scale
+
+
+def test_stand_ins_read_back_from_a_tsv_and_without_building(tmp_path, monkeypatch):
+    """The mix survives a tsv (by topics, bounded first); with building turned off, or a
+    build refused for memory, bounded scales stand in for what the store lacks."""
+    from irscale.errors import BuildTooLargeError
+    from irscale.scales.runs import evaluator
+    from irscale.scales.runs.scores import read_scores, write_scores
+    qrels, runs, _ = _data(tmp_path, graded=True)
+    stood, _ = _transform(qrels, runs, tmp_path / "limited", max_build_seconds=0, bounded=True, error=1e-3)
+    write_scores(stood, tmp_path / "s.tsv")
+    [said] = read_scores(tmp_path / "s.tsv").attrs["scale_kinds"].values()
+    assert said == "bounded (3 of 5 topics) and exact: rank oracle (2)", said
+    unbuilt, _ = _transform(qrels, runs, tmp_path / "none", build=False, bounded=True, error=1e-3)
+    assert set(unbuilt["scale"]) == {"bounded"}
+
+    def refused(*args, **kwargs):
+        raise BuildTooLargeError("no memory for it")
+    monkeypatch.setattr(evaluator, "build_tables", refused)
+    big, said = _transform(qrels, runs, tmp_path / "big", bounded=True, error=1e-3)
+    assert set(big["scale"]) == {"bounded"} and big.scaled.notna().all(), said

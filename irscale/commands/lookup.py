@@ -35,10 +35,9 @@ bounded_plan = lazy_module("irscale.scales.tables.bounded_plan")
 preflight = lazy_module("irscale.scales.runs.preflight")
 
 
-def _unaffordable(m, rb, store, forced: bool) -> str | None:
+def _unaffordable(m, rb, store) -> str | None:
     """Why a bounded scale stands in for the exact scale of ``m`` for ``rb`` (None: it does
-    not): the store lacks its table, and building it would take over the build limit
-    (``forced``, --bounded: whatever it would take)."""
+    not): the store lacks its table, and building it would take over the build limit."""
     try:
         t = m.table_rb(m.check_rb(rb))
     except IrscaleError:
@@ -46,7 +45,7 @@ def _unaffordable(m, rb, store, forced: bool) -> str | None:
     if store is not None and store.has(m, t):
         return None
     seconds = preflight.plan_build({m: [t]}, None)[0]
-    if forced or seconds > MAX_BUILD_SECONDS:
+    if seconds > MAX_BUILD_SECONDS:                     # (a quick build is the exact scale's, even with --bounded)
         return f"its table is not in the store, and building it would take about {units.duration(seconds)}"
     return None
 
@@ -168,7 +167,7 @@ def command(path: str, measure: str | None, values: tuple[str, ...], rb_text: st
         m = read_stored(measure, [] if store is None else [t["measure"] for t in store.tables()], rb)
     auto = bounded is None and bound_error is None
     stand_in = (None if bounded is False or m.bounded_only or not m.bounded_scales or m.closed_form() is not None
-                else _unaffordable(m, rb, store, forced=not auto))
+                else _unaffordable(m, rb, store))
     shown = bounded is True or bound_error is not None or (auto and (m.bounded_only or stand_in is not None))
     bounded = bounded is not False and (m.bounded_only or stand_in is not None)
     if bounded and nearest:

@@ -92,7 +92,7 @@ def command(qrels: str, runs: tuple[str, ...], measures: str | None, preset: str
 
     Writes one row per (run, topic, measure): run, topic, measure, n, rb, raw, rank, k,
     scaled, scaled_lo and scaled_hi (with --bounded), midrank (with --midranks), n_runs,
-    rb_scale. Ranks come from the judged runs
+    rb_scale, scale (what scaled the row). Ranks come from the judged runs
     (exact), following trec_eval's conventions (score descending, docno descending; cut at
     N; unjudged = non-relevant).
     """

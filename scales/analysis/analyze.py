@@ -59,7 +59,7 @@ from irscale.scales.analysis.significance import TESTS, pairwise_significance
 from irscale.scales.analysis.significance_input import check_fraction
 from irscale.scales.analysis.transforms_compared import Options, compact, compare_measure
 from irscale.scales.measures.parse import parse_measure
-from irscale.scales.runs.scores import COLUMNS, read_scores
+from irscale.scales.runs.scores import COLUMNS, NEWER_COLUMNS, read_scores
 
 #: Significance level of every test.
 ALPHA = 0.05
@@ -160,7 +160,7 @@ def load_scores(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
 
 
 def _check_columns(scores: pd.DataFrame) -> None:
-    missing = [c for c in COLUMNS if c not in scores.columns]
+    missing = [c for c in COLUMNS if c not in scores.columns and c not in NEWER_COLUMNS]
     if missing:
         raise IrscaleError(f"not a scores table of 'irscale transform': no column {', '.join(missing)}")
 

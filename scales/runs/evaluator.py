@@ -224,13 +224,16 @@ class Evaluator:
             first = bounded_plan.ERRORS[0]
             wider = (f"; within {first:g} it would take about {duration(plan.narrowest_seconds)} (--error {first:g})"
                      if plan.error > first else "")
-            return (f"bounded: certified intervals at most {plan.error:g} wide in scaled units, the narrowest of "
+            return (f"bounded: certified intervals at most {plan.error:g} wide in scaled units (or a few ranks where K "
+                    f"is small), the narrowest of "
                     f"{', '.join(f'{e:g}' for e in bounded_plan.ERRORS)} that fits the build limit (planned before "
                     f"any was computed: about {duration(plan.seconds)}, grids of {size(plan.bytes)} at most){wider}; "
                     f"{self._no_exact(m)}{self._others(m)} (docs/bounded.md)")
         if self._by_bounds(m) or m in self.stand_ins:
+            why = f"; {self._no_exact(m)}" if m in self.stand_ins else ""
             return (f"bounded: certified intervals at most {self.error or bounded_plan.ERRORS[0]:g} wide in scaled "
-                    f"units, asked for (--bounded){self._others(m)} (docs/bounded.md)")
+                    f"units (or a few ranks where K is small), asked for (--bounded){why}{self._others(m)} "
+                    f"(docs/bounded.md)")
         kind = layouts.scale_kind(m) or "exact"
         if kind == "exact: closed form":
             return f"{kind}: ranks counted by formula, no table (docs/exactness.md)"
@@ -363,11 +366,11 @@ class Evaluator:
             self._bounded_tables = bounded_scales.BoundedScales(self.store if self.store is not None
                                                                  else CLOSED_FORMS, self.error)
         needs = {m: ([m.common_rb()] if c.rb_scale == "common" else qrels_rbs(self.qrels, m, c.max_grade, c.rel_level))
-                 for m in covered if m not in self.stand_ins}
+                 for m in covered}
         for m in covered:
-            if m in self.stand_ins:
-                needs[m] = self.stand_ins[m][0]
-                self._bounded_tables.stand_in(m, needs[m])
+            if m in self.stand_ins:               # the topics' own recall bases, of the vectors stood in for
+                self._bounded_tables.stand_in(m, self.stand_ins[m][0])
+                needs[m] = [rb for rb in needs[m] if self._bounded_tables.serves(m, rb)]
         if self.bounded is None:
             if not self.build:
                 for m in covered:
@@ -423,8 +426,9 @@ class Evaluator:
             return 0.0
         if not self.build:
             for m, rbs in missing.items():
-                self._no_scale(m, f"not in the store {self.path} (building was turned off)",
-                               build_command(self.path, {m: rbs}, self._hint))
+                if self._stand_in(m, rbs, {}, None, None, f"not in the store {self.path}, building turned off") is None:
+                    self._no_scale(m, f"not in the store {self.path} (building was turned off)",
+                                   build_command(self.path, {m: rbs}, self._hint))
             return 0.0
         plans = {m: plan_build({m: rbs}, self.n_jobs) for m, rbs in missing.items()}
         limit = self.max_build_seconds
@@ -466,7 +470,7 @@ class Evaluator:
                 self.store = open_or_none(self.path)
                 if self.store is None or missing_tables(self.store, {m: now[m]}):
                     still = now[m] if self.store is None else missing_tables(self.store, {m: now[m]}).get(m, now[m])
-                    if self._stand_in(m, still, {}, 0.0, None, f"its tables do not fit here ({e})") is None:
+                    if self._stand_in(m, still, {}, None, None, f"its tables do not fit here ({e})") is None:
                         self._no_scale(m, f"its tables do not fit here ({e}){_no_oracle(m)}",
                                        build_command(self.path, {m: now[m]}, self._hint))
         return sum(spent.get(m, plans[m][0]) for m in now)
