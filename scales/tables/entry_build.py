@@ -190,8 +190,8 @@ def build_entry_tables(measures: Iterable[KeyMeasure], rbs: dict[Measure, list[t
                 raise MeasureError(f"{m}: tables keyed by per-grade counts are built by the generic method; "
                                    f"use --method auto or generic")
             own = [c for c in rbs[m] if m.own_pass(c)]
-            if own:
-                m.split_form()                   # (cached) what ranks the values: refused before the enumeration
+            if rbs[m]:
+                m.split_form()                   # (cached) what ranks the values: refused before any enumeration
             for c in own:
                 [d] = enumerate_feasible_distinct([m.scoring_job()], m.n, m.levels, c,
                                                   options.chunk_size or DEFAULT_CHUNK, options.progress,
