@@ -125,3 +125,16 @@ def test_stand_ins_read_back_from_a_tsv_and_without_building(tmp_path, monkeypat
     monkeypatch.setattr(evaluator, "build_tables", refused)
     big, said = _transform(qrels, runs, tmp_path / "big", bounded=True, error=1e-3)
     assert set(big["scale"]) == {"bounded"} and big.scaled.notna().all(), said
+
+
+def test_a_table_serving_every_recall_base_is_stood_in_for_too(tmp_path):
+    """A binary measure's one table (every recall base) missing, building turned off: with
+    bounded=True its bounded scales stand in; without, it stays raw and names the build."""
+    qrels, runs, _ = _data(tmp_path)
+    name = "nDCG_trec@8"
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        stood = irscale.transform(qrels, runs, name, store=tmp_path / "none", build=False, bounded=True, error=1e-3)
+        raw = irscale.transform(qrels, runs, name, store=tmp_path / "none", build=False)
+    assert set(stood["scale"]) == {"bounded"} and stood.scaled.notna().all()
+    assert raw.scaled.isna().all() and any("irscale build" in str(w.message) for w in said)

@@ -425,8 +425,9 @@ class Evaluator:
         if not missing:
             return 0.0
         if not self.build:
-            for m, rbs in missing.items():
-                if self._stand_in(m, rbs, {}, None, None, f"not in the store {self.path}, building turned off") is None:
+            for m, rbs in missing.items():            # --bounded: bounded scales stand in for what is missing
+                if self.bounded is not True or self._stand_in(m, rbs, {}, None, None, f"not in the store {self.path}, "
+                                                              f"building turned off") is None:
                     self._no_scale(m, f"not in the store {self.path} (building was turned off)",
                                    build_command(self.path, {m: rbs}, self._hint))
             return 0.0

@@ -50,7 +50,8 @@ class BoundedScales:
     def stand_in(self, measure: Measure, rbs: list[RecallBase]) -> None:
         """Scale ``measure`` by bounded scales for the recall bases ``rbs`` although it has
         exact scales (theirs are not affordable here: tables too large, no oracle)."""
-        self.stand_ins.setdefault(measure, set()).update(measure.table_rb(self.key_rb(measure, rb)) for rb in rbs)
+        self.stand_ins.setdefault(measure, set()).update(     # None: the table serving every recall base
+            None if rb is None else measure.table_rb(self.key_rb(measure, rb)) for rb in rbs)
 
     def serves(self, measure: Measure, rb: RecallBase) -> bool:
         """Whether the scale of ``measure`` for ``rb`` is a bounded one here."""
