@@ -90,7 +90,7 @@ def test_lookup_stands_in_where_the_table_is_missing_and_too_costly(tmp_path, mo
     [head, row] = out.splitlines()
     got = dict(zip(head.split("\t"), row.split("\t")))
     want = float(exact.scaled(exact.k // 2))
-    assert float(got["scaled_lo"]) - 1e-9 <= want <= float(got["scaled_hi"]) + 1e-9      # printed to 10 digits
+    assert float(got["scaled_lo"]) <= want <= float(got["scaled_hi"])         # printed rounded outward
     assert err.count("warning") == 1 and "stands in" in err
     assert main(["lookup", str(tmp_path / "none"), M, repr(value), "--rb", "(3,5)", "--no-bounded"]) == 2
     assert "Traceback" not in capsys.readouterr().err

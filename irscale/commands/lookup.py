@@ -14,7 +14,7 @@ when that is the only one within the tolerance (:meth:`Scale.rank` with ``decima
 from __future__ import annotations
 
 import math
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal, InvalidOperation
 from pathlib import Path
 
 import click
@@ -33,6 +33,15 @@ from irscale.store.reader import open_store
 bounded_scales = lazy_module("irscale.scales.tables.bounded_scales")   # mpmath: when a bounded scale is used
 bounded_plan = lazy_module("irscale.scales.tables.bounded_plan")
 preflight = lazy_module("irscale.scales.runs.preflight")
+
+
+def _outward(x: float, rounding: str) -> str:
+    """``x`` to 10 significant digits rounded down (``ROUND_FLOOR``) or up: a printed
+    interval still holds what the certified one holds."""
+    if x != x or x in (math.inf, -math.inf):
+        return f"{x:.10g}"
+    d = Context(prec=10, rounding=rounding).create_decimal(x).normalize()
+    return f"{d:f}" if -7 <= d.adjusted() < 10 else f"{d:e}"
 
 
 def _unaffordable(m, rb, store) -> str | None:
@@ -228,7 +237,7 @@ def command(path: str, measure: str | None, values: tuple[str, ...], rb_text: st
             row = f"{v}\t0\t{k_shown}\t-" + ("\t-\t-" if shown else "") + ("\t-" if nearest else "")
         else:
             matched = f"\t{float(found.matched[i])!r}" if nearest else ""
-            bounds = f"\t{lo[i]:.10g}\t{hi[i]:.10g}" if shown else ""
+            bounds = f"\t{_outward(lo[i], ROUND_FLOOR)}\t{_outward(hi[i], ROUND_CEILING)}" if shown else ""
             row = f"{v}\t{ranks[i]}\t{k_shown}\t{scaled[i]:.10g}{bounds}{matched}"
         click.echo(row)
     if nearest:
