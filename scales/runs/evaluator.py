@@ -469,8 +469,8 @@ class Evaluator:
                 self.built.add(m)
             except BuildTooLargeError as e:           # the disk or the memory: this measure shows raw
                 self.store = open_or_none(self.path)
-                if self.store is None or missing_tables(self.store, {m: now[m]}):
-                    still = now[m] if self.store is None else missing_tables(self.store, {m: now[m]}).get(m, now[m])
+                still = missing_tables(self.store, {m: now[m]}).get(m, [])      # (all of them without a store)
+                if still:
                     if self._stand_in(m, still, {}, None, None, f"its tables do not fit here ({e})") is None:
                         self._no_scale(m, f"its tables do not fit here ({e}){_no_oracle(m)}",
                                        build_command(self.path, {m: now[m]}, self._hint))

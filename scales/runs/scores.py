@@ -125,8 +125,7 @@ def scale_kinds(scores: pd.DataFrame) -> dict[str, str]:
     for m, rows in scores.dropna(subset=["scale"]).groupby("measure", sort=False):
         topics = rows.drop_duplicates("topic")["scale"].value_counts()
         if len(topics) > 1:                       # bounded first, as transform says it (its width is added to it)
-            topics = topics.sort_values(ascending=False, kind="stable").sort_index(key=lambda k: k != "bounded",
-                                                                                  kind="stable")
+            topics = topics.sort_index(key=lambda k: k != "bounded", kind="stable")   # (counts stay decreasing)
             (first, n), rest = (topics.index[0], topics.iloc[0]), topics.iloc[1:]
             others = " and ".join(f"{k.removeprefix('exact: ')} ({c})" for k, c in rest.items())
             exact = "exact: " if first == "bounded" else ""
