@@ -115,6 +115,59 @@ def test_the_split_does_not_change_the_answers():
     assert len(seen) >= 5
     o = _check(ref, (2, 1, 1), row_budget=64)
     assert o.split_sizes()[3] <= 64
+    for vec in [(2, 1, 1), (1, 6, 2)]:                       # another split started from a first one's classes
+        first = _check(ref, vec, b_limit=4)
+        again = _check(ref, vec, b_limit=1 << 20, like=first)
+        assert again.split_sizes()[:2] != first.split_sizes()[:2]
+    with pytest.raises(ValueError):
+        _oracle(6, (0, 1, 2, 3), (2, 1, 2), like=first)
+
+
+def side_step_reference(s, code, cls, floats, table, empty):
+    """Plain-Python twin of graded_mitm_kernels.side_step: every (entry, option) whose class is
+    not empty, as (value, code, class), in increasing order of value."""
+    m = len(floats)
+    out = [(s[e] + floats[o], code[e] * m + o, table[cls[e]][o]) for e in range(len(s)) for o in range(m)
+           if table[cls[e]][o] != empty]
+    return sorted(out, key=lambda x: x[0])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_side_step_equals_its_python_twin(seed):
+    rng = np.random.default_rng(seed)
+    n, m, classes = int(rng.integers(0, 300)), int(rng.integers(1, 8)), 5
+    s = np.sort(np.round(rng.random(n) * 4, 1))              # ties on purpose
+    code = rng.permutation(n).astype(np.int64)
+    cls = rng.integers(0, classes, n).astype(np.int64)
+    floats = np.round(rng.random(m) * 2, 1)
+    table = np.where(rng.random((classes, m)) < 0.3, 0, rng.integers(1, 9, (classes, m))).astype(np.int64)
+    want = side_step_reference(s.tolist(), code.tolist(), cls.tolist(), floats.tolist(), table.tolist(), 0)
+    out = np.empty(len(want)), np.empty(len(want), np.int64), np.empty(len(want), np.int64)
+    assert mk.side_step(s, code, cls, floats, table, 0, *out) == len(want)
+    assert out[0].tolist() == [v for v, _, _ in want]                       # sorted, the same values
+    assert sorted(zip(*(x.tolist() for x in out))) == sorted(want)          # the same entries
+
+
+@pytest.mark.parametrize("fill", [mk.block_counts, mk.block_counts_serial])
+def test_block_counts_equal_their_python_twin_over_many_blocks(fill):
+    rng = np.random.default_rng(5)
+    nb, classes, rows = 64 * (2 * mk.BLOCKS + 3) + 17, 7, 5
+    Bs = np.sort(rng.random(nb))
+    Bcls = rng.integers(0, classes, nb).astype(np.uint16)
+    G = (rng.random((rows, classes)) < 0.4).astype(np.uint8)
+    G[0] = 0                                                 # a row with no entry
+    cm = np.zeros((rows, (nb >> 6) + 1, 2), np.int64)
+    total, lo, hi = np.zeros(rows, np.int64), np.zeros(rows), np.zeros(rows)
+    fill(Bs, Bcls, G, cm, total, lo, hi)
+    for r in range(rows):
+        ok = [e for e in range(nb) if G[r, Bcls[e]]]
+        blocks = cm.shape[1]
+        assert cm[r, :, 0].tolist() == np.searchsorted(ok, 64 * np.arange(blocks)).tolist()
+        masks = [0] * blocks
+        for e in ok:
+            masks[e >> 6] |= 1 << (e & 63)
+        assert cm[r, :, 1].view(np.uint64).tolist() == masks
+        assert total[r] == len(ok) and (lo[r], hi[r]) == ((Bs[ok[0]], Bs[ok[-1]]) if ok else (0.0, 0.0))
 
 
 def test_a_value_of_several_realisations_is_counted_once():

@@ -78,7 +78,8 @@ the 12 bottom single ranks (4^12 entries) and A the rest (about 11,000 entries f
 c = (20, 20, 8)); with 6 levels A grows to about 1.6 * 10^7 entries and ranking slows down
 in proportion (exact still).
 
-Kernels: :mod:`irscale.scales.tables.graded_mitm_kernels`; plain-Python reference from the
+Kernels: :mod:`irscale.scales.tables.graded_mitm_kernels` (sides are built sorted, a merge per group);
+the sides' entries: :mod:`irscale.scales.tables.graded_mitm_sides`; plain-Python reference from the
 definition (every run enumerated): tests/graded_reference.py.
 """
 from __future__ import annotations
@@ -94,6 +95,7 @@ from irscale.enumerate.lazy import lazy_module
 from irscale.errors import CertificationError, MeasureError, RunError
 from irscale.scales.measures.keys import MP_DIGITS, U, log_discount
 from irscale.scales.tables import graded_mitm_bases as bases
+from irscale.scales.tables.graded_mitm_sides import Group, Side, classes_of, pareto
 
 mk = lazy_module("irscale.scales.tables.graded_mitm_kernels")
 
@@ -142,94 +144,48 @@ def discounts_of_measure(measure: object) -> tuple[list[Discount], int]:
     return out, spec.base
 
 
-def _pareto(vectors: set) -> tuple:
-    """The Pareto-minimal vectors of a set (componentwise <=), sorted."""
-    kept: list = []
-    for v in sorted(vectors, key=lambda x: (sum(x), x)):
-        if not any(all(a <= b for a, b in zip(u, v)) for u in kept):
-            kept.append(v)
-    return tuple(sorted(kept))
-
-
-class _Group:
-    """One group of ranks: ``keys`` (the distinct parts t, sorted), ``floats`` (their values
-    (X_m / L) t, correctly rounded), ``classes`` (the antichain class of each option)."""
-
-    def __init__(self, ranks: list[int], m: int | None, weights: list[int], L: int, keys: list[int],
-                 floats: np.ndarray, classes: np.ndarray):
-        self.ranks, self.m, self.weights, self.L = ranks, m, weights, L
-        self.keys = np.array(keys, np.int64)
-        self.floats, self.classes = floats, classes
-
-    def __len__(self) -> int:
-        return self.keys.shape[0]
-
-
-class _Side:
-    """Entries of one side sorted by value: ``s``, ``code`` (mixed radix over the side's
-    groups, first most significant), ``cls`` (antichain class); the codes kept are sorted as
-    built (``by_code``: the position of each), for finding a run's entry."""
-
-    def __init__(self, groups: list[int], radices: list[int], s: np.ndarray, code: np.ndarray, cls: np.ndarray):
-        order = np.argsort(s)
-        self.groups, self.radices = groups, radices
-        self.s, self.code, self.cls = s[order], code[order], cls[order]
-        self._codes = code                         # increasing: the outer products keep code order
-        self._by_code = np.empty(len(order), np.int64)
-        self._by_code[order] = np.arange(len(order))
-
-    def __len__(self) -> int:
-        return self.s.shape[0]
-
-    def find(self, codes: np.ndarray) -> np.ndarray:
-        """Positions of the entries with these codes (-1 for codes not present)."""
-        codes = np.asarray(codes, np.int64)
-        at = np.minimum(np.searchsorted(self._codes, codes), max(len(self._codes) - 1, 0))
-        found = self._codes[at] == codes if len(self._codes) else np.zeros(codes.shape, bool)
-        return np.where(found, self._by_code[at], -1)
-
-    def digits(self, pos: np.ndarray) -> np.ndarray:
-        """The option of every group of the entries at ``pos`` (int64 (len, groups))."""
-        rest = self.code[np.asarray(pos, np.int64)]
-        out = np.zeros((rest.shape[0], len(self.radices)), np.int64)
-        for j in range(len(self.radices) - 1, -1, -1):
-            out[:, j] = rest % self.radices[j]
-            rest = rest // self.radices[j]
-        return out
-
-
 class GradedMitm:
     """The rank oracle of a graded logarithmic DCG over the runs of N grades feasible for
     the count vector ``counts`` (c_1..c_G; see the module docstring). ``discounts``: per rank
     (coef, m) (:func:`trec_discounts`, :func:`jk_discounts`), with X_m = ln(base) / ln(m).
     ``b_limit``, ``row_budget``: the largest side B and the most bytes of block counts a split may
-    take (the smallest side A within them is chosen)."""
+    take (the smallest side A within them is chosen); ``like``: an oracle of the same measure and
+    vector (another split) whose groups and classes this one starts from."""
 
     def __init__(self, n: int, gains: Sequence[int], counts: Sequence[int], discounts: list[Discount], base: int,
-                 *, b_limit: int = B_LIMIT, row_budget: int = ROW_BUDGET):
+                 *, b_limit: int = B_LIMIT, row_budget: int = ROW_BUDGET, like: GradedMitm | None = None):
         self.n, self.gains, self.base = n, tuple(int(g) for g in gains), base
         self.levels = len(self.gains)
         if len(counts) != self.levels - 1 or any(c < 0 for c in counts) or len(discounts) != n:
             raise MeasureError(f"counts {tuple(counts)} for {self.levels} levels, or {len(discounts)} discounts "
                                f"for N = {n}")
         self.counts = tuple(min(int(c), n) for c in counts)
+        self.discounts = list(discounts)
         # the grades a run may hold (a count of 0 rules its grade out: no option has it), and
         # the bounded ones among them, the dimensions of the count vectors
         self.grades = [0] + [g for g in range(1, self.levels) if self.counts[g - 1] > 0]
         self.dims = [g for g in self.grades[1:] if self.counts[g - 1] < n]
         self.cap = tuple(self.counts[g - 1] for g in self.dims)
-        self._ac: list[tuple] = []
-        self._ac_id: dict[tuple, int] = {}
-        self._comb: dict[tuple[int, int], int] = {}
-        self.empty, self.zero = self._intern(()), self._intern((tuple(0 for _ in self.dims),))
-        with mpmath.workdps(MP_DIGITS + 10):
-            lb = mpmath.log(base)
-            self._x = {m: (mpmath.mpf(1) if m is None else lb / mpmath.log(m))
-                       for m in {m for _, m in discounts}}
-        by_m: dict = {}
-        for k, (coef, m) in enumerate(discounts, start=1):
-            by_m.setdefault(m, []).append((k, coef))
-        self.groups = [self._group(by_m[m], m) for m in sorted(by_m, key=lambda x: (x is not None, x or 0))]
+        if like is not None:                        # the same vector's classes and groups, copied
+            if (like.gains, like.counts, like.base, like.discounts) != (self.gains, self.counts, base, discounts):
+                raise ValueError("like: an oracle of another measure or count vector")
+            self._ac, self._ac_id, self._comb = list(like._ac), dict(like._ac_id), dict(like._comb)
+            self._sides, self.empty, self.zero = dict(like._sides), like.empty, like.zero
+            self._x, self.groups = like._x, like.groups
+        else:
+            self._ac: list[tuple] = []
+            self._ac_id: dict[tuple, int] = {}
+            self._comb: dict[tuple[int, int], int] = {}
+            self._sides: dict[tuple, dict[int, int]] = {}
+            self.empty, self.zero = self._intern(()), self._intern((tuple(0 for _ in self.dims),))
+            with mpmath.workdps(MP_DIGITS + 10):
+                lb = mpmath.log(base)
+                self._x = {m: (mpmath.mpf(1) if m is None else lb / mpmath.log(m))
+                           for m in {m for _, m in discounts}}
+            by_m: dict = {}
+            for k, (coef, m) in enumerate(discounts, start=1):
+                by_m.setdefault(m, []).append((k, coef))
+            self.groups = [self._group(by_m[m], m) for m in sorted(by_m, key=lambda x: (x is not None, x or 0))]
         smax = sum(float(np.abs(g.floats).max()) for g in self.groups)
         self.smax = smax
         self.bound = 2 * (len(self.groups) + 3) * U * smax
@@ -260,10 +216,10 @@ class GradedMitm:
         got = self._comb.get((i, j))
         if got is None:
             sums = {tuple(a + b for a, b in zip(u, v)) for u in self._ac[i] for v in self._ac[j]}
-            got = self._comb[(i, j)] = self._intern(_pareto({v for v in sums if self._fits(v)}))
+            got = self._comb[(i, j)] = self._intern(pareto({v for v in sums if self._fits(v)}))
         return got
 
-    def _group(self, ranks: list[tuple[int, Fraction]], m: int | None) -> _Group:
+    def _group(self, ranks: list[tuple[int, Fraction]], m: int | None) -> Group:
         """Options of a group: every assignment of grades to its ranks by a dynamic programme
         over them, merged by equal part, each with the Pareto-minimal count vectors (in the
         box) of its realisations."""
@@ -280,33 +236,37 @@ class GradedMitm:
                         u = tuple(a + b for a, b in zip(v, unit[g]))
                         if self._fits(u):
                             got.add(u)
-            states = {key: set(_pareto(v)) for key, v in nxt.items()}
+            states = {key: set(pareto(v)) for key, v in nxt.items()}
         keys = sorted(states)
         if max(abs(k) for k in keys) >= 1 << 62:
             raise MeasureError("gains too large for 64-bit parts")
         floats = np.array([self._float(m, key, L) for key in keys], np.float64)
-        classes = np.array([self._intern(_pareto(states[key])) for key in keys], np.int64)
-        return _Group([k for k, _ in ranks], m, weights, L, keys, floats, classes)
+        classes = np.array([self._intern(pareto(states[key])) for key in keys], np.int64)
+        return Group([k for k, _ in ranks], m, weights, L, keys, floats, classes)
 
     # -- sides ------------------------------------------------------------------------------
-    def _side(self, idx: list[int]) -> _Side:
+    def _side(self, idx: list[int]) -> Side:
+        """The entries of the groups ``idx``, group by group, kept sorted by value (each step a
+        merge: :func:`~irscale.scales.tables.graded_mitm_kernels.side_step`)."""
         s, code, cls = np.zeros(1), np.zeros(1, np.int64), np.array([self.zero], np.int64)
         radices = []
         for i in idx:
             g = self.groups[i]
             m = len(g)
             table = np.full((len(self._ac), m), self.empty, np.int64)
-            for a in np.flatnonzero(np.bincount(cls)):
+            present = np.flatnonzero(np.bincount(cls))
+            for a in present:
                 table[a] = [self._combine(int(a), int(b)) for b in g.classes]
-            cls = table[cls].reshape(-1)
-            s = (s[:, None] + g.floats[None, :]).reshape(-1)
-            code = (code[:, None] * m + np.arange(m)[None, :]).reshape(-1)
-            keep = cls != self.empty
-            s, code, cls = s[keep], code[keep], cls[keep]
+            per = np.bincount(cls, minlength=table.shape[0])
+            size = int(per @ (table != self.empty).sum(axis=1))
+            out = np.empty(size), np.empty(size, np.int64), np.empty(size, np.int64)
+            if mk.side_step(s, code, cls, np.ascontiguousarray(g.floats), table, self.empty, *out) != size:
+                raise RuntimeError("a side's merge wrote another number of entries than counted")
+            s, code, cls = out
             radices.append(m)
         if math.prod(radices) >= 1 << 62:
             raise MeasureError(f"a side of {len(idx)} groups has more partial tuples than 64-bit codes hold")
-        return _Side(idx, radices, s, code, cls)
+        return Side(idx, radices, s, code, cls)
 
     def _order(self) -> list[int]:
         """Groups in the order sides take them: several ranks first (they hold the several
@@ -316,7 +276,10 @@ class GradedMitm:
 
     def _side_classes(self, idx: list[int]) -> dict[int, int]:
         """The classes of a side's entries and how many entries have each, without building
-        the side (a dynamic programme over its groups' options' classes)."""
+        the side (a dynamic programme over its groups' options' classes; kept)."""
+        got = self._sides.get(tuple(idx))
+        if got is not None:
+            return got
         counts = {self.zero: 1}
         for i in idx:
             per = np.bincount(self.groups[i].classes)
@@ -327,6 +290,7 @@ class GradedMitm:
                     if new != self.empty:
                         nxt[new] = nxt.get(new, 0) + n * int(per[oc])
             counts = nxt
+        self._sides[tuple(idx)] = counts
         return counts
 
     def _matrix(self, ua: np.ndarray, ub: np.ndarray) -> np.ndarray:
@@ -384,8 +348,8 @@ class GradedMitm:
         """The rows of the sides' classes, their bases' block counts over B, and per row its
         feasible B entries (``total``, checked against the classes' counts), their smallest
         and largest value."""
-        ua_got, rowsel = _classes(self.A.cls)
-        ub_got, bsel = _classes(self.B.cls)
+        ua_got, rowsel = classes_of(self.A.cls)
+        ub_got, bsel = classes_of(self.B.cls)
         if not (np.array_equal(ua_got, ua) and np.array_equal(ub_got, ub)):
             raise RuntimeError("the sides' classes differ from those planned")
         self.F, of_class, G, self.tstart, self.tbase, self.tsign = plan
@@ -439,7 +403,7 @@ class GradedMitm:
             out[:, i] = np.searchsorted(g.keys, key)
         return out
 
-    def _entries(self, side: _Side, parts: np.ndarray) -> np.ndarray:
+    def _entries(self, side: Side, parts: np.ndarray) -> np.ndarray:
         code = np.zeros(parts.shape[0], np.int64)
         for j, i in enumerate(side.groups):
             code = code * side.radices[j] + parts[:, i]
@@ -579,16 +543,7 @@ class GradedMitm:
         return len(self.A), len(self.B), int(self.F.shape[0]), int(self.cm.nbytes)
 
 
-def _classes(cls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The classes present (sorted) and the index of each entry's among them (np.unique with
-    return_inverse, in linear time for small class ids)."""
-    present = np.flatnonzero(np.bincount(cls))
-    index = np.zeros(int(cls.max()) + 1, np.int64)
-    index[present] = np.arange(present.shape[0])
-    return present, index[cls]
-
-
-def oracle_of_measure(measure: object, counts: Sequence[int], **kwargs: int) -> GradedMitm:
+def oracle_of_measure(measure: object, counts: Sequence[int], **kwargs: object) -> GradedMitm:
     """The oracle of an irscale DCG, nDCG or nDCG_trec measure for the count vector ``counts``."""
     discounts, base = discounts_of_measure(measure)
     return GradedMitm(measure.n, measure.gains, counts, discounts, base, **kwargs)

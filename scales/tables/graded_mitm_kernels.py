@@ -174,18 +174,47 @@ def base_users(rowA: np.ndarray, tstart: np.ndarray, tbase: np.ndarray, tsign: n
     return ustart, entry[order], np.asarray(tsign, np.int64)[term][order]
 
 
+#: Blocks of 64 entries of B a thread masks together in :func:`block_counts`.
+BLOCKS = 256
+
+
 @nb.njit(cache=True)
-def _block_row(r, Bs, Bcls, F, cm, total, rmin, rmax):
-    """Row r of :func:`block_counts` (block by block, without branches within a block)."""
+def _transposed(F):
+    """F as uint64 (classes, rows): a class's column of 0/1, contiguous."""
+    out = np.zeros((F.shape[1], F.shape[0]), np.uint64)
+    for r in range(F.shape[0]):
+        for c in range(F.shape[1]):
+            out[c, r] = F[r, c]
+    return out
+
+
+@nb.njit(cache=True)
+def _mask_blocks(ch, Bcls, FT, cm):
+    """The masks ``cm[:, j, 1]`` of every row for the blocks j of chunk ``ch`` (entry by
+    entry, its class's column shifted into every row's mask at once)."""
+    n = Bcls.shape[0]
+    rows = FT.shape[1]
+    acc = np.zeros(rows, np.uint64)
+    for j in range(ch * BLOCKS, min((n >> 6) + 1, (ch + 1) * BLOCKS)):
+        acc[:] = 0
+        for e in range(j << 6, min(n, (j + 1) << 6)):
+            col = FT[Bcls[e]]
+            sh = np.uint64(e & 63)
+            for r in range(rows):
+                acc[r] |= col[r] << sh
+        for r in range(rows):
+            cm[r, j, 1] = np.int64(acc[r])
+
+
+@nb.njit(cache=True)
+def _finish_row(r, Bs, Bcls, F, cm, total, rmin, rmax):
+    """Row r of :func:`block_counts` once its masks are in: the counts before each block, the
+    total, the values of its first and last entries."""
     n = Bcls.shape[0]
     c = 0
     for j in range((n >> 6) + 1):
         cm[r, j, 0] = c
-        mask = np.uint64(0)
-        for e in range(j << 6, min(n, (j + 1) << 6)):
-            mask |= np.uint64(F[r, Bcls[e]]) << np.uint64(e & 63)
-        cm[r, j, 1] = np.int64(mask)
-        c += _popcount(mask)
+        c += _popcount(np.uint64(cm[r, j, 1]))
     total[r] = c
     first, last = -1, -1
     for e in range(n):
@@ -204,16 +233,22 @@ def _block_row(r, Bs, Bcls, F, cm, total, rmin, rmax):
 def block_counts(Bs, Bcls, F, cm, total, rmin, rmax):
     """Per row r (entry e of B feasible for r when F[r, Bcls[e]]): ``cm[r, j]`` = (the feasible
     entries before block j, the mask of block j's), ``total[r]`` all of them, ``rmin[r]``,
-    ``rmax[r]`` the values of the first and the last. Rows in parallel."""
+    ``rmax[r]`` the values of the first and the last. Chunks of blocks, then rows, in parallel."""
+    FT = _transposed(F)
+    for ch in nb.prange(((Bcls.shape[0] >> 6) + BLOCKS) // BLOCKS):
+        _mask_blocks(ch, Bcls, FT, cm)
     for r in nb.prange(F.shape[0]):
-        _block_row(r, Bs, Bcls, F, cm, total, rmin, rmax)
+        _finish_row(r, Bs, Bcls, F, cm, total, rmin, rmax)
 
 
 @nb.njit(cache=True)
 def block_counts_serial(Bs, Bcls, F, cm, total, rmin, rmax):
     """:func:`block_counts` in one thread (small sides: no parallel start-up)."""
+    FT = _transposed(F)
+    for ch in range(((Bcls.shape[0] >> 6) + BLOCKS) // BLOCKS):
+        _mask_blocks(ch, Bcls, FT, cm)
     for r in range(F.shape[0]):
-        _block_row(r, Bs, Bcls, F, cm, total, rmin, rmax)
+        _finish_row(r, Bs, Bcls, F, cm, total, rmin, rmax)
 
 
 @nb.njit(cache=True)
@@ -235,3 +270,39 @@ def bucket_index(x: np.ndarray, buckets: int) -> tuple[np.ndarray, float, float]
     inv = 1.0 / width if width > 0 else 0.0
     edges = xmin + np.arange(buckets + 1, dtype=np.float64) * width if width > 0 else np.full(buckets + 1, xmin)
     return np.searchsorted(x, edges, side="left").astype(np.int32), xmin, inv
+
+
+@nb.njit(cache=True)
+def side_step(s, code, cls, floats, table, empty, out_s, out_code, out_cls):
+    """One group more on a side sorted by value: every (entry e, option o) whose class
+    ``table[cls[e], o]`` is not ``empty``, with value ``s[e] + floats[o]``, code
+    ``code[e] * m + o`` (m options) and that class, written in increasing order of value (a
+    merge of the m streams e -> s[e] + floats[o], each nondecreasing since s is and float
+    addition of a constant is monotone); returns how many were written."""
+    n, m = s.shape[0], floats.shape[0]
+    head = np.zeros(m, np.int64)
+    for o in range(m):
+        e = 0
+        while e < n and table[cls[e], o] == empty:
+            e += 1
+        head[o] = e
+    k = 0
+    while True:
+        best, bv = -1, 0.0
+        for o in range(m):
+            e = head[o]
+            if e < n:
+                v = s[e] + floats[o]
+                if best < 0 or v < bv:
+                    best, bv = o, v
+        if best < 0:
+            return k
+        e = head[best]
+        out_s[k] = bv
+        out_code[k] = code[e] * m + best
+        out_cls[k] = table[cls[e], best]
+        k += 1
+        e += 1
+        while e < n and table[cls[e], best] == empty:
+            e += 1
+        head[best] = e

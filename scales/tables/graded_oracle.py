@@ -80,7 +80,8 @@ class GradedOracleTable(Table):
 
     def oracle(self, b_limit: int) -> graded_mitm.GradedMitm:
         if b_limit not in self.built:
-            self.built[b_limit] = graded_mitm.oracle_of_measure(self.measure, self.table_rb, b_limit=b_limit)
+            like = next(iter(self.built.values()), None)       # (its groups and classes: the same)
+            self.built[b_limit] = graded_mitm.oracle_of_measure(self.measure, self.table_rb, b_limit=b_limit, like=like)
         return self.built[b_limit]
 
 
