@@ -285,7 +285,7 @@ def build_bounded(path: str | os.PathLike, measures: str | Iterable[str | Measur
                   rb_counts: object = None, error: float | None = None, rebuild: bool = False,
                   wait: float | None = None, progress: bool = False, report: BuildReport | None = None) -> Store:
     """Compute the bounded scales of ``measures`` (for the recall bases of :func:`bounded_needs`), each of at most
-    ``error`` in scaled units (default :data:`~irscale.scales.tables.bounded_grid.DEFAULT_ERROR`), and store them
+    ``error`` in scaled units (default :data:`~irscale.scales.tables.bounded_problem.DEFAULT_ERROR`), and store them
     in the store folder at ``path`` (``report``: filled with the tables written and those found complete). Only
     measures without an exact scale have bounded tables (:mod:`irscale.scales.tables.bounded_layout`); a later
     build adds the recall bases a table lacks (and computes again the grids coarser than ``error``), replacing

@@ -69,20 +69,34 @@ def geometric_stage(old, n_old: int, a: int, c: int, shifts, q: float, up: bool,
 
 
 # -- brute force ------------------------------------------------------------------------------------------
-def tuple_counts(lows, highs, counts, rows: int, scale: int, cells: int) -> tuple[list, list]:
-    """(upper, lower): per cell V in 0..cells-1, the feasible tuples (sum of counts < rows)
-    with sum of floor(low * scale) <= V, and with sum of ceil(high * scale) <= V."""
-    upper, lower = [0] * cells, [0] * cells
+def tuple_counts(lows, highs, counts, rows: int, scale: int, cells: int, offsets) -> tuple[list, list, tuple]:
+    """(upper, lower, (low, high)) by brute force over every feasible tuple (sum of counts <
+    rows), each option's cell floor(low * scale + t_g) for the group's offset t_g: per cell V in
+    0..cells-1 the tuples of cells at most V + ceil(high), and at most V + floor(low), where
+    [low, high] holds every tuple's cells minus its value times scale (from low and high ends)."""
+    tuples = []
     for t in itertools.product(*[range(len(x)) for x in lows]):
         if sum(int(counts[g][o]) for g, o in enumerate(t)) >= rows:
             continue
-        d = sum(math.floor(Fraction(float(lows[g][o])) * scale) for g, o in enumerate(t))
-        u = sum(math.ceil(Fraction(float(highs[g][o])) * scale) for g, o in enumerate(t))
-        for V in range(max(d, 0), cells):
-            upper[V] += 1
-        for V in range(max(u, 0), cells):
-            lower[V] += 1
-    return upper, lower
+        r = [math.floor(Fraction(float(lows[g][o])) * scale + offsets[g]) for g, o in enumerate(t)]
+        err_lo = sum(c - Fraction(float(highs[g][o])) * scale for c, (g, o) in zip(r, enumerate(t)))
+        err_hi = sum(c - Fraction(float(lows[g][o])) * scale for c, (g, o) in zip(r, enumerate(t)))
+        tuples.append((sum(r), err_lo, err_hi))
+    low = min(e for _, e, _ in tuples)
+    high = max(e for _, _, e in tuples)
+    upper = [sum(r <= V + math.ceil(high) for r, _, _ in tuples) for V in range(cells)]
+    lower = [sum(r <= V + math.floor(low) for r, _, _ in tuples) for V in range(cells)]
+    return upper, lower, (low, high)
+
+
+def best_offset(y) -> Fraction:
+    """The offset t in [0, 1) minimising the spread of floor(y + t) - y over the values
+    ``y`` (Fractions), by trying every candidate: just past each value's next integer."""
+    def spread(t):
+        e = [math.floor(v + t) - v for v in y]
+        return max(e) - min(e)
+    cands = [Fraction(0)] + [(math.ceil(v) - v) % 1 for v in y]
+    return min(spread(t) for t in cands)
 
 
 def geometric_counts(p: Fraction, gains, n: int, grids, cells: int) -> tuple[list, list]:

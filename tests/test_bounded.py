@@ -22,6 +22,7 @@ import irscale
 from irscale.errors import BuildTooLargeError, MeasureError, OracleListError, RecallBaseError, RunError
 from irscale.scales.tables import bounded_grid as bd
 from irscale.scales.tables import bounded_kernels as bk
+from irscale.scales.tables import bounded_problem as bp
 from irscale.scales.tables.bounded import bounded_scale
 
 RNG = np.random.default_rng(20240601)
@@ -103,20 +104,35 @@ def test_group_programmes_count_what_brute_force_counts(seed, rows):
     lows, highs, counts = ref.random_groups(rng, 4, rows)
     if rows == 1:
         counts = [np.zeros_like(c) for c in counts]
-    prob = bd.Problem(None, None, rows, 0, (1.0, 1.0), 1.0, lows, highs, counts)
+    prob = bp.Problem(None, None, rows, 0, (1.0, 1.0), 1.0, lows, highs, counts)
     scale = int(rng.integers(2, 9))
     grid = bd.count_grid(prob, scale, threads=1)
+    rounding = bd.rounding(prob, scale)
+    offsets = [Fraction(bd.group_offset(x * float(scale))) for x in lows]
     cells = max(grid.down.shape[0], grid.up.shape[0]) + 2
-    upper, lower = ref.tuple_counts(lows, highs, counts, rows, scale, cells)
+    upper, lower, (low, high) = ref.tuple_counts(lows, highs, counts, rows, scale, cells, offsets)
     assert _cumulative(grid, cells) == (upper, lower)
+    assert low >= rounding.low and high <= rounding.high                  # every tuple's error within the bounds
     assert grid.gamma < 1e-12 and grid.eta < 1e-300
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_group_offsets_make_the_narrowest_errors(seed):
+    rng = np.random.default_rng(300 + seed)
+    scale = int(rng.integers(2, 50))
+    x = np.concatenate([[0.0], rng.random(int(rng.integers(1, 8))) * 3])
+    y = [Fraction(v) * scale for v in x.tolist()]
+    t = Fraction(bd.group_offset(x * float(scale)))
+    e = [math.floor(v + t) - v for v in y]
+    assert 0 <= t < 1 and max(e) - min(e) <= ref.best_offset(y) + Fraction(1, 10 ** 9)
+    assert math.floor(t) == 0                                             # the empty option keeps cell 0
 
 
 @pytest.mark.parametrize("p,gains,n,scale", [(Fraction(4, 5), (0, 1), 9, 3), (Fraction(1, 2), (0, 1), 8, 4),
                                              (Fraction(3, 10), (0, 1), 7, 50), (Fraction(4, 5), (0, 1, 3), 6, 5),
                                              (Fraction(9, 10), (0, 1), 10, 200)])
 def test_geometric_programme_counts_what_brute_force_counts(p, gains, n, scale):
-    prob = bd.Problem(None, None, 1, len(gains) ** n, (1.0, 1.0), 1.0,
+    prob = bp.Problem(None, None, 1, len(gains) ** n, (1.0, 1.0), 1.0,
                       geometric=(p.numerator, p.denominator, gains))
     prob.grouping = type("G", (), {"groups": [None] * n})()
     grid = bd.count_grid(prob, scale, threads=1)
@@ -304,6 +320,6 @@ def test_opt_in_through_irscale_scale_and_said_where_no_exact_scale_exists():
     with pytest.raises(irscale.MeasureError):
         irscale.scale(m)
     s = irscale.scale(m, layout="bounded")
-    assert type(s).__name__ == "BoundedScale" and s.error_bound <= bd.DEFAULT_ERROR
+    assert type(s).__name__ == "BoundedScale" and s.error_bound <= bp.DEFAULT_ERROR
     assert kind_of_scale(s).startswith("bounded")
     assert irscale.parse_measure("AP@60").scales_reason().startswith("no exact or bounded scale exists for AP")

@@ -17,6 +17,7 @@ import irscale
 from irscale.errors import IrscaleWarning, RecallBaseError
 from irscale.scales.tables import bounded_grid as bd
 from irscale.scales.tables import bounded_kernels as bk
+from irscale.scales.tables import bounded_problem as bp
 from irscale.scales.tables.bounded import bounded_scale
 
 GRADED8 = "nDCG_trec(gains=(0,1,2,3))@8"
@@ -72,9 +73,9 @@ def brackets(monkeypatch):
     """Problems counted with kappa and mu's brackets (no antichain states)."""
     from irscale.scales.tables import bounded_states
     monkeypatch.setattr(bounded_states, "STATE_LIMIT", 1)
-    bd.graded_problem.cache_clear()
+    bp.graded_problem.cache_clear()
     yield
-    bd.graded_problem.cache_clear()
+    bp.graded_problem.cache_clear()
 
 
 @pytest.mark.parametrize("method", ["states", "brackets"])
@@ -208,11 +209,11 @@ def test_stored_grids_keep_the_way_they_were_counted(tmp_path, monkeypatch):
     m, counts = "nDCG_trec(gains=(0,1,2,3))@45", (3, 2, 1)
     build_bounded(tmp_path / "states", [m], rb_counts=[counts], error=1e-2)
     monkeypatch.setattr(bounded_states, "STATE_LIMIT", 1)
-    bd.graded_problem.cache_clear()
+    bp.graded_problem.cache_clear()
     build_bounded(tmp_path / "brackets", [m], rb_counts=[counts], error=1e-2)
     fresh = {"": bounded_scale(m, counts, error=1e-2)}
     monkeypatch.undo()
-    bd.graded_problem.cache_clear()
+    bp.graded_problem.cache_clear()
     fresh["states"] = bounded_scale(m, counts, error=1e-2)
     x = np.linspace(0.0, 1.0, 101)
     for name, method in (("states", "states"), ("brackets", "")):

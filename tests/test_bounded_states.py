@@ -16,6 +16,7 @@ import pytest
 
 from irscale.scales.tables import bounded_grid as bd
 from irscale.scales.tables import bounded_kernels as bk
+from irscale.scales.tables import bounded_problem as bp
 from irscale.scales.tables import bounded_states as bs
 
 
@@ -127,14 +128,14 @@ def test_a_problem_past_the_limit_keeps_the_brackets(monkeypatch):
     m = "nDCG_trec(gains=(0,1,2,3))@8"
     import irscale
     measure = irscale.parse_measure(m)
-    bd.graded_problem.cache_clear()
+    bp.graded_problem.cache_clear()
     try:
-        exact = bd.bounded_problem(measure, (3, 2, 1))
+        exact = bp.bounded_problem(measure, (3, 2, 1))
         monkeypatch.setattr(bs, "STATE_LIMIT", 1)
-        bd.graded_problem.cache_clear()
-        bracketed = bd.bounded_problem(measure, (3, 2, 1))
+        bp.graded_problem.cache_clear()
+        bracketed = bp.bounded_problem(measure, (3, 2, 1))
     finally:
-        bd.graded_problem.cache_clear()
+        bp.graded_problem.cache_clear()
     assert exact.method == "states" and exact.k_lo == exact.k
     assert bracketed.method == "" and bracketed.k_lo < exact.k < bracketed.k
 
@@ -184,3 +185,19 @@ def test_the_last_group_on_row_sums_equals_its_twin(seed):
     want = ref.row_sums_md(hist, out.shape[0])
     assert sum(want) > 0
     np.testing.assert_allclose(out, want, rtol=1e-13, atol=1e-300)
+
+
+@pytest.mark.parametrize("rb", [(3, 2, 1), (2, 2, 2)])
+def test_two_threads_count_what_one_counts(monkeypatch, rb):
+    """count_grid in two threads (each level's rows shared out, the last group's cells in two
+    halves) gives the bounds one thread gives: the same sums, up to the order of two halves."""
+    import irscale
+    measure = irscale.parse_measure("nDCG_trec(gains=(0,1,2,3))@8")
+    prob = bp.bounded_problem(measure, rb)
+    assert prob.states is not None
+    monkeypatch.setattr(bd, "SHARED_WORK", 0)            # share every level of more than one row
+    one, two = bd.count_grid(prob, 4000, threads=1), bd.count_grid(prob, 4000, threads=2)
+    assert one.down.shape == two.down.shape and one.up.shape == two.up.shape
+    assert one.down[-1] > 0 and not np.array_equal(one.down, one.up)
+    np.testing.assert_allclose(two.down, one.down, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(two.up, one.up, rtol=1e-12, atol=1e-300)

@@ -12,7 +12,7 @@ from irscale.cli import main
 from irscale.errors import IrscaleError
 from irscale.scales.runs.scores import BOUND_COLUMNS, bounded_columns, read_scores, write_scores
 from irscale.scales.tables import bounded as bd
-from irscale.scales.tables import bounded_grid
+from irscale.scales.tables import bounded_grid, bounded_problem
 from irscale.scales.tables.bounded_scales import BoundedScales
 
 DEPTH = 60
@@ -142,13 +142,13 @@ def test_per_grade_counts_bounding_two_grades_get_bounded_scales_or_say_why(tmp_
     from irscale.scales.tables import bounded_states
     if not states:
         monkeypatch.setattr(bounded_states, "STATE_LIMIT", 1)
-    bounded_grid.graded_problem.cache_clear()
+    bounded_problem.graded_problem.cache_clear()
     try:
         qrels, runs, _ = _data(tmp_path, graded=True)
         scores, said = _quiet(irscale.transform, qrels, runs, "nDCG_trec(gains=(0,1,2))@45", bounded=True,
                               error=1e-2)
     finally:
-        bounded_grid.graded_problem.cache_clear()
+        bounded_problem.graded_problem.cache_clear()
     assert scores.raw.notna().all()
     scaled = scores[scores.scaled.notna()]
     want = {"1", "2", "3", "4", "5"} if states else {"1", "4", "5"}

@@ -37,20 +37,22 @@ if TYPE_CHECKING:
 
 
 from irscale.scales.tables.bounded_grid import (
-    DIGITS,
     FIRST_CELLS,
     LAYOUT,
-    MAX_BYTES,
     Grid,
-    Problem,
-    bounded_problem,
     count_grid,
-    enclose,
     error_target,
-    float_down,
-    float_up,
     grid_bytes,
     predicted_scale,
+)
+from irscale.scales.tables.bounded_problem import (
+    DIGITS,
+    MAX_BYTES,
+    Problem,
+    bounded_problem,
+    enclose,
+    float_down,
+    float_up,
 )
 
 

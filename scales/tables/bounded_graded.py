@@ -24,7 +24,7 @@ P(o) is the set of Pareto-minimal count vectors of its realisations over the bou
    K- and K+ exact integers (count polynomials over D, kappa and mu). A grade is relaxed
    (tightest first, each E computed under the dimensions chosen so far and again under the
    final ones) while the E's together, as shares of |F-| on the dimensions, stay below a
-   quarter of :data:`~irscale.scales.tables.bounded_grid.DEFAULT_ERROR` (whatever width is
+   quarter of :data:`~irscale.scales.tables.bounded_problem.DEFAULT_ERROR` (whatever width is
    asked: the problem, and the grids a store keeps of it, depend on the measure and the count
    vector alone); else it becomes a dimension. Vectors whose dimensions would take more than the memory
    budget even on a coarse grid are refused (:class:`~irscale.errors.RecallBaseError`).

@@ -8,15 +8,19 @@ counted documents has at most r of them: :func:`~irscale.scales.tables.oracles.o
 The rank oracles count this exactly to N = 40; here it is bounded at any N (tested to 1000)
 by dynamic programmes on a grid of ``scale`` cells per raw unit (raw: the unnormalised DCG;
 RBP's tail value below). Every option's value x, enclosed in floats [x-, x+] (40-digit values
-of its exact key, rounded outward), becomes floor(x- scale) cells in the *down* programme and
-ceil(x+ scale) in the *up* one; each programme convolves the groups' options (weight fl(1/m)
-each, m options) over (count, cell), counts above r dropped (``bounded_kernels``). With D(V)
-and U(V) their cumulative masses at cell V and w the exact mass of one tuple,
+of its exact key, rounded outward), becomes floor(x- scale + t_g) cells, t_g in [0, 1) one
+offset per group putting its options' rounding errors in the narrowest interval
+(:func:`rounding`); every tuple's cells minus its value times scale then lie in [low, high].
+One programme convolves the groups' options (weight fl(1/m) each, m options) over (count,
+cell), counts above r dropped (``bounded_kernels``). With P(V) its cumulative mass at cell V
+and w the exact mass of one tuple,
 
-    U(floor(v scale)) / w  <=  rank(v)  <=  D(floor(v scale)) / w,
+    P(floor(v scale) + floor(low)) / w  <=  rank(v)  <=  P(floor(v scale) + ceil(high)) / w,
 
-since a value x <= v has down cells <= v scale and up cells <= v scale imply x <= v. The gap
-is the mass of the tuples within the accumulated rounding (G cells, G groups) of v.
+the grid's ``up`` and ``down`` arrays (:func:`count_grid`). The gap is the mass of the tuples
+within high - low + 1 cells of v (about half a cell per group of a few options). Where the
+upper and lower bounds count feasibility differently (several bound grades: mu and kappa)
+each has its own programme.
 
 RBP with p = a/c is self-similar: T_j = g(r_j) + p T_(j+1) for the tail values T_j =
 sum_(k >= j) g(r_k) p^(k-j), so one programme step per rank maps the cells of T_(j+1) to those
@@ -40,35 +44,20 @@ Float values are ranked with a tolerance (default: twice the measure's float err
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
-import mpmath
 import numpy as np
 
 from irscale.enumerate.lazy import lazy_module
-from irscale.errors import MeasureError
-from irscale.scales.measures.groups import Grouping, RankGroup
-from irscale.scales.measures.keys import FormalLogKey, LinearKey
-from irscale.scales.measures.measure import Measure, RecallBase
-from irscale.scales.tables import bounded_graded as bg
-from irscale.scales.tables.bounded_states import States, antichain_states, relaxed_groups
-from irscale.scales.tables.oracles import oracle_count
-
-if TYPE_CHECKING:
-    pass
+from irscale.scales.tables.bounded_problem import DEFAULT_ERROR, Problem, order_of
 
 bk = lazy_module("irscale.scales.tables.bounded_kernels")
 
 #: Layout name of bounded scales (nothing is stored).
 LAYOUT = "bounded"
-#: Default target of :attr:`BoundedScale.error_bound` (scaled units).
-DEFAULT_ERROR = 1e-4
 #: Cells of the first, coarse grid of an error target (it sets the grid of the target).
 FIRST_CELLS = 1 << 12
 #: Error targets below this many ranks (scaled: / (K - 1)) are not sought. Widths are whole
@@ -77,10 +66,8 @@ FIRST_CELLS = 1 << 12
 FEW_RANKS = 8
 #: Margin of the grid predicted for an error target (the width shrinks as 1 / cells).
 GROWTH = 1.06
-#: Largest memory the two programmes of a grid may take together (bytes).
-MAX_BYTES = 6 << 30
-#: Decimal digits of the option values (then rounded one ulp outward).
-DIGITS = 40
+#: Cell updates (cells times terms) of one level of antichain states worth a second thread.
+SHARED_WORK = 1 << 16
 U = Fraction(1, 1 << 53)
 TINY = 2.0 ** -1074
 
@@ -103,228 +90,11 @@ def rounding_depth(depth: int) -> Fraction:
     return depth * U / (1 - depth * U)
 
 
-def float_down(x: np.ndarray | float) -> np.ndarray | float:
-    """The float below ``x`` (rounding outward)."""
-    return np.nextafter(x, -np.inf)
-
-
-def float_up(x: np.ndarray | float) -> np.ndarray | float:
-    """The float above ``x`` (rounding outward)."""
-    return np.nextafter(x, np.inf)
-
-
-def enclose(x: Fraction | mpmath.mpf) -> tuple[float, float]:
-    """Floats [lo, hi] around an exact (one ulp out) or 40-digit (two ulps) non-negative number."""
-    f = float(x)
-    if x == 0:
-        return f, f
-    lo, hi = float_down(f), float_up(f)
-    return (float(lo), float(hi)) if isinstance(x, Fraction) else (float(float_down(lo)), float(float_up(hi)))
-
-
-@dataclasses.dataclass
-class Problem:
-    """What a bounded scale counts, for one measure and recall base: the groups' options as
-    enclosing floats ``lows``/``highs`` (raw units) with their ``counts`` (the documents the
-    recall base bounds, all 0 when it bounds none) and ``rows`` = r + 1; or, for RBP,
-    ``geometric`` = (a, c, distinct gains). ``factor``: raw = value * factor, enclosed;
-    ``top``: an upper bound of the largest feasible raw value; ``k``: feasible tuples (their
-    upper bound K+ where several grades are bound, ``k_lo`` then the lower one)."""
-
-    grouping: Grouping
-    counted: int | None
-    rows: int
-    k: int
-    factor: tuple[float, float]
-    top: float
-    lows: list[np.ndarray] = dataclasses.field(default_factory=list)
-    highs: list[np.ndarray] = dataclasses.field(default_factory=list)
-    counts: list[np.ndarray] = dataclasses.field(default_factory=list)
-    geometric: tuple[int, int, tuple[int, ...]] | None = None
-    #: several bound grades (:mod:`~irscale.scales.tables.bounded_graded`): the up programme's
-    #: counts (kappa; ``counts`` are mu), both as flattened multi-indices, their digits per
-    #: group, the rows' digits (``radix``: the dimensions' c_g + 1, empty for one count),
-    #: K's lower bound ``k_lo`` (``k`` the upper one) and the relaxed grades' correction ``excess``
-    counts_up: list[np.ndarray] | None = None
-    digits: list[np.ndarray] = dataclasses.field(default_factory=list)
-    digits_up: list[np.ndarray] = dataclasses.field(default_factory=list)
-    row_digits: np.ndarray | None = None
-    radix: tuple[int, ...] = ()
-    k_lo: int | None = None
-    excess: int = 0
-    graded: object = None
-    #: several count dimensions counted exactly (:mod:`~irscale.scales.tables.bounded_states`):
-    #: rows are antichain states (``rows`` of them), both programmes move rows alike
-    states: States | None = None
-
-    @property
-    def method(self) -> str:
-        """How feasibility is counted: "states" (antichains), else "" (counts, brackets)."""
-        return "states" if self.states is not None else ""
-
-
-def _geometric(spec: LinearKey, n: int) -> tuple[int, int, tuple[int, ...]] | None:
-    """(a, c, distinct gains) when the key is sum_k g(r_k) a^k c^(n-1-k) (RBP), else None."""
-    w = spec.weights
-    if not w or max(w[0]) <= 0:
-        return None
-    ratio = Fraction(max(w[1]), max(w[0])) if n > 1 else Fraction(1, 2)
-    a, c = ratio.numerator, ratio.denominator
-    if not 0 < a < c:
-        return None
-    cn = c ** (n - 1)
-    if any(x % cn for x in w[0]) or any(w[k][g] * c ** k != x * a ** k for k in range(n) for g, x in enumerate(w[0])):
-        return None
-    return a, c, tuple(sorted({x // cn for x in w[0]}))
-
-
-def _log_options(spec: FormalLogKey, group: RankGroup) -> tuple[np.ndarray, np.ndarray]:
-    """Enclosing floats of the raw values (unnormalised DCG) of a group's options."""
-    xs = spec.coord_values_mp()
-    lo, hi = np.empty(len(group)), np.empty(len(group))
-    with mpmath.workdps(DIGITS):
-        for i, key in enumerate(group.keys):
-            x = mpmath.fsum(f * v / d for f, v, d in zip(spec.fields_python(key), xs, spec.denoms) if f)
-            lo[i], hi[i] = enclose(x)
-    return lo, hi
-
-
-def _grouping(measure: Measure, counted: int | None) -> Grouping:
-    """The family's grouping at any N (``Measure.grouping`` stops at the oracles' N = 40)."""
-    got = measure.rank_grouping() if counted is None else measure.rank_grouping(counted=counted)
-    if not isinstance(got, Grouping):
-        raise MeasureError(f"{measure}: no bounded scale ({got})")
-    return got
-
-
-def _count_poly(groups: tuple[RankGroup, ...], r: int) -> list[int]:
-    """Feasible tuples by their fewest counted documents 0..r (Python integers)."""
-    poly = [1] + [0] * r
-    for g in groups:
-        by = Counter(c for c in g.min_counts if c <= r)
-        poly = [sum(m * poly[i - c] for c, m in by.items() if c <= i) for i in range(r + 1)]
-    return poly
-
-
-def bounded_problem(measure: Measure, rb: RecallBase = None, max_bytes: int = MAX_BYTES,
-                    counted: str | None = None) -> Problem:
-    """The :class:`Problem` of a measure and recall base (raises
-    :class:`~irscale.errors.MeasureError` for measures without one: neither RBP with rational
-    p nor a logarithmic DCG); per-grade vectors bounding several grades are counted by
-    :func:`graded_problem`, its dimensions chosen for :data:`DEFAULT_ERROR` whatever width is
-    asked, so that a problem, and the grids stored for it, depend on the measure and the
-    recall base alone (and ``counted``: "" keeps kappa and mu's brackets where antichain states
-    would count, :attr:`Problem.method`; None: states where they are affordable)."""
-    rb = measure.check_rb(rb)
-    spec = getattr(measure, "spec", None)
-    if isinstance(spec, FormalLogKey) and bounds_several(measure, rb):
-        return graded_problem(measure, rb, DEFAULT_ERROR, max_bytes, counted != "")
-    counted, r = oracle_count(measure, rb)
-    if isinstance(spec, LinearKey) and not measure.rb_dependent:
-        geo = _geometric(spec, measure.n)
-        if geo is None:
-            raise MeasureError(f"{measure}: no bounded scale (its key is not a geometric sum of gains)")
-        grouping = _grouping(measure, None)
-        a, c, gains = geo
-        factor = 1 / (spec.scale(rb) * c ** (measure.n - 1))
-        top = gains[-1] * (1 - Fraction(a, c) ** measure.n) / (1 - Fraction(a, c))
-        return Problem(grouping, None, 1, len(gains) ** measure.n, enclose(factor), enclose(top)[1], geometric=geo)
-    if not isinstance(spec, FormalLogKey):
-        raise MeasureError(f"{measure}: bounded scales exist for RBP with rational p and for DCG, nDCG and "
-                           f"nDCG_trec (sums of independent parts over groups of ranks)")
-    grouping = _grouping(measure, counted)
-    groups = grouping.groups
-    if r >= sum(max(g.min_counts) for g in groups):
-        r = 0                                   # the recall base bounds nothing: every tuple is feasible
-    lows, highs = zip(*(_log_options(spec, g) for g in groups))
-    counts = [np.array(g.min_counts if r else [0] * len(g), np.int64) for g in groups]
-    k = sum(_count_poly(groups, r)) if r else grouping.k
-    norm = spec.normaliser(rb)
-    with mpmath.workdps(DIGITS):
-        factor = (1.0, 1.0) if norm is None else enclose(spec.raw_mp(norm))
-    best = np.full(r + 1, -np.inf)
-    best[0] = 0.0                               # largest raw value by fewest counted documents
-    for hi, cnt in zip(highs, counts):
-        nxt = np.full(r + 1, -np.inf)
-        for x, cc in zip(hi, cnt):
-            if cc <= r:
-                nxt[cc:] = np.maximum(nxt[cc:], best[:r + 1 - cc] + x)
-        best = nxt
-    top = float(float_up(np.max(best) * (1 + 1e-12)))
-    return Problem(grouping, counted, r + 1, k, factor, top, list(lows), list(highs), counts)
-
-
-def bounds_several(measure: Measure, rb: RecallBase) -> bool:
-    """Whether ``rb`` is a per-grade count vector bounding two or more grades (c_g < N)."""
-    return measure.per_grade_rb and isinstance(rb, tuple) and sum(min(c, measure.n) < measure.n for c in rb) > 1
-
-
-@functools.lru_cache(maxsize=256)
-def graded_problem(measure: Measure, rb: tuple[int, ...], error: float, max_bytes: int = MAX_BYTES,
-                   use_states: bool = True) -> Problem:
-    """The :class:`Problem` of a per-grade count vector bounding several grades: count
-    dimensions, brackets (mu for the down programme, kappa for the up one) and relaxed grades
-    (:mod:`~irscale.scales.tables.bounded_graded`); made once (a plan, its refusals and the
-    scale read the same one; problems are not changed once made)."""
-    spec = measure.spec
-    capped = tuple(min(c, measure.n) for c in rb)
-    got = bg.graded_counts(measure, capped, error, max_bytes)
-    groups = bg.as_grouping(got)
-    lows, highs = zip(*(_log_options(spec, g) for g in groups.groups))
-    mu, kappa, row_digits, strides = bg.digits(got)
-    flat = [np.ascontiguousarray(d @ strides) for d in mu]
-    flat_up = [np.ascontiguousarray(d @ strides) for d in kappa]
-    norm = spec.normaliser(rb)
-    with mpmath.workdps(DIGITS):
-        factor = (1.0, 1.0) if norm is None else enclose(spec.raw_mp(norm))
-    top = float(sum(h.max() for h in highs))
-    for j, cap in enumerate(got.caps):             # the largest value with at most c_g of one dimension grade
-        best = np.full(cap + 1, -np.inf)
-        best[0] = 0.0
-        for hi, dig in zip(highs, mu):
-            nxt = np.full(cap + 1, -np.inf)
-            for x, cc in zip(hi, dig[:, j].tolist()):
-                if cc <= cap:
-                    nxt[cc:] = np.maximum(nxt[cc:], best[:cap + 1 - cc] + x)
-            best = nxt
-        top = min(top, float(np.max(best)))
-    top = float(float_up(top * (1 + 1e-12)))
-    exact = _exact_states(got, capped, highs, max_bytes) if use_states else None
-    if exact is not None:
-        states, k, excess = exact
-        return Problem(groups, None, states.n, k, factor, top, list(lows), list(highs),
-                       [np.asarray(c) for c in states.classes], k_lo=max(k - excess, 1), excess=excess, graded=got,
-                       states=states)
-    rows = int(row_digits.shape[0])
-    return Problem(groups, None, rows, got.k_hi, factor, top, list(lows), list(highs), flat, counts_up=flat_up,
-                   digits=mu, digits_up=kappa, row_digits=row_digits,
-                   radix=tuple(c + 1 for c in got.caps) if len(got.caps) > 1 else (), k_lo=got.k_lo,
-                   excess=got.excess, graded=got)
-
-
-def _exact_states(got: bg.GradedCounts, capped: tuple[int, ...], highs: tuple, max_bytes: int
-                  ) -> tuple[States, int, int] | None:
-    """(states, K on the dimensions, the relaxed grades' correction) when the brackets of
-    several dimensions are not exact and counting antichain states narrows K's interval within
-    :data:`~irscale.scales.tables.bounded_states.STATE_LIMIT` states and the memory budget."""
-    if len(got.dims) < 2 or got.k_lo == got.k_hi:
-        return None
-    dims = [got.bound.index(g) for g in got.dims]
-    states = antichain_states([g.pareto for g in got.groups], dims, got.caps, _order_of(highs))
-    if states is None or 2 * 8 * states.n * bg.COARSE_CELLS > max_bytes:
-        return None
-    k = states.count(_order_of(highs))
-    loose = relaxed_groups(got.groups, dims)
-    excess = sum(bg.excess(loose, dims, got.caps, got.bound.index(g), capped[g - 1])[0] for g, _ in got.relaxed)
-    if excess / k >= (got.k_hi - got.k_lo) / got.k_hi:
-        return None                             # no narrower than the brackets
-    return states, k, excess
-
-
 @dataclasses.dataclass
 class Grid:
-    """The two programmes on one grid (``scale`` cells per raw unit): cumulative masses ``down``
-    (values rounded down: upper bounds of counts) and ``up`` (rounded up: lower bounds),
+    """The bounds of one grid (``scale`` cells per raw unit): per cell V = floor(v scale),
+    cumulative masses ``down`` (upper bounds of the counts of values at most v) and ``up``
+    (lower bounds; :func:`count_grid`),
     ``weight`` the exact mass of one tuple, ``gamma`` their relative and ``eta`` their
     absolute float error bound; ``counted``: the :attr:`Problem.method` of the problem it
     was counted for (the problem it answers with)."""
@@ -379,14 +149,60 @@ def _geometric_pass(a: int, c: int, gains: tuple[int, ...], n: int, scale: int, 
     return out, J, depth + out.shape[0], mults
 
 
-def _options(prob: Problem, g: int, scale: int, up: bool) -> tuple:
-    """The cells (exact floor of x- * scale, or ceil of x+ * scale) and counts of group g's
-    options, sorted by count then cells (the kernels' order); with several count dimensions
-    also their digits (the up programme's counts are kappa, the down one's mu)."""
-    if up:
-        s = np.array([-((-Fraction(x) * scale) // 1) for x in prob.highs[g].tolist()], np.int64)
-    else:
-        s = np.array([(Fraction(x) * scale) // 1 for x in prob.lows[g].tolist()], np.int64)
+@dataclasses.dataclass(frozen=True)
+class Rounding:
+    """Every group's options on a grid of ``scale`` cells per raw unit: ``cells[g]`` (int64,
+    the options' order) = floor(x- scale + t_g) for an offset t_g in [0, 1) chosen per group
+    to put its options' rounding errors r - x scale in the narrowest interval (cut at the
+    widest gap of their fractional parts); every tuple's cells minus its value times ``scale``
+    then lie in [``low``, ``high``] (exact sums of the groups' error intervals, from x- and x+)."""
+
+    scale: int
+    cells: tuple[np.ndarray, ...]
+    low: Fraction
+    high: Fraction
+
+    @property
+    def below(self) -> int:
+        """floor(low) <= 0: a tuple whose cells are at most V + below has a value of at most V cells."""
+        return math.floor(self.low)
+
+    @property
+    def above(self) -> int:
+        """ceil(high) >= 0: a tuple of value below V + 1 cells has cells at most V + above."""
+        return math.ceil(self.high)
+
+
+def group_offset(y: np.ndarray) -> float:
+    """The offset t in [0, 1) putting the fractional parts of ``y`` + t farthest from an
+    integer on one side: the middle of the widest gap between the sorted fractional parts
+    (circularly) is mapped to 0."""
+    f = np.sort(y - np.floor(y))
+    gaps = np.diff(np.concatenate((f, [f[0] + 1.0])))
+    i = int(np.argmax(gaps))
+    t = 1.0 - (f[i] + gaps[i] / 2)
+    return float(t - math.floor(t))
+
+
+def rounding(prob: Problem, scale: int) -> Rounding:
+    """The cells of every group's options on a grid of ``scale`` cells per raw unit (:class:`Rounding`)."""
+    cells, low, high = [], Fraction(0), Fraction(0)
+    for lows, highs in zip(prob.lows, prob.highs):
+        t = Fraction(group_offset(lows * float(scale)))
+        xl = [Fraction(x) * scale for x in lows.tolist()]
+        xh = [Fraction(x) * scale for x in highs.tolist()]
+        r = [math.floor(x + t) for x in xl]
+        cells.append(np.array(r, np.int64))
+        low += min(c - x for c, x in zip(r, xh))
+        high += max(c - x for c, x in zip(r, xl))
+    return Rounding(scale, tuple(cells), low, high)
+
+
+def _options(prob: Problem, g: int, grid: Rounding, up: bool) -> tuple:
+    """The cells and counts of group g's options, sorted by count then cells (the kernels'
+    order); with several count dimensions also their digits (the up programme's counts are
+    kappa, the down one's mu)."""
+    s = grid.cells[g]
     counts = prob.counts_up[g] if up and prob.counts_up is not None else prob.counts[g]
     o = np.lexsort((s, counts))
     if prob.states is not None:                 # counts are classes: their starts and the group's moves
@@ -401,13 +217,7 @@ def _options(prob: Problem, g: int, scale: int, up: bool) -> tuple:
 def _order(prob: Problem) -> list[int]:
     """Groups by increasing largest value (rows stay short while most groups are added),
     the group of most options last (:func:`bounded_kernels.last_group` adds it on row sums)."""
-    return _order_of(prob.highs)
-
-
-def _order_of(highs: list[np.ndarray] | tuple) -> list[int]:
-    order = sorted(range(len(highs)), key=lambda g: highs[g].max())
-    last = max(order, key=lambda g: len(highs[g]))
-    return [g for g in order if g != last] + [last]
+    return order_of(prob.highs)
 
 
 def _start_spans(rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -431,21 +241,60 @@ def _spans(prob: Problem, options: list) -> tuple[np.ndarray, np.ndarray, np.nda
     return np.concatenate(([0], np.cumsum(np.maximum(hi - lo + 1, 0)))).astype(np.int64), lo, hi
 
 
-def _group_pass(prob: Problem, scale: int, up: bool, order: list[int]) -> tuple[np.ndarray, int]:
-    """One programme over the groups: (cumulative masses, multiplications)."""
-    options = [_options(prob, g, scale, up) for g in order]
+def _states_by_levels(pool: ThreadPoolExecutor, levels: tuple[np.ndarray, np.ndarray], buf: np.ndarray,
+                      off: np.ndarray, flo: np.ndarray, lo: np.ndarray, hi: np.ndarray, opt: tuple, q: float) -> None:
+    """``bk.group_pass_states`` in two threads: the group's levels from the highest down, the
+    rows of one level shared out by their work (this thread and one of ``pool``'s)."""
+    nlo, nhi = bk.group_spans_states(lo, hi, *opt)
+    rows, ends = levels
+    work = np.maximum(nhi - nlo + 1, 0) * (1 + np.diff(opt[2]))
+    for a, b in zip(ends[:-1].tolist(), ends[1:].tolist()):
+        level = rows[a:b]
+        if b - a > 1 and int(work[level].sum()) > SHARED_WORK:
+            level = level[np.argsort(-work[level], kind="stable")]
+            job = pool.submit(bk.states_rows, buf, off, flo, lo, hi, nlo, nhi, level[0::2], *opt, q)
+            bk.states_rows(buf, off, flo, lo, hi, nlo, nhi, level[1::2], *opt, q)
+            job.result()
+        else:
+            bk.states_rows(buf, off, flo, lo, hi, nlo, nhi, level, *opt, q)
+    lo[:] = nlo
+    hi[:] = nhi
+
+
+def _group_pass(prob: Problem, grid: Rounding, up: bool, order: list[int], pool: ThreadPoolExecutor | None = None
+                ) -> tuple[np.ndarray, int]:
+    """One programme over the groups: (cumulative masses, multiplications); ``up``: with the
+    counts of the lower bounds (kappa's) where they differ from the upper bounds' (mu's);
+    ``pool``: a second thread for the rows of antichain states."""
+    options = [_options(prob, g, grid, up) for g in order]
     if prob.states is not None:                 # antichain states: groups on rows, the last on row sums
         off, flo, _ = _spans(prob, options[:-1])
         buf = np.zeros(int(off[-1]))
         buf[0] = 1.0
         lo, hi = _start_spans(prob.rows)
         for g, opt in zip(order[:-1], options[:-1]):
-            bk.group_pass_states(buf, off, flo, lo, hi, *opt, 1.0 / len(prob.lows[g]))
+            if pool is None:
+                bk.group_pass_states(buf, off, flo, lo, hi, *opt, 1.0 / len(prob.lows[g]))
+            else:
+                _states_by_levels(pool, prob.states.levels[g], buf, off, flo, lo, hi, opt, 1.0 / len(prob.lows[g]))
         s, cstart = options[-1][:2]
         fstart, fstate = prob.states.feasible(order[-1])
         width = int(hi.max()) + 1
         total = np.zeros(width + int(s.max()))
-        bk.last_group_states(buf, off, flo, lo, hi, s, cstart, fstart, fstate, 1.0 / len(s), np.zeros(width), total)
+        if pool is None:
+            bk.last_group_states(buf, off, flo, lo, hi, s, cstart, fstart, fstate, 1.0 / len(s), np.zeros(width),
+                                 total)
+        else:                                   # two halves of the rows' cells (by cells held), two outputs
+            cover = np.zeros(width + 1, np.int64)
+            np.add.at(cover, lo[lo <= hi], 1)
+            np.add.at(cover, hi[lo <= hi] + 1, -1)
+            mid = int(np.searchsorted(np.cumsum(np.cumsum(cover)), np.sum(np.maximum(hi - lo + 1, 0)) / 2))
+            other = np.zeros_like(total)
+            args = (buf, off, flo, lo, hi, s, cstart, fstart, fstate)
+            job = pool.submit(bk.last_group_states_cells, *args, 0, mid, np.zeros(width), other)
+            bk.last_group_states_cells(*args, mid, width, np.zeros(width), total)
+            job.result()
+            total = (total + other) * (1.0 / len(s))
         return np.cumsum(total), len(order) * buf.shape[0] + total.shape[0]
     if prob.radix:                              # several count dimensions: every group on rows, then row sums
         off, flo, _ = _spans(prob, options)
@@ -471,34 +320,54 @@ def _group_pass(prob: Problem, scale: int, up: bool, order: list[int]) -> tuple[
     return np.cumsum(total), len(order) * buf.shape[0] + total.shape[0]
 
 
+def programmes(prob: Problem) -> tuple[bool, ...]:
+    """The programmes a grid of ``prob`` runs: one, giving both bounds, unless the upper and
+    the lower bounds count feasibility differently (mu and kappa, several bound grades)."""
+    if prob.counts_up is None or (all(map(np.array_equal, prob.counts, prob.counts_up))
+                                  and all(map(np.array_equal, prob.digits, prob.digits_up))):
+        return (False,)
+    return (False, True)
+
+
 def grid_bytes(prob: Problem, scale: int) -> int:
-    """Memory (bytes) of the two programmes of ``prob`` on a grid of ``scale`` cells per unit."""
+    """Memory (bytes) of the programmes of ``prob`` on a grid of ``scale`` cells per unit."""
     if prob.geometric is not None:
         a, c, gains = prob.geometric
         grids = _stage_grids(Fraction(a, c), gains[-1], len(prob.grouping.groups), scale)
         return 2 * 3 * 8 * (math.ceil(max(grids) * gains[-1] * c / (c - a)) + 4 * len(grids) + 64)
-    order = _order(prob)
-    if prob.states is not None:                 # each programme its own spans, the last group on row sums
-        total = 0
-        for up in (True, False):
-            opts = [_options(prob, g, scale, up) for g in order]
+    order, grid, total = _order(prob), rounding(prob, scale), 0
+    for up in programmes(prob):
+        opts = [_options(prob, g, grid, up) for g in order]
+        if prob.radix:                          # every group on rows
+            off, _, hi = _spans(prob, opts)
+            total += 8 * (int(off[-1]) + 2 * (int(hi.max()) + 1) + 2)
+        else:                                   # the last group on row sums
             off, _, hi = _spans(prob, opts[:-1])
-            total += 8 * (int(off[-1]) + 2 * (int(hi.max()) + 1) + int(opts[-1][0].max()) + 2)
-        return total
-    if prob.radix:                              # each programme its own spans
-        spans = [_spans(prob, [_options(prob, g, scale, up) for g in order]) for up in (True, False)]
-        return sum(8 * (int(off[-1]) + 2 * (int(hi.max()) + 1) + 2) for off, _, hi in spans)
-    off, _, hi = _spans(prob, [_options(prob, g, scale, True) for g in order[:-1]])
-    return 2 * 8 * (int(off[-1]) + 3 * (int(hi.max()) + 1) + int(scale * prob.highs[order[-1]].max()) + 2)
+            total += 8 * (int(off[-1]) + 3 * (int(hi.max()) + 1) + int(opts[-1][0].max()) + 2)
+    return total
+
+
+def bounds_of(cumulative: np.ndarray, shift: int) -> np.ndarray:
+    """The cumulative masses at cells V + ``shift`` for V = 0, 1, ... (0 before the first cell,
+    the total past the last): what bounds the counts at V (:func:`count_grid`)."""
+    if shift <= 0:
+        return np.concatenate((np.zeros(-shift), cumulative))
+    return cumulative[min(shift, cumulative.shape[0] - 1):]
 
 
 def count_grid(prob: Problem, scale: int, threads: int = 2) -> Grid:
-    """Both programmes of ``prob`` on a grid of ``scale`` cells per raw unit (in two
-    threads when ``threads`` > 1), with their error bounds."""
+    """The programmes of ``prob`` on a grid of ``scale`` cells per raw unit (in two threads
+    when ``threads`` > 1 and there are two), with their error bounds.
+
+    With the options rounded to cells with errors in [low, high] per tuple
+    (:func:`rounding`), P(V) the mass of the tuples of cells at most V, a tuple of value at
+    most v (v scale in [V, V + 1)) has cells at most V + ceil(high), and a tuple of cells at
+    most V + floor(low) has a value of at most V cells: P(V + ceil(high)) bounds the count of
+    values at most v from above (the grid's ``down``), P(V + floor(low)) from below (``up``)."""
     t0 = time.perf_counter()
     # load the kernels here, not in two threads at once
     _ = (bk.group_pass, bk.last_group, bk.geometric_stage, bk.group_pass_md, bk.row_sums, bk.group_pass_states,
-         bk.last_group_states)
+         bk.last_group_states, bk.states_rows, bk.last_group_states_cells)
     with ThreadPoolExecutor(max_workers=max(1, min(threads, 2))) as pool:
         if prob.geometric is not None:
             a, c, gains = prob.geometric
@@ -509,12 +378,16 @@ def count_grid(prob: Problem, scale: int, threads: int = 2) -> Grid:
             weight = Fraction(1.0 / len(gains)) ** J / Fraction(len(gains)) ** (n - J)
             depth, mults = max(d1, d2), max(m1, m2)
         else:
-            order = _order(prob)
-            jobs = [pool.submit(_group_pass, prob, scale, up, order) for up in (False, True)]
-            (down, m1), (up, m2) = (j.result() for j in jobs)
+            order, grid = _order(prob), rounding(prob, scale)
+            if len(programmes(prob)) == 1:
+                got = [_group_pass(prob, grid, False, order, pool if threads > 1 and prob.states is not None else None)]
+            else:
+                jobs = [pool.submit(_group_pass, prob, grid, up, order) for up in programmes(prob)]
+                got = [j.result() for j in jobs]
+            down, up = bounds_of(got[0][0], grid.above), bounds_of(got[-1][0], grid.below)
             weight = math.prod(Fraction(1.0 / len(x)) for x in prob.lows)
             terms = prob.states.terms if prob.states is not None else sum(len(x) for x in prob.lows)
-            depth = terms + prob.rows + max(down.shape[0], up.shape[0])
-            mults = max(m1, m2)
+            depth = terms + prob.rows + max(g[0].shape[0] for g in got) + 1      # (+ 1: two halves of row sums)
+            mults = max(g[1] for g in got)
     return Grid(scale, down, up, weight, rounding_depth(depth + 8), 2 * float(mults + 8) * TINY,
                 time.perf_counter() - t0, prob.method)

@@ -1,9 +1,10 @@
 """Numba kernels of the bounded scales: dynamic programmes over a grid of values.
 
 :mod:`irscale.scales.tables.bounded` counts the tuples of group options (or the runs of
-RBP) whose value, rounded to a grid of step h, is at most a grid index; once with every
-value rounded down (an upper bound of the count), once rounded up (a lower bound). The
-kernels move *mass* (float64: counts relative to the number of tuples) between cells:
+RBP) whose value, rounded to a grid of step h, is at most a grid index (the group options
+rounded with an offset per group, which bounds the count from both sides; RBP's runs once
+rounded down, once up). The kernels move *mass* (float64: counts relative to the number of
+tuples) between cells:
 
 :func:`group_pass` adds one group of options to a histogram over (count, value cell): the
 mass at (c, i) becomes ``q * sum_o mass[c - counts[o], i - shifts[o]]`` (``q`` the weight
@@ -11,8 +12,8 @@ of one option, counts the documents a recall base bounds, shifts the options' va
 cells). Rows are stored ragged: row c holds cells ``flo[c] .. flo[c] + (off[c + 1] -
 off[c]) - 1`` at ``buf[off[c]:off[c + 1]]``; ``lo[c] .. hi[c]`` is the part of row c
 that may be nonzero (empty when lo > hi), updated by the pass. The pass works in place:
-rows from the highest count down, and within a row the options of count 0 from the
-highest cell down, so that every read sees the mass before the pass. The options of a
+rows from the highest count down, and each row rewritten in one pass from its highest
+block of cells down (:func:`_fused_row`), so that every read sees the mass before the pass. The options of a
 group include the empty one (count 0, shift 0). :func:`last_group` adds the last group on
 sums of rows (one per distinct count of its options) instead of on every row, giving the
 masses by cell of the tuples of count at most the recall base.
@@ -164,6 +165,37 @@ def _add_row(buf, base, src, lo, hi, shift):
         buf[base + i] += buf[src - shift + i]
 
 
+#: Cells of a row summed at once (an L1-resident block; rows are taken from the top block down).
+BLOCK = 1024
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _fused_row(buf, base, olo, ohi, a, b, tb, tl, th, ts, nt, q, acc):
+    """Row ``base`` (cells ``olo..ohi`` before the pass) replaced in place by ``q`` times its
+    sum over the terms ``t < nt``: the cells ``tl[t]..th[t]`` at ``buf[tb[t] + j]`` shifted by
+    ``ts[t]`` (a term may be the row itself: its cells are read before the block holding them
+    is written, blocks from the top down, shifts >= 0), over the new span ``a..b``; the
+    row's cells outside it are emptied. One pass over the row: every term read once, the row
+    written once."""
+    i1 = b + 1
+    while i1 > a:
+        i0 = max(a, i1 - BLOCK)
+        for i in range(i1 - i0):
+            acc[i] = 0.0
+        for t in range(nt):
+            sh = ts[t]
+            src = tb[t] - sh
+            for i in range(max(i0, tl[t] + sh), min(i1, th[t] + sh + 1)):
+                acc[i - i0] += buf[src + i]
+        for i in range(i0, i1):
+            buf[base + i] = acc[i - i0] * q
+        i1 = i0
+    for i in range(olo, min(ohi, a - 1) + 1):
+        buf[base + i] = 0.0
+    for i in range(max(olo, b + 1), ohi + 1):
+        buf[base + i] = 0.0
+
+
 @nb.njit(cache=True, nogil=True)
 def group_pass_md(buf, off, flo, lo, hi, shifts, counts, dig, odig, q):
     """:func:`group_pass` over flattened multi-index rows (see :func:`group_spans_md`): a
@@ -172,23 +204,16 @@ def group_pass_md(buf, off, flo, lo, hi, shifts, counts, dig, odig, q):
     R1 = lo.shape[0]
     m = shifts.shape[0]
     nlo, nhi = group_spans_md(lo, hi, shifts, counts, dig, odig)
-    zero = 0
-    while zero < m and counts[zero] == 0:
-        zero += 1
+    tb, tl, th, ts = np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m, np.int64)
+    acc = np.empty(BLOCK)
     for c in range(R1 - 1, -1, -1):
-        if nlo[c] > nhi[c]:
-            continue
-        base = off[c] - flo[c]
-        if zero > 1 and lo[c] <= hi[c]:
-            _keep_row(buf, base, lo[c], hi[c], nhi[c], nlo[c], shifts, 0, zero)
-        for o in range(zero, m):
-            if not _fits(dig, odig, c, o):
-                continue
+        nt = 0
+        for o in range(m):
             s = c - counts[o]
-            if lo[s] <= hi[s]:
-                _add_row(buf, base, off[s] - flo[s], lo[s], hi[s], shifts[o])
-        for i in range(nlo[c], nhi[c] + 1):
-            buf[base + i] *= q
+            if _fits(dig, odig, c, o) and lo[s] <= hi[s]:
+                tb[nt], tl[nt], th[nt], ts[nt] = off[s] - flo[s], lo[s], hi[s], shifts[o]
+                nt += 1
+        _fused_row(buf, off[c] - flo[c], lo[c], hi[c], nlo[c], nhi[c], tb, tl, th, ts, nt, q, acc)
     lo[:] = nlo
     hi[:] = nhi
 
@@ -238,25 +263,37 @@ def group_pass_states(buf, off, flo, lo, hi, shifts, cstart, start, source, cls,
     updated by the pass (a row not kept is emptied once its moves have read it)."""
     R1 = lo.shape[0]
     nlo, nhi = group_spans_states(lo, hi, shifts, cstart, start, source, cls, kept)
-    z0, z1 = cstart[0], cstart[1]
-    for c in range(R1 - 1, -1, -1):
-        base = off[c] - flo[c]
-        if lo[c] <= hi[c] and not kept[c]:
-            for i in range(lo[c], hi[c] + 1):
-                buf[base + i] = 0.0
-        elif lo[c] <= hi[c] and (z1 - z0 != 1 or shifts[z0] != 0):      # the class keeping the state
-            _keep_row(buf, base, lo[c], hi[c], max(nhi[c], hi[c]), min(nlo[c], lo[c]), shifts, z0, z1)
-        if nlo[c] > nhi[c]:
-            continue
+    states_rows(buf, off, flo, lo, hi, nlo, nhi, np.arange(R1 - 1, -1, -1), shifts, cstart, start, source, cls,
+                kept, q)
+    lo[:] = nlo
+    hi[:] = nhi
+
+
+@nb.njit(cache=True, nogil=True)
+def states_rows(buf, off, flo, lo, hi, nlo, nhi, rows, shifts, cstart, start, source, cls, kept, q):
+    """The rows ``rows`` of :func:`group_pass_states`, in that order (``nlo``/``nhi`` their
+    spans after the pass; ``lo``/``hi`` are left as before it): rows that read none of each
+    other's may be taken in any order, or at once."""
+    into = 0                                           # the most moves into one state
+    for c in range(start.shape[0] - 1):
+        into = max(into, start[c + 1] - start[c])
+    nt_max = cstart[-1] * (1 + into) + 1
+    tb, tl, th, ts = np.empty(nt_max, np.int64), np.empty(nt_max, np.int64), np.empty(nt_max, np.int64), \
+        np.empty(nt_max, np.int64)
+    acc = np.empty(BLOCK)
+    for c in rows:
+        nt = 0
+        if kept[c] and lo[c] <= hi[c]:                 # the class keeping the state
+            for o in range(cstart[0], cstart[1]):
+                tb[nt], tl[nt], th[nt], ts[nt] = off[c] - flo[c], lo[c], hi[c], shifts[o]
+                nt += 1
         for j in range(start[c], start[c + 1]):
             s = source[j]
             if lo[s] <= hi[s]:
                 for o in range(cstart[cls[j]], cstart[cls[j] + 1]):
-                    _add_row(buf, base, off[s] - flo[s], lo[s], hi[s], shifts[o])
-        for i in range(nlo[c], nhi[c] + 1):
-            buf[base + i] *= q
-    lo[:] = nlo
-    hi[:] = nhi
+                    tb[nt], tl[nt], th[nt], ts[nt] = off[s] - flo[s], lo[s], hi[s], shifts[o]
+                    nt += 1
+        _fused_row(buf, off[c] - flo[c], lo[c], hi[c], nlo[c], nhi[c], tb, tl, th, ts, nt, q, acc)
 
 
 @nb.njit(cache=True, nogil=True)
@@ -266,6 +303,16 @@ def last_group_states(buf, off, flo, lo, hi, shifts, cstart, fstart, fstate, q, 
     with class k at ``fstart[k]:fstart[k + 1]`` of ``fstate`` (``out`` zeroed by the caller,
     long enough for every cell; ``prefix`` a scratch array as long as the longest row reach):
     the rows are summed once per class, not once per option."""
+    last_group_states_cells(buf, off, flo, lo, hi, shifts, cstart, fstart, fstate, 0, prefix.shape[0], prefix, out)
+    for i in range(out.shape[0]):
+        out[i] *= q
+
+
+@nb.njit(cache=True, nogil=True)
+def last_group_states_cells(buf, off, flo, lo, hi, shifts, cstart, fstart, fstate, c0, c1, prefix, out):
+    """:func:`last_group_states` over the rows' cells ``c0 .. c1 - 1`` only, without the weight
+    (``out`` and ``prefix`` the caller's, as there): cell ranges apart may be summed at once
+    into outputs apart."""
     for k in range(cstart.shape[0] - 1):
         if cstart[k + 1] == cstart[k] or fstart[k + 1] == fstart[k]:
             continue
@@ -274,8 +321,8 @@ def last_group_states(buf, off, flo, lo, hi, shifts, cstart, fstart, fstate, q, 
         for j in range(fstart[k], fstart[k + 1]):
             c = fstate[j]
             if lo[c] <= hi[c]:
-                plo = min(plo, lo[c])
-                phi = max(phi, hi[c])
+                plo = min(plo, max(lo[c], c0))
+                phi = max(phi, min(hi[c], c1 - 1))
         if phi < plo:
             continue
         for i in range(plo, phi + 1):
@@ -283,11 +330,9 @@ def last_group_states(buf, off, flo, lo, hi, shifts, cstart, fstart, fstate, q, 
         for j in range(fstart[k], fstart[k + 1]):
             c = fstate[j]
             base = off[c] - flo[c]
-            for i in range(lo[c], hi[c] + 1):
+            for i in range(max(lo[c], c0), min(hi[c], c1 - 1) + 1):
                 prefix[i] += buf[base + i]
         for o in range(cstart[k], cstart[k + 1]):
             s = shifts[o]
             for i in range(plo, phi + 1):
                 out[i + s] += prefix[i]
-    for i in range(out.shape[0]):
-        out[i] *= q

@@ -39,7 +39,8 @@ from irscale.errors import CorruptStoreError, IrscaleError
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.bounded import BoundedTable
 from irscale.scales.tables.bounded_grid import LAYOUT as NAME
-from irscale.scales.tables.bounded_grid import MAX_BYTES, Grid, bounded_problem
+from irscale.scales.tables.bounded_grid import Grid
+from irscale.scales.tables.bounded_problem import MAX_BYTES, bounded_problem
 from irscale.scales.tables.certificate import Certificate
 from irscale.scales.tables.scale import TableSink, TableSource
 

@@ -23,13 +23,8 @@ import time
 from irscale.errors import RecallBaseError
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.bounded import bounded_table, error_target, predicted_scale
-from irscale.scales.tables.bounded_grid import (
-    DEFAULT_ERROR,
-    FIRST_CELLS,
-    MAX_BYTES,
-    bounded_problem,
-    grid_bytes,
-)
+from irscale.scales.tables.bounded_grid import FIRST_CELLS, grid_bytes
+from irscale.scales.tables.bounded_problem import DEFAULT_ERROR, MAX_BYTES, bounded_problem
 from irscale.scales.tables.bounded_scales import TOO_WIDE, BoundedScales, bracket_share
 from irscale.scales.tables.units import duration
 

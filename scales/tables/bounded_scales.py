@@ -13,7 +13,8 @@ from irscale.enumerate.progress import progress_bar
 from irscale.errors import RecallBaseError, warn
 from irscale.scales.measures.measure import Measure, RecallBase
 from irscale.scales.tables.bounded import BoundedTable, bounded_table
-from irscale.scales.tables.bounded_grid import Problem, bounded_problem, bounds_several, error_target
+from irscale.scales.tables.bounded_grid import error_target
+from irscale.scales.tables.bounded_problem import Problem, bounded_problem, bounds_several
 from irscale.scales.tables.scale import Scale
 
 #: A bounded scale whose K is bracketed and whose width is over this many times the error asked

@@ -24,6 +24,7 @@ past that the caller keeps the brackets. See docs/bounded.md.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import graphlib
 
 import numpy as np
@@ -79,6 +80,22 @@ class States:
             np.add.at(into, np.repeat(np.arange(self.n), np.diff(start)), np.array(sizes, np.int64)[cls])
             out += max(sizes[0] + int(into.max(initial=0)), sum(sizes)) + 1     # (+ 1: the weight q)
         return out
+
+    @functools.cached_property
+    def levels(self) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+        """Per group, its states by level of its moves (a state reached by no move: 0, else one
+        more than the highest of the states it is reached from), highest level first, and
+        where each level starts (a trailing end): states of one level read none of each
+        other's rows while the group is added, so a level's rows may be taken at once."""
+        out = []
+        for start, source, _ in self.moves:
+            level = np.zeros(self.n, np.int64)
+            for c in np.flatnonzero(np.diff(start)).tolist():
+                level[c] = level[source[start[c]:start[c + 1]]].max() + 1
+            rows = np.argsort(-level, kind="stable").astype(np.int64)
+            ends = np.flatnonzero(np.diff(level[rows])) + 1
+            out.append((rows, np.concatenate(([0], ends, [self.n])).astype(np.int64)))
+        return tuple(out)
 
     def feasible(self, g: int) -> tuple[np.ndarray, np.ndarray]:
         """Per class k of group g, the states from which it moves (every state for the class
