@@ -237,7 +237,7 @@ def rag24(error: float = 1e-3) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3, help="builds and lookups per target (medians; >= 3)")
-    ap.add_argument("--threads", type=int, default=2, help="threads of a build (its two programmes)")
+    ap.add_argument("--threads", type=int, default=2, help="threads of a build (at most 2)")
     ap.add_argument("--small-runs", type=int, default=100_000, help="runs per measure of the N <= 40 check")
     ap.add_argument("--small-error", type=float, default=1e-4, help="error target of the N <= 40 scales")
     ap.add_argument("--mc-runs", type=int, default=2_000_000, help="runs per measure of the Monte Carlo check")

@@ -12,9 +12,11 @@ Kernel twins (same inputs, same results up to float summation order):
 
 Brute force (every tuple of options, exact integers):
 
-* :func:`tuple_counts`: per grid cell V, the number of feasible tuples whose down-rounded
-  cells sum to at most V and whose up-rounded cells do (the exact counts the float
-  programmes bound);
+* :func:`tuple_counts`: per grid cell V, the number of feasible tuples whose cells (each
+  option's value times the scale plus its group's offset, rounded down) sum to at most V plus
+  the tuples' largest rounding error, and to at most V plus their smallest (the exact counts
+  the float programme bounds);
+* :func:`best_spread`: the narrowest rounding errors one group's offset can give;
 * :func:`geometric_counts`: the same for RBP's self-similar programme: each run's tail
   rounded rank by rank on the given grids.
 """
@@ -69,29 +71,34 @@ def geometric_stage(old, n_old: int, a: int, c: int, shifts, q: float, up: bool,
 
 
 # -- brute force ------------------------------------------------------------------------------------------
-def tuple_counts(lows, highs, counts, rows: int, scale: int, cells: int, offsets) -> tuple[list, list, tuple]:
-    """(upper, lower, (low, high)) by brute force over every feasible tuple (sum of counts <
-    rows), each option's cell floor(low * scale + t_g) for the group's offset t_g: per cell V in
-    0..cells-1 the tuples of cells at most V + ceil(high), and at most V + floor(low), where
-    [low, high] holds every tuple's cells minus its value times scale (from low and high ends)."""
+def tuple_counts(lows, highs, counts, rows: int, scale: int, cells: int, offsets) -> tuple[list, list, tuple, tuple]:
+    """(upper, lower, (low, high), (tuple low, tuple high)) by brute force over every feasible
+    tuple (sum of counts < rows), each option's cell c = floor(low * scale + t_g) for the
+    group's offset t_g: [low, high] the sums over the groups of their options' extremes of
+    c - value * scale (from the values' low and high ends; feasible or not), per cell V in
+    0..cells-1 the tuples of cells at most V + ceil(high), and at most V + floor(low); the
+    last pair the extremes over the feasible tuples themselves (within [low, high])."""
+    def cell(g, o):
+        return math.floor(Fraction(float(lows[g][o])) * scale + offsets[g])
+    low = sum(min(cell(g, o) - Fraction(float(highs[g][o])) * scale for o in range(len(x))) for g, x in enumerate(lows))
+    high = sum(max(cell(g, o) - Fraction(float(lows[g][o])) * scale for o in range(len(x))) for g, x in enumerate(lows))
     tuples = []
     for t in itertools.product(*[range(len(x)) for x in lows]):
         if sum(int(counts[g][o]) for g, o in enumerate(t)) >= rows:
             continue
-        r = [math.floor(Fraction(float(lows[g][o])) * scale + offsets[g]) for g, o in enumerate(t)]
+        r = [cell(g, o) for g, o in enumerate(t)]
         err_lo = sum(c - Fraction(float(highs[g][o])) * scale for c, (g, o) in zip(r, enumerate(t)))
         err_hi = sum(c - Fraction(float(lows[g][o])) * scale for c, (g, o) in zip(r, enumerate(t)))
         tuples.append((sum(r), err_lo, err_hi))
-    low = min(e for _, e, _ in tuples)
-    high = max(e for _, _, e in tuples)
     upper = [sum(r <= V + math.ceil(high) for r, _, _ in tuples) for V in range(cells)]
     lower = [sum(r <= V + math.floor(low) for r, _, _ in tuples) for V in range(cells)]
-    return upper, lower, (low, high)
+    return upper, lower, (low, high), (min(e for _, e, _ in tuples), max(e for _, _, e in tuples))
 
 
-def best_offset(y) -> Fraction:
-    """The offset t in [0, 1) minimising the spread of floor(y + t) - y over the values
-    ``y`` (Fractions), by trying every candidate: just past each value's next integer."""
+def best_spread(y) -> Fraction:
+    """The smallest spread (largest minus smallest) of floor(y + t) - y over the values ``y``
+    (Fractions) for an offset t in [0, 1), by trying every candidate offset: 0 and, for each
+    value, the one taking it to its next integer."""
     def spread(t):
         e = [math.floor(v + t) - v for v in y]
         return max(e) - min(e)

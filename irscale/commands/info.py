@@ -59,8 +59,9 @@ def tie_method_text(method: str) -> str:
     if method in TIE_METHODS:
         return TIE_METHODS[method]
     if method == "bounded:grid-dp":
-        return ("a bounded scale: no values are listed; two dynamic programmes over the measure's groups of ranks "
-                "count the tuples of group sums below a value on a grid, rounding down and up, and give an interval "
+        return ("a bounded scale: no values are listed; dynamic programmes over the measure's groups of ranks "
+                "count the tuples of group sums below a value on a grid of cells, with certified rounding errors, "
+                "and give an interval "
                 "that holds the exact unq rank (the grids and their error bounds are listed below; docs/bounded.md).")
     match = _ORACLE_LOG.fullmatch(method)
     if match:

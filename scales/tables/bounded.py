@@ -1,6 +1,6 @@
 """Bounded scales: the scale interface over certified intervals of unq ranks (N > 40).
 
-The counting and its mathematics (grids, rounding down and up, RBP's self-similar tail, the
+The counting and its mathematics (grids, the options' rounding, RBP's self-similar tail, the
 rigour of the float masses, the assumption of the oracles) are in
 :mod:`irscale.scales.tables.bounded_grid`; this module makes a :class:`BoundedScale` of them:
 n_runs exact, K exact (or bracketed, :attr:`BoundedScale.k_bounds`, for count vectors bounding
@@ -121,7 +121,7 @@ def bounded_scale(measure: Measure | str, rb: RecallBase = None, *, cells: int |
     the largest interval width wanted in scaled units (default :data:`DEFAULT_ERROR`, at
     least :data:`FEW_RANKS` ranks), reached from a coarse grid by grids predicted from it
     (widths shrink as 1 / cells). Raises :class:`~irscale.errors.BuildTooLargeError` when a
-    grid needs more than ``max_bytes``; ``threads``: the two programmes run in parallel."""
+    grid needs more than ``max_bytes``; ``threads``: up to two (two programmes at once, or one programme's rows)."""
     m = parse_measure(measure)
     return bounded_table(m, m.table_rb(m.check_rb(rb)), cells=cells, error=error, threads=threads,
                          max_bytes=max_bytes).scale(rb)
@@ -261,7 +261,7 @@ class BoundedScale(Unlisted, Scale):
         return self._const
 
     def _masses(self, i_lo: np.ndarray, i_hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Computed masses: of the up programme at cells ``i_lo``, of the down one at ``i_hi``."""
+        """Computed masses: the lower bounds (``up``) at cells ``i_lo``, the upper ones (``down``) at ``i_hi``."""
         g = self.grid
         return (np.where(i_lo >= 0, g.up[np.clip(i_lo, 0, g.up.shape[0] - 1)], 0.0),
                 np.where(i_hi >= 0, g.down[np.clip(i_hi, 0, g.down.shape[0] - 1)], 0.0))

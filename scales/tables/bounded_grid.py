@@ -356,8 +356,9 @@ def bounds_of(cumulative: np.ndarray, shift: int) -> np.ndarray:
 
 
 def count_grid(prob: Problem, scale: int, threads: int = 2) -> Grid:
-    """The programmes of ``prob`` on a grid of ``scale`` cells per raw unit (in two threads
-    when ``threads`` > 1 and there are two), with their error bounds.
+    """The programmes of ``prob`` on a grid of ``scale`` cells per raw unit, with their error
+    bounds; when ``threads`` > 1, in two threads: two programmes at once where there are two,
+    else the rows of antichain states and the last group's cells shared out.
 
     With the options rounded to cells with errors in [low, high] per tuple
     (:func:`rounding`), P(V) the mass of the tuples of cells at most V, a tuple of value at

@@ -145,26 +145,6 @@ def group_spans_md(lo, hi, shifts, counts, dig, odig):
     return nlo, nhi
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
-def _keep_row(buf, base, lo, hi, top, bottom, shifts, o0, o1):
-    """Row c (cells ``lo..hi`` at ``buf[base + i]``) replaced in place by its sum over the
-    options ``o0..o1`` that keep its counts, cells ``top`` down to ``bottom``."""
-    for i in range(top, bottom - 1, -1):
-        acc = 0.0
-        for o in range(o0, o1):
-            j = i - shifts[o]
-            if j >= lo and j <= hi:
-                acc += buf[base + j]
-        buf[base + i] = acc
-
-
-@nb.njit(cache=True, nogil=True, inline="always")
-def _add_row(buf, base, src, lo, hi, shift):
-    """Add a source row's cells ``lo..hi`` (at ``buf[src + i]``), shifted by ``shift``."""
-    for i in range(lo + shift, hi + shift + 1):
-        buf[base + i] += buf[src - shift + i]
-
-
 #: Cells of a row summed at once (an L1-resident block; rows are taken from the top block down).
 BLOCK = 1024
 

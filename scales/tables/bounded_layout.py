@@ -1,8 +1,8 @@
 """Bounded scales in a store: the layout ``bounded``.
 
 A bounded scale (:mod:`irscale.scales.tables.bounded`) is computed from its measure and
-recall base in seconds; what it costs is its grid, the two dynamic programmes' cumulative
-masses. A stored bounded table keeps the grids of the recall bases it was built for (a
+recall base in seconds; what it costs is its grid, the cumulative masses bounding its ranks
+from above and below. A stored bounded table keeps the grids of the recall bases it was built for (a
 binary measure's table holds one per recall base asked for, every rb >= N sharing one; a
 measure with per-grade counts has a table per count vector, as its exact tables do), with
 the certificate of each: datasets ``down_<i>`` and ``up_<i>`` (float64, non-decreasing),

@@ -31,7 +31,7 @@ from irscale.scales.tables.oracles import oracle_count
 
 #: Default target of :attr:`BoundedScale.error_bound` (scaled units).
 DEFAULT_ERROR = 1e-4
-#: Largest memory the two programmes of a grid may take together (bytes).
+#: Largest memory the programmes of a grid may take together (bytes).
 MAX_BYTES = 6 << 30
 #: Decimal digits of the option values (then rounded one ulp outward).
 DIGITS = 40
@@ -88,7 +88,7 @@ class Problem:
     excess: int = 0
     graded: object = None
     #: several count dimensions counted exactly (:mod:`~irscale.scales.tables.bounded_states`):
-    #: rows are antichain states (``rows`` of them), both programmes move rows alike
+    #: rows are antichain states (``rows`` of them), one programme gives both bounds
     states: States | None = None
 
     @property
@@ -245,7 +245,7 @@ def _exact_states(got: bg.GradedCounts, capped: tuple[int, ...], highs: tuple, m
         return None
     dims = [got.bound.index(g) for g in got.dims]
     states = antichain_states([g.pareto for g in got.groups], dims, got.caps, order_of(highs))
-    if states is None or 2 * 8 * states.n * bg.COARSE_CELLS > max_bytes:
+    if states is None or 8 * states.n * bg.COARSE_CELLS > max_bytes:        # (one programme)
         return None
     k = states.count(order_of(highs))
     loose = relaxed_groups(got.groups, dims)
