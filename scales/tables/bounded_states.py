@@ -26,11 +26,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import graphlib
+import operator
 
 import numpy as np
 
 #: Antichain states a problem may take for rows (past it: kappa and mu's brackets).
-STATE_LIMIT = 4096
+STATE_LIMIT = 8192
 
 Vector = tuple[int, ...]
 Antichain = tuple[Vector, ...]
@@ -41,7 +42,7 @@ def minimal(vectors: list[Vector]) -> Antichain:
     order a vector's dominators come before it."""
     kept: list[Vector] = []
     for v in sorted(set(vectors)):
-        if not any(all(a <= b for a, b in zip(w, v)) for w in kept):
+        if not any(all(map(operator.le, w, v)) for w in kept):
             kept.append(v)
     return tuple(kept)
 
@@ -163,6 +164,8 @@ def antichain_states(pareto: list[tuple], dims: list[int], caps: Vector, order: 
     seen: dict[Antichain, None] = {start: None}
     reach = [start]
     steps: dict[int, tuple] = {}
+    sums: dict[tuple, Antichain] = {}           # (state, class antichain) -> their minimal sums within caps
+    clamped: dict[tuple, Antichain] = {}        # (antichain, low) -> clamped (groups alike meet the same states)
     for j, g in enumerate(order):
         cls, antichains = per[g]
         present = sorted(set(cls.tolist()) - {len(antichains)} - ({0} if not (cls == 0).any() else set()))
@@ -172,11 +175,16 @@ def antichain_states(pareto: list[tuple], dims: list[int], caps: Vector, order: 
         fresh = 0
         for s in reach:
             for k in present:
-                got = minimal([tuple(a + b for a, b in zip(u, v)) for u in s for v in antichains[k]
-                               if all(a + b <= c for a, b, c in zip(u, v, caps))])
+                got = sums.get((s, antichains[k]))
+                if got is None:
+                    got = sums[s, antichains[k]] = minimal([w for u in s for v in antichains[k]
+                                                            if all(map(operator.le, w := tuple(map(operator.add, u, v)),
+                                                                       caps))])
                 if not got:
                     continue
-                got = _clamp(got, low[j + 1])
+                if (got, low[j + 1]) not in clamped:
+                    clamped[got, low[j + 1]] = _clamp(got, low[j + 1])
+                got = clamped[got, low[j + 1]]
                 if k == 0 and got == s:
                     keep.add(s)
                 else:
